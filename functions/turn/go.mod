@@ -1,0 +1,11 @@
+module appwrite-agent/functions/turn
+
+go 1.25.5
+
+require appwrite-agent/shared v0.0.0
+
+replace appwrite-agent/shared => ../../shared
+
+require github.com/open-runtimes/types-for-go/v4 v4.0.8
+
+require github.com/sashabaranov/go-openai v1.43.0 // indirect

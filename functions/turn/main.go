@@ -1,0 +1,18 @@
+// Package handler is the turn function: one AI agent turn (router, subagents, tools) answered with its event timeline.
+package handler
+
+import (
+	"appwrite-agent/shared/fnhttp"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
+)
+
+// Main is the entry point the open-runtimes Go server calls for every request.
+func Main(Context openruntimes.Context) openruntimes.Response {
+	switch {
+	case Context.Req.Method == "GET" && Context.Req.Path == "/health":
+		return fnhttp.Health(Context)
+	default:
+		return fnhttp.NotFound(Context)
+	}
+}

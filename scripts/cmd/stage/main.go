@@ -1,0 +1,64 @@
+// Command stage writes build/functions/<name>/ for every function: the self-contained openruntimes/handler
+// module that appwrite.json points at and `appwrite push functions` uploads.
+//
+// Usage:
+//
+//	scripts/stage [-out build/functions] [-build] [name ...]
+//
+// With -build it also builds each staged folder as the Go runtime does, into build/bin/<name>.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+
+	"appwrite-agent/scripts/internal/staging"
+)
+
+func main() {
+	out := flag.String("out", "", "output folder (default <repo>/build/functions)")
+	build := flag.Bool("build", false, "also build each staged function as the runtime does, into build/bin/<name>")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, *out, *build, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "stage:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out string, build bool, names []string) error {
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = filepath.Join(root, "build", "functions")
+	}
+	if len(names) == 0 {
+		names = staging.Functions
+	}
+	for _, name := range names {
+		if !slices.Contains(staging.Functions, name) {
+			return fmt.Errorf("unknown function %q (known: %v)", name, staging.Functions)
+		}
+		dir := filepath.Join(out, name)
+		if err := staging.Stage(ctx, root, name, dir); err != nil {
+			return err
+		}
+		fmt.Printf("staged %-16s -> %s\n", name, dir)
+		if build {
+			bin := filepath.Join(root, "build", "bin", name)
+			if err := staging.BuildServer(ctx, root, dir, filepath.Join(root, "build", "server", name), bin); err != nil {
+				return err
+			}
+			fmt.Printf("built  %-16s -> %s\n", name, bin)
+		}
+	}
+	return nil
+}

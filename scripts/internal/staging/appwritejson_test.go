@@ -1,0 +1,88 @@
+package staging_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"appwrite-agent/scripts/internal/staging"
+)
+
+// appwriteFunction is the part of a CLI 12.x appwrite.json function entry this project fills in.
+type appwriteFunction struct {
+	ID            string   `json:"$id"`
+	Name          string   `json:"name"`
+	Runtime       string   `json:"runtime"`
+	Specification string   `json:"specification"`
+	Execute       []string `json:"execute"`
+	Events        []string `json:"events"`
+	Scopes        []string `json:"scopes"`
+	Timeout       int      `json:"timeout"`
+	Enabled       *bool    `json:"enabled"`
+	Logging       *bool    `json:"logging"`
+	Entrypoint    string   `json:"entrypoint"`
+	Commands      *string  `json:"commands"`
+	Path          string   `json:"path"`
+}
+
+// Specifications Appwrite accepts (app/config/specifications.php).
+var specifications = []string{"s-0.5vcpu-512mb", "s-1vcpu-512mb", "s-1vcpu-1gb", "s-2vcpu-2gb", "s-2vcpu-4gb", "s-4vcpu-4gb", "s-4vcpu-8gb", "s-8vcpu-4gb", "s-8vcpu-8gb"}
+
+// The fewest scopes each function needs: turn and mcp-events act with their callers' own tokens; title reads
+// and writes the conversation row that triggered it; webhook-ingress schedules delayed retries of itself.
+var wantScopes = map[string][]string{
+	"turn":            {},
+	"title":           {"rows.read", "rows.write"},
+	"mcp-events":      {},
+	"webhook-ingress": {"executions.write"},
+}
+
+func TestAppwriteJSONDescribesTheStagedFunctions(t *testing.T) {
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "appwrite.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Functions []appwriteFunction `json:"functions"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("appwrite.json: %v", err)
+	}
+	if len(cfg.Functions) != len(staging.Functions) {
+		t.Fatalf("appwrite.json has %d functions, want %d", len(cfg.Functions), len(staging.Functions))
+	}
+	for _, f := range cfg.Functions {
+		if !slices.Contains(staging.Functions, f.ID) {
+			t.Errorf("unknown function %q", f.ID)
+			continue
+		}
+		if f.Name == "" || f.Runtime != "go-1.26" || f.Entrypoint != "main.go" || f.Commands == nil || *f.Commands != "" {
+			t.Errorf("%s: name/runtime/entrypoint/commands = %q %q %q %v", f.ID, f.Name, f.Runtime, f.Entrypoint, f.Commands)
+		}
+		if f.Path != "build/functions/"+f.ID {
+			t.Errorf("%s: path %q, want the staged folder", f.ID, f.Path)
+		}
+		if !slices.Contains(specifications, f.Specification) {
+			t.Errorf("%s: specification %q", f.ID, f.Specification)
+		}
+		if f.Timeout < 1 || f.Timeout > 900 || f.Enabled == nil || !*f.Enabled || f.Logging == nil || !*f.Logging {
+			t.Errorf("%s: timeout/enabled/logging = %d %v %v", f.ID, f.Timeout, f.Enabled, f.Logging)
+		}
+		if !slices.Equal(f.Execute, []string{"any"}) {
+			t.Errorf("%s: execute %v: function domains need any", f.ID, f.Execute)
+		}
+		if !slices.Equal(f.Scopes, wantScopes[f.ID]) {
+			t.Errorf("%s: scopes %v, want %v", f.ID, f.Scopes, wantScopes[f.ID])
+		}
+		wantEvents := []string{}
+		if f.ID == "title" {
+			wantEvents = []string{"databases.*.tables.*.rows.*.create"}
+		}
+		if !slices.Equal(f.Events, wantEvents) {
+			t.Errorf("%s: events %v, want %v", f.ID, f.Events, wantEvents)
+		}
+	}
+}

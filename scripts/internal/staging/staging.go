@@ -1,0 +1,230 @@
+// Package staging turns a function module of this workspace into what Appwrite builds: a self-contained Go
+// module named openruntimes/handler, with the shared packages it imports copied in and their imports
+// rewritten, and a complete go.mod/go.sum. It also builds a staged folder the way the open-runtimes Go
+// image does (a separate openruntimes/server module that replaces openruntimes/handler with the folder and
+// calls handler.Main), so that what is staged is what is tested.
+package staging
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Module paths of this workspace and of the deployed function.
+const (
+	SharedModule   = "appwrite-agent/shared"
+	FunctionPrefix = "appwrite-agent/functions/"
+	HandlerModule  = "openruntimes/handler"
+	ServerModule   = "openruntimes/server"
+	// GoDirective is the go line of every staged module; it must not exceed the runtime image's Go.
+	GoDirective = "1.25.5"
+)
+
+// Functions lists the deployable functions, by folder name under functions/.
+var Functions = []string{"turn", "title", "mcp-events", "webhook-ingress"}
+
+// pkg is the part of `go list -json` output staging reads.
+type pkg struct {
+	ImportPath     string
+	Dir            string
+	Standard       bool
+	GoFiles        []string
+	IgnoredGoFiles []string
+	EmbedFiles     []string
+	CgoFiles       []string
+	Module         *struct {
+		Path    string
+		Version string
+		Replace *struct{ Path, Version string }
+	}
+}
+
+// Stage writes the deployable module of function name (a folder under root/functions) into outDir,
+// replacing whatever was there. It reads root/functions/<name> and root/shared and never writes to them.
+// The result depends only on those sources: staging twice gives the same bytes.
+func Stage(ctx context.Context, root, name, outDir string) error {
+	fnDir := filepath.Join(root, "functions", name)
+	if _, err := os.Stat(filepath.Join(fnDir, "go.mod")); err != nil {
+		return fmt.Errorf("stage %s: no function module at %s: %w", name, fnDir, err)
+	}
+	pkgs, err := listDeps(ctx, fnDir)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", name, err)
+	}
+	fnModule := FunctionPrefix + name
+	rewrite := func(path string) (string, bool) {
+		switch {
+		case path == fnModule:
+			return HandlerModule, true
+		case strings.HasPrefix(path, fnModule+"/"):
+			return HandlerModule + strings.TrimPrefix(path, fnModule), true
+		case path == SharedModule || strings.HasPrefix(path, SharedModule+"/"):
+			return HandlerModule + "/shared" + strings.TrimPrefix(path, SharedModule), true
+		}
+		return "", false
+	}
+
+	if err := os.RemoveAll(outDir); err != nil {
+		return fmt.Errorf("stage %s: clear %s: %w", name, outDir, err)
+	}
+	requires := map[string]string{}
+	for _, p := range pkgs {
+		if p.Standard || p.Module == nil {
+			continue
+		}
+		target, ours := rewrite(p.ImportPath)
+		if !ours {
+			if p.Module.Replace != nil {
+				return fmt.Errorf("stage %s: dependency %s is replaced (%s); a deployed function can only use published modules", name, p.Module.Path, p.Module.Replace.Path)
+			}
+			requires[p.Module.Path] = p.Module.Version
+			continue
+		}
+		if len(p.CgoFiles) > 0 {
+			return fmt.Errorf("stage %s: package %s uses cgo, which the runtime image does not build", name, p.ImportPath)
+		}
+		if target != HandlerModule && strings.HasPrefix(p.ImportPath, fnModule+"/shared") {
+			return fmt.Errorf("stage %s: function sub-package %s collides with the staged shared/ folder", name, p.ImportPath)
+		}
+		dst := filepath.Join(outDir, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(target, HandlerModule), "/")))
+		files := append(append(append([]string{}, p.GoFiles...), p.IgnoredGoFiles...), p.EmbedFiles...)
+		sort.Strings(files)
+		for _, f := range files {
+			if err := copyFile(filepath.Join(p.Dir, f), filepath.Join(dst, f), rewrite); err != nil {
+				return fmt.Errorf("stage %s: %w", name, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outDir, "main.go")); err != nil {
+		return fmt.Errorf("stage %s: the function has no main.go at its root (appwrite.json names it as entrypoint)", name)
+	}
+
+	var mod bytes.Buffer
+	fmt.Fprintf(&mod, "module %s\n\ngo %s\n", HandlerModule, GoDirective)
+	if len(requires) > 0 {
+		paths := make([]string, 0, len(requires))
+		for p := range requires {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		mod.WriteString("\nrequire (\n")
+		for _, p := range paths {
+			fmt.Fprintf(&mod, "\t%s %s\n", p, requires[p])
+		}
+		mod.WriteString(")\n")
+	}
+	if err := os.WriteFile(filepath.Join(outDir, "go.mod"), mod.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("stage %s: %w", name, err)
+	}
+	if out, err := goCmd(ctx, outDir, "mod", "tidy"); err != nil {
+		return fmt.Errorf("stage %s: go mod tidy in %s: %w\n%s", name, outDir, err, out)
+	}
+	return nil
+}
+
+// listDeps lists the function's root package (what handler.Main needs) and everything it imports.
+func listDeps(ctx context.Context, fnDir string) ([]pkg, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json", ".")
+	cmd.Dir = fnDir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list in %s: %w\n%s", fnDir, err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("decode go list output: %w", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
+
+// copyFile copies src to dst; Go files get their workspace import paths rewritten.
+func copyFile(src, dst string, rewrite func(string) (string, bool)) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(src, ".go") {
+		if data, err = rewriteImports(src, data, rewrite); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// rewriteImports replaces the import path literals that rewrite maps, leaving every other byte alone.
+func rewriteImports(name string, src []byte, rewrite func(string) (string, bool)) ([]byte, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.ImportsOnly|parser.ParseComments)
+	if err != nil {
+		return nil, fmt.Errorf("parse imports of %s: %w", name, err)
+	}
+	var out bytes.Buffer
+	last := 0
+	for _, spec := range f.Imports {
+		path, err := strconv.Unquote(spec.Path.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bad import %s", name, spec.Path.Value)
+		}
+		to, ok := rewrite(path)
+		if !ok {
+			continue
+		}
+		start := fset.Position(spec.Path.Pos()).Offset
+		end := fset.Position(spec.Path.End()).Offset
+		out.Write(src[last:start])
+		out.WriteString(strconv.Quote(to))
+		last = end
+	}
+	out.Write(src[last:])
+	return out.Bytes(), nil
+}
+
+// goCmd runs the go command outside the workspace, as the runtime's builder does.
+func goCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	return cmd.CombinedOutput()
+}
+
+// FindRoot returns the repository root: the nearest folder at or above dir that holds go.work.
+func FindRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.work found at or above the current folder: run this inside the repository")
+		}
+		dir = parent
+	}
+}

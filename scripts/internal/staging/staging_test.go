@@ -1,0 +1,236 @@
+package staging_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"appwrite-agent/scripts/internal/staging"
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// treeHash hashes every file path and content under dir.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func TestStageIsDeterministicAndLeavesSourcesAlone(t *testing.T) {
+	root := repoRoot(t)
+	before := treeHash(t, filepath.Join(root, "functions")) + treeHash(t, filepath.Join(root, "shared"))
+	ctx := context.Background()
+	for _, name := range staging.Functions {
+		a, b := filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
+		if err := staging.Stage(ctx, root, name, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := staging.Stage(ctx, root, name, b); err != nil {
+			t.Fatal(err)
+		}
+		if ha, hb := treeHash(t, a), treeHash(t, b); ha != hb {
+			t.Errorf("%s: two stagings differ (%s vs %s)", name, ha, hb)
+		}
+		checkStaged(t, name, a)
+	}
+	if after := treeHash(t, filepath.Join(root, "functions")) + treeHash(t, filepath.Join(root, "shared")); after != before {
+		t.Fatal("staging changed functions/ or shared/")
+	}
+}
+
+// checkStaged asserts the staged folder is a self-contained openruntimes/handler module.
+func checkStaged(t *testing.T, name, dir string) {
+	t.Helper()
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(mod), "module openruntimes/handler\n\ngo "+staging.GoDirective+"\n") {
+		t.Errorf("%s: go.mod starts %q", name, string(mod[:min(len(mod), 60)]))
+	}
+	if strings.Contains(string(mod), "replace") {
+		t.Errorf("%s: staged go.mod has a replace directive", name)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.sum")); err != nil {
+		t.Errorf("%s: no go.sum: %v", name, err)
+	}
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			t.Errorf("%s: test file staged: %s", name, path)
+		}
+		if strings.HasSuffix(path, ".go") {
+			data, _ := os.ReadFile(path)
+			if bytes.Contains(data, []byte(`"appwrite-agent/`)) {
+				t.Errorf("%s: %s still imports a workspace module", name, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "main.go")); err != nil || !bytes.Contains(data, []byte("package handler")) {
+		t.Errorf("%s: main.go is not package handler", name)
+	}
+}
+
+// TestStagedFunctionsBuildAndServeLikeTheRuntime builds every staged function exactly as the open-runtimes
+// Go image does and calls the binary over HTTP with the executor's headers.
+func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds four binaries")
+	}
+	root := repoRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	for _, name := range staging.Functions {
+		t.Run(name, func(t *testing.T) {
+			tmp := t.TempDir()
+			staged := filepath.Join(tmp, "build")
+			if err := staging.Stage(ctx, root, name, staged); err != nil {
+				t.Fatal(err)
+			}
+			bin := filepath.Join(tmp, "server")
+			if err := staging.BuildServer(ctx, root, staged, filepath.Join(tmp, "src"), bin); err != nil {
+				t.Fatal(err)
+			}
+			base := startBinary(t, ctx, bin, []string{
+				"OPEN_RUNTIMES_SECRET=open_runtime_secret",
+				"OPEN_RUNTIMES_ENV=production",
+				"OPEN_RUNTIMES_LOG_DIR=" + filepath.Join(tmp, "logs"),
+				"APPWRITE_FUNCTION_DEPLOYMENT=dep-" + name,
+			})
+
+			status, body, ct := call(t, base+"/health", "open_runtime_secret")
+			if status != 200 || !strings.HasPrefix(ct, "application/json") {
+				t.Fatalf("/health: %d %s %q", status, ct, body)
+			}
+			var health struct {
+				Status  string `json:"status"`
+				BuildID string `json:"build_id"`
+			}
+			if err := json.Unmarshal([]byte(body), &health); err != nil || health.Status != "ok" || health.BuildID != "dep-"+name {
+				t.Fatalf("/health body %q (%v)", body, err)
+			}
+
+			status, body, _ = call(t, base+"/no/such/path", "open_runtime_secret")
+			var notFound struct{ Error, Message string }
+			if status != 404 || json.Unmarshal([]byte(body), &notFound) != nil || notFound.Error != "not_found" {
+				t.Fatalf("unknown path: %d %q", status, body)
+			}
+
+			status, body, _ = call(t, base+"/health", "wrong")
+			if status != 500 || !strings.Contains(body, "x-open-runtimes-secret") {
+				t.Fatalf("wrong secret: %d %q", status, body)
+			}
+		})
+	}
+}
+
+func call(t *testing.T, url, secret string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("x-open-runtimes-secret", secret)
+	req.Header.Set("x-open-runtimes-timeout", "15")
+	req.Header.Set("x-open-runtimes-logging", "enabled")
+	req.Header.Set("x-open-runtimes-log-id", "test")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body), res.Header.Get("content-type")
+}
+
+// startBinary runs a runtime server binary on a free loopback port and waits for its start line.
+func startBinary(t *testing.T, ctx context.Context, bin string, env []string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, bin, "-listen", addr)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	started := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		ok := false
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "HTTP server successfully started!") && !ok {
+				ok = true
+				started <- true
+			}
+		}
+		if !ok {
+			started <- false
+		}
+	}()
+	select {
+	case ok := <-started:
+		if !ok {
+			t.Fatal("server exited before it started")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not start within 20 s")
+	}
+	return "http://" + addr
+}

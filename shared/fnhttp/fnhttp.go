@@ -1,0 +1,65 @@
+// Package fnhttp holds the small pieces every function answers with: JSON responses, JSON errors that are
+// never empty (an empty 4xx/5xx body on a function domain is replaced by Appwrite's HTML page), the
+// /health document and the build id.
+package fnhttp
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
+)
+
+// BuildID is the deployment id Appwrite gives the running function (APPWRITE_FUNCTION_DEPLOYMENT), or
+// "dev" when unset.
+func BuildID() string {
+	if id := os.Getenv("APPWRITE_FUNCTION_DEPLOYMENT"); id != "" {
+		return id
+	}
+	return "dev"
+}
+
+// HealthStatus is the body of GET /health.
+type HealthStatus struct {
+	Status  string `json:"status"`
+	BuildID string `json:"build_id"`
+}
+
+// Health answers GET /health: 200 {"status":"ok","build_id":…}.
+func Health(ctx openruntimes.Context) openruntimes.Response {
+	return JSON(ctx, http.StatusOK, HealthStatus{Status: "ok", BuildID: BuildID()})
+}
+
+// ErrorBody is the JSON body of every error a function answers with itself.
+type ErrorBody struct {
+	// Error is a stable machine-readable code, such as "not_found" or "invalid_request".
+	Error string `json:"error"`
+	// Message says what failed, for a person.
+	Message string `json:"message"`
+}
+
+// JSON answers with status and v encoded as JSON. An encoding failure becomes a JSON 500.
+func JSON(ctx openruntimes.Context, status int, v any) openruntimes.Response {
+	body, err := json.Marshal(v)
+	if err != nil {
+		ctx.Error("encode response: " + err.Error())
+		body = []byte(`{"error":"internal","message":"could not encode the response"}`)
+		status = http.StatusInternalServerError
+	}
+	return openruntimes.Response{
+		Body:       body,
+		StatusCode: status,
+		Headers:    map[string]string{"content-type": "application/json"},
+	}
+}
+
+// Error answers with status and {"error": code, "message": message}.
+func Error(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return JSON(ctx, status, ErrorBody{Error: code, Message: message})
+}
+
+// NotFound answers an unknown method or path with a JSON 404 that names them.
+func NotFound(ctx openruntimes.Context) openruntimes.Response {
+	return Error(ctx, http.StatusNotFound, "not_found", "no route for "+ctx.Req.Method+" "+ctx.Req.Path)
+}
