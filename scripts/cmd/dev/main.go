@@ -118,6 +118,9 @@ func run(ctx context.Context, host string, ports map[string]*int) error {
 
 	for _, fn := range fns {
 		if err := waitHealthy(ctx, fn.url+"/health"); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while starting
+			}
 			return fmt.Errorf("%s did not become healthy: %w", fn.name, err)
 		}
 	}
