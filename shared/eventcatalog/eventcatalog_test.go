@@ -1,0 +1,163 @@
+package eventcatalog_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"appwrite-agent/shared/eventcatalog"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestCatalogSnapshot pins the public surface: names, descriptions, schemas, scopes and Appwrite patterns.
+func TestCatalogSnapshot(t *testing.T) {
+	type entry struct {
+		Name           string          `json:"name"`
+		Description    string          `json:"description"`
+		Scopes         []string        `json:"scopes"`
+		AppwriteEvents []string        `json:"appwriteEvents"`
+		InputSchema    json.RawMessage `json:"inputSchema"`
+		PayloadSchema  json.RawMessage `json:"payloadSchema"`
+	}
+	var got []entry
+	args := map[string]string{"project_id": "P", "database_id": "DB", "table_id": "T", "bucket_id": "B", "function_id": "F"}
+	for _, e := range eventcatalog.All() {
+		for _, s := range []json.RawMessage{e.InputSchema(), e.PayloadSchema()} {
+			if !json.Valid(s) {
+				t.Fatalf("%s: schema is not JSON: %s", e.Name, s)
+			}
+		}
+		got = append(got, entry{e.Name, e.Description, e.Scopes, e.AppwriteEvents(args), e.InputSchema(), e.PayloadSchema()})
+	}
+	out, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "testdata/catalog.golden.json", append(out, '\n'))
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s changed; if the change is deliberate run go test -update.\n--- got\n%s", path, got)
+	}
+}
+
+func TestCheckArguments(t *testing.T) {
+	row, _ := eventcatalog.Lookup("row.created")
+	args, err := row.CheckArguments(json.RawMessage(`{"project_id":"p1","database_id":"db","table_id":"support_tickets"}`))
+	if err != nil || args["table_id"] != "support_tickets" || len(args) != 3 {
+		t.Fatalf("%v %v", args, err)
+	}
+	for raw, want := range map[string]string{
+		``:                                       "arguments.project_id: is required",
+		`[]`:                                     "arguments.: must be a JSON object",
+		`{"project_id":"p1","database_id":"db"}`: "arguments.table_id: is required",
+		`{"project_id":"p1","database_id":"db","table_id":7}`:                               "arguments.table_id: must be a string",
+		`{"project_id":"p1","database_id":"db","table_id":"_x"}`:                            `arguments.table_id: "_x" is not an Appwrite ID`,
+		`{"project_id":"p1","database_id":"db","table_id":"t","extra":"1"}`:                 "arguments.extra: is not an argument of row.created",
+		`{"project_id":"` + strings.Repeat("a", 37) + `","database_id":"d","table_id":"t"}`: "is not an Appwrite ID",
+	} {
+		_, err := row.CheckArguments(json.RawMessage(raw))
+		var ae *eventcatalog.ArgumentError
+		if !errors.As(err, &ae) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", raw, err, want)
+		}
+	}
+	user, _ := eventcatalog.Lookup("user.created")
+	if _, err := user.CheckArguments(json.RawMessage(`{"project_id":"p1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := eventcatalog.Lookup("row.exploded"); ok {
+		t.Fatal("unknown event found")
+	}
+}
+
+func TestMatchesEvents(t *testing.T) {
+	row, _ := eventcatalog.Lookup("row.created")
+	args := map[string]string{"project_id": "p", "database_id": "db", "table_id": "t1"}
+	// What Appwrite generates for a row create in db/t1 (concrete, wildcards, legacy mirror), comma-joined.
+	delivered := strings.Split("databases.db.tables.t1.rows.r1.create,databases.db.tables.t1.rows.*.create,databases.*.tables.*.rows.*.create,databases.db.collections.t1.documents.r1.create", ",")
+	if !row.MatchesEvents(args, delivered) {
+		t.Fatal("row create in the table did not match")
+	}
+	for _, other := range [][]string{
+		{"databases.db.tables.t2.rows.r1.create"},
+		{"databases.db.tables.t1.rows.r1.update"},
+		{"databases.db.tables.t1.rows.create"},
+		{"buckets.db.files.r1.create"},
+		{},
+	} {
+		if row.MatchesEvents(args, other) {
+			t.Errorf("matched %v", other)
+		}
+	}
+}
+
+func TestProjectionNeverLeaksAndFilters(t *testing.T) {
+	rowBody := `{"$id":"r1","$sequence":4,"$tableId":"t1","$databaseId":"db","$createdAt":"2026-12-01T10:00:00.000+00:00","$updatedAt":"2026-12-01T10:00:00.000+00:00","$permissions":[],"email":"a@b.c","secret_note":"do not send"}`
+	userBody := `{"$id":"u1","$createdAt":"2026-12-01T10:00:00.000+00:00","$updatedAt":"2026-12-01T10:00:00.000+00:00","name":"Ada","email":"ada@example.com","phone":"+15555550100","status":true,"labels":["vip"],"prefs":{"theme":"dark"},"passwordUpdate":""}`
+	fileBody := `{"$id":"f1","bucketId":"b1","$createdAt":"2026-12-01T10:00:00.000+00:00","$updatedAt":"2026-12-01T10:00:01.000+00:00","name":"payroll.pdf","mimeType":"application/pdf","sizeOriginal":1234,"signature":"abc"}`
+	execFailed := `{"$id":"e1","functionId":"fn1","deploymentId":"d1","trigger":"http","status":"failed","responseStatusCode":500,"responseBody":"stack trace","logs":"secret log","errors":"boom","duration":0.25,"$createdAt":"2026-12-01T10:00:00.000+00:00","$updatedAt":"2026-12-01T10:00:02.000+00:00"}`
+	execNewModel := `{"$id":"e2","resourceId":"fn1","resourceType":"functions","status":"failed","$updatedAt":"2026-12-01T10:00:02.000+00:00"}`
+	execOK := `{"$id":"e3","functionId":"fn1","status":"completed"}`
+
+	cases := []struct {
+		event, body string
+		args        map[string]string
+		want        string
+		err         error
+	}{
+		{"row.created", rowBody, map[string]string{"database_id": "db", "table_id": "t1"}, `{"created_at":"2026-12-01T10:00:00.000+00:00","database_id":"db","project_id":"P","row_id":"r1","table_id":"t1","updated_at":"2026-12-01T10:00:00.000+00:00"}`, nil},
+		{"row.created", rowBody, map[string]string{"database_id": "db", "table_id": "t2"}, "", eventcatalog.ErrNotThisSubscription},
+		{"user.created", userBody, map[string]string{}, `{"created_at":"2026-12-01T10:00:00.000+00:00","enabled":true,"labels":["vip"],"project_id":"P","user_id":"u1"}`, nil},
+		{"file.created", fileBody, map[string]string{"bucket_id": "b1"}, `{"bucket_id":"b1","created_at":"2026-12-01T10:00:00.000+00:00","file_id":"f1","mime_type":"application/pdf","project_id":"P","size_bytes":1234}`, nil},
+		{"execution.failed", execFailed, map[string]string{"function_id": "fn1"}, `{"created_at":"2026-12-01T10:00:00.000+00:00","deployment_id":"d1","duration_seconds":0.25,"execution_id":"e1","function_id":"fn1","project_id":"P","response_status_code":500,"status":"failed","trigger":"http","updated_at":"2026-12-01T10:00:02.000+00:00"}`, nil},
+		{"execution.failed", execNewModel, map[string]string{"function_id": "fn1"}, `{"execution_id":"e2","function_id":"fn1","project_id":"P","status":"failed","updated_at":"2026-12-01T10:00:02.000+00:00"}`, nil},
+		{"execution.failed", execOK, map[string]string{"function_id": "fn1"}, "", eventcatalog.ErrNotThisSubscription},
+		{"execution.failed", execFailed, map[string]string{"function_id": "fn2"}, "", eventcatalog.ErrNotThisSubscription},
+	}
+	for i, tc := range cases {
+		e, _ := eventcatalog.Lookup(tc.event)
+		occ, err := e.Project("P", tc.args, []byte(tc.body))
+		if !errors.Is(err, tc.err) {
+			t.Fatalf("case %d: err %v, want %v", i, err, tc.err)
+		}
+		if err != nil {
+			continue
+		}
+		got, _ := json.Marshal(occ.Data)
+		if string(got) != tc.want {
+			t.Errorf("case %d %s:\n got %s\nwant %s", i, tc.event, got, tc.want)
+		}
+		for _, leak := range []string{"a@b.c", "ada@example.com", "+1555", "Ada", "payroll", "dark", "stack trace", "secret log", "boom", "do not send"} {
+			if strings.Contains(string(got), leak) {
+				t.Errorf("case %d leaks %q: %s", i, leak, got)
+			}
+		}
+	}
+	if _, err := eventcatalog.All()[0].Project("P", nil, []byte("not json")); err == nil {
+		t.Fatal("bad payload accepted")
+	}
+}
+
+func ExampleEvent_AppwriteEvents() {
+	e, _ := eventcatalog.Lookup("execution.failed")
+	fmt.Println(e.AppwriteEvents(map[string]string{"function_id": "resize"}))
+	// Output: [functions.resize.executions.*.create functions.resize.executions.*.update]
+}
