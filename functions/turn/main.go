@@ -2,17 +2,204 @@
 package handler
 
 import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"appwrite-agent/functions/turn/engine"
+	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/llm"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
+// SessionKeyHeader carries the caller's key (compared with AGENT_API_KEY).
+const SessionKeyHeader = "x-session-api-key"
+
+// Messages of the HTTP surface.
+const (
+	MsgBadKey        = "Invalid or missing X-Session-API-Key"
+	MsgAuthDisabled  = "AGENT_API_KEY is not configured; set it, or set AGENT_ALLOW_UNAUTHENTICATED=true to serve without a key"
+	MsgNoLLMKey      = "LLM_API_KEY is not configured"
+	MsgUserURLScheme = "llm.base_url must use https://" // llm.ErrUserURLScheme
+)
+
 // Main is the entry point the open-runtimes Go server calls for every request.
 func Main(Context openruntimes.Context) openruntimes.Response {
+	req := Context.Req
 	switch {
-	case Context.Req.Method == "GET" && Context.Req.Path == "/health":
+	case req.Method == "GET" && req.Path == "/health":
 		return fnhttp.Health(Context)
+	case req.Method == "GET" && req.Path == "/ready":
+		return ready(Context, LoadConfig())
+	case req.Method == "GET" && req.Path == "/":
+		cfg := LoadConfig()
+		return fnhttp.JSON(Context, http.StatusOK, map[string]string{
+			"service": "appwrite-agent", "engine": "go", "build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime,
+		})
+	case req.Method == "GET" && (req.Path == "/meta" || req.Path == "/api/meta"):
+		cfg := LoadConfig()
+		if res, ok := authorize(Context, cfg); !ok {
+			return res
+		}
+		return fnhttp.JSON(Context, http.StatusOK, meta(cfg))
+	case req.Method == "POST" && (req.Path == "/" || req.Path == "/api/turn"):
+		return turn(Context, LoadConfig())
 	default:
 		return fnhttp.NotFound(Context)
+	}
+}
+
+// errorBody is fnhttp's {error, message} plus the reference's "detail".
+type errorBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	Detail  string `json:"detail"`
+}
+
+func fail(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return fnhttp.JSON(ctx, status, errorBody{Error: code, Message: message, Detail: message})
+}
+
+// authorize checks X-Session-API-Key in constant time. With no AGENT_API_KEY every request is refused
+// unless AGENT_ALLOW_UNAUTHENTICATED is on.
+func authorize(ctx openruntimes.Context, cfg Config) (openruntimes.Response, bool) {
+	if cfg.APIKey == "" {
+		if cfg.AllowUnauthenticated {
+			return openruntimes.Response{}, true
+		}
+		return fail(ctx, http.StatusUnauthorized, "auth_not_configured", MsgAuthDisabled), false
+	}
+	got := sha256.Sum256([]byte(ctx.Req.Headers[SessionKeyHeader]))
+	want := sha256.Sum256([]byte(cfg.APIKey))
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		return fail(ctx, http.StatusUnauthorized, "unauthorized", MsgBadKey), false
+	}
+	return openruntimes.Response{}, true
+}
+
+func ready(ctx openruntimes.Context, cfg Config) openruntimes.Response {
+	configured := cfg.LLM.APIKey != ""
+	return fnhttp.JSON(ctx, http.StatusOK, map[string]any{
+		"ready": configured, "llm_configured": configured, "build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime,
+	})
+}
+
+// wantsJSON reports a client that asked for the JSON array variant.
+func wantsJSON(accept string) bool {
+	a := strings.ToLower(accept)
+	return strings.Contains(a, "application/json") && !strings.Contains(a, "text/event-stream")
+}
+
+func turn(ctx openruntimes.Context, cfg Config) openruntimes.Response {
+	for _, w := range cfg.Warnings {
+		ctx.Error("config: " + w)
+	}
+	if res, ok := authorize(ctx, cfg); !ok {
+		return res
+	}
+	t, verr := request.Parse(ctx.Req.BodyBinary(), cfg.Limits)
+	if verr != nil {
+		code := "invalid_request"
+		if verr.Status == http.StatusRequestEntityTooLarge {
+			code = "too_large"
+		}
+		return fail(ctx, verr.Status, code, verr.Message)
+	}
+	settings, err := llm.Resolve(cfg.LLM, t.LLM)
+	switch {
+	case errors.Is(err, llm.ErrUserURLNeedsKey):
+		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", err.Error())
+	case errors.Is(err, llm.ErrNoAPIKey):
+		return fail(ctx, http.StatusServiceUnavailable, "llm_not_configured", MsgNoLLMKey)
+	case err != nil:
+		return fail(ctx, http.StatusInternalServerError, "internal", err.Error())
+	}
+	httpClient, release, err := llm.HTTPClient(settings, cfg.Engine.Budget)
+	switch {
+	case errors.Is(err, llm.ErrUserURLScheme):
+		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", MsgUserURLScheme)
+	case err != nil:
+		ctx.Error(err.Error())
+		return fail(ctx, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
+	}
+	defer release()
+	eng := &engine.Engine{
+		Model:  llm.New(settings, httpClient),
+		Tools:  engine.DefaultRegistry(),
+		Config: cfg.Engine,
+		Log:    func(s string) { ctx.Error(s) },
+	}
+	var rec timeline.Recorder
+	eng.Run(context.Background(), t, rec.Emit)
+	return timelineResponse(ctx, rec.Events())
+}
+
+func timelineResponse(ctx openruntimes.Context, events []timeline.Event) openruntimes.Response {
+	if wantsJSON(ctx.Req.Headers["accept"]) {
+		body, err := timeline.JSONArray(events)
+		if err != nil {
+			return fail(ctx, http.StatusInternalServerError, "internal", "could not encode the timeline")
+		}
+		return openruntimes.Response{Body: body, StatusCode: http.StatusOK, Headers: map[string]string{"content-type": "application/json"}}
+	}
+	body, err := timeline.SSE(events)
+	if err != nil {
+		return fail(ctx, http.StatusInternalServerError, "internal", "could not encode the timeline")
+	}
+	return openruntimes.Response{Body: body, StatusCode: http.StatusOK, Headers: map[string]string{
+		"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no",
+	}}
+}
+
+const masked = "••••••"
+
+func mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	return masked
+}
+
+// meta is the /meta snapshot: configuration with secrets masked, limits, agents, prompts and tools.
+func meta(cfg Config) map[string]any {
+	model := cfg.LLM.Model
+	if model == "" {
+		model = llm.DefaultModel
+	}
+	chat := llm.ChatModel(model)
+	var temp any = llm.DefaultTemperature
+	api := "chat.completions"
+	if llm.IsReasoningModel(chat) {
+		temp, api = nil, "responses"
+	}
+	agents := []map[string]string{}
+	for _, a := range []string{engine.AgentPlatform, engine.AgentResearcher, engine.AgentPlanner} {
+		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a)})
+	}
+	tools := engine.DefaultRegistry().Describe()
+	b, _ := json.Marshal(cfg.Engine.Budget.Seconds())
+	return map[string]any{
+		"llm": map[string]any{"model": model, "chat_model": chat, "base_url": cfg.LLM.BaseURL,
+			"api_key_configured": cfg.LLM.APIKey != "", "temperature": temp, "api": api},
+		"auth": map[string]any{"session_api_key_configured": cfg.APIKey != "", "header": "X-Session-API-Key",
+			"unauthenticated_allowed": cfg.APIKey == "" && cfg.AllowUnauthenticated},
+		"runtime": map[string]any{"subagent_max_steps": cfg.Engine.MaxSteps, "history_window": request.HistoryWindow,
+			"turn_budget_seconds": json.RawMessage(b), "graph": "route once -> one ReAct subagent -> optional planner fallback",
+			"router_prompt": engine.RouterPrompt},
+		"limits": map[string]any{"attachments_max_per_message": cfg.Limits.MaxAttachments,
+			"attachments_max_bytes": cfg.Limits.MaxAttachmentBytes, "stream_tool_input_chars": cfg.Engine.ToolInputChars,
+			"stream_tool_output_chars": cfg.Engine.ToolOutputChars, "memories_max_chars": cfg.Engine.MemoryChars},
+		"agents": agents,
+		"tools":  tools,
+		"env": map[string]any{"LLM_MODEL": cfg.LLM.Model, "LLM_BASE_URL": cfg.LLM.BaseURL,
+			"LLM_API_KEY": mask(cfg.LLM.APIKey), "AGENT_API_KEY": mask(cfg.APIKey)},
+		"build": map[string]string{"build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime},
 	}
 }

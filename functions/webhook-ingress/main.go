@@ -1,18 +1,47 @@
-// Package handler is the webhook-ingress function: it receives Appwrite's webhooks and delivers signed, projected events.
+// Package handler is the webhook-ingress function: it receives Appwrite's webhooks and delivers signed,
+// projected events (see package ingress).
 package handler
 
 import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/fnhttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
+// requestBudget bounds one execution: Appwrite's webhook worker waits 15 s, synchronous executions 30 s.
+const requestBudget = 12 * time.Second
+
 // Main is the entry point the open-runtimes Go server calls for every request.
 func Main(Context openruntimes.Context) openruntimes.Response {
+	req := Context.Req
 	switch {
-	case Context.Req.Method == "GET" && Context.Req.Path == "/health":
+	case req.Method == "GET" && req.Path == "/health":
 		return fnhttp.Health(Context)
+	case strings.HasPrefix(req.Path, ingress.WebhookPathPrefix), req.Path == ingress.JobPath:
 	default:
 		return fnhttp.NotFound(Context)
 	}
+
+	cfg, client, err := ingress.Load()
+	if err != nil {
+		Context.Error("webhook-ingress is not configured: " + err.Error())
+		return fnhttp.Error(Context, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
+	defer cancel()
+	deps := ingress.Deps{Config: cfg, Client: client, Log: func(line string) { Context.Log(line) }}
+	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
+	var a ingress.Answer
+	if req.Path == ingress.JobPath {
+		a = ingress.HandleJob(ctx, deps, r)
+	} else {
+		a = ingress.HandleWebhook(ctx, deps, r)
+	}
+	return fnhttp.JSON(Context, a.Status, a.Body)
 }

@@ -59,6 +59,19 @@ func Error(ctx openruntimes.Context, status int, code, message string) openrunti
 	return JSON(ctx, status, ErrorBody{Error: code, Message: message})
 }
 
+// DetailBody is ErrorBody with the reference engine's "detail" field (FastAPI's error key) carrying the
+// same message, for the agent functions whose clients read detail.
+type DetailBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	Detail  string `json:"detail"`
+}
+
+// DetailError answers with status and {"error": code, "message": message, "detail": message}.
+func DetailError(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return JSON(ctx, status, DetailBody{Error: code, Message: message, Detail: message})
+}
+
 // NotFound answers an unknown method or path with a JSON 404 that names them.
 func NotFound(ctx openruntimes.Context) openruntimes.Response {
 	return Error(ctx, http.StatusNotFound, "not_found", "no route for "+ctx.Req.Method+" "+ctx.Req.Path)

@@ -1,0 +1,270 @@
+package handler_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	handler "appwrite-agent/functions/title"
+	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/scriptedllm"
+)
+
+// titleServer runs the function behind the local runtime with the env LLM pointing at model.
+func titleServer(t *testing.T, model *scriptedllm.Server, headers map[string]string) *httptest.Server {
+	t.Helper()
+	t.Setenv("LLM_API_KEY", "env-key")
+	t.Setenv("LLM_MODEL", "openai/gpt-4.1-mini")
+	t.Setenv("LLM_BASE_URL", model.BaseURL())
+	t.Setenv("AGENT_API_KEY", "session-key")
+	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(), Headers: headers}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type reply struct {
+	status int
+	body   map[string]any
+}
+
+func post(t *testing.T, url, key, body string) reply {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("X-Session-API-Key", key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%d: body is not JSON: %q", res.StatusCode, raw)
+	}
+	return reply{res.StatusCode, m}
+}
+
+func TestTitleOverHTTP(t *testing.T) {
+	model := scriptedllm.New(scriptedllm.Reply{Content: "Title: \"Fix Login Redirect Loop!\"\nSecond line"})
+	defer model.Close()
+	srv := titleServer(t, model, nil)
+	for _, path := range []string{"/", "/api/title"} {
+		model.Push(scriptedllm.Reply{Content: "Title: \"Fix Login Redirect Loop!\"\nSecond line"})
+		r := post(t, srv.URL+path, "session-key", `{"message":"my login page keeps redirecting to itself","assistant_message":"Let's check the session cookie."}`)
+		if r.status != 200 || r.body["title"] != "Fix Login Redirect Loop" {
+			t.Fatalf("%s: %+v", path, r)
+		}
+	}
+	reqs := model.Requests()
+	body := reqs[0].JSON()
+	if reqs[0].Header.Get("Authorization") != "Bearer env-key" || body["model"] != "gpt-4.1-mini" {
+		t.Fatalf("env model not used: %v %v", reqs[0].Header, body["model"])
+	}
+	if body["max_tokens"] != float64(24) {
+		t.Fatalf("max_tokens %v", body["max_tokens"])
+	}
+	msgs := body["messages"].([]any)
+	user := msgs[1].(map[string]any)["content"].(string)
+	if !strings.HasPrefix(user, "User message:\nmy login page") || !strings.Contains(user, "Agent reply (context only):\nLet's check") || !strings.HasSuffix(user, "Conversation title:") {
+		t.Fatalf("prompt %q", user)
+	}
+}
+
+func TestTitleErrors(t *testing.T) {
+	model := scriptedllm.New()
+	defer model.Close()
+	srv := titleServer(t, model, nil)
+
+	cases := []struct {
+		name, key, body string
+		replies         []scriptedllm.Reply
+		status          int
+		code            string
+	}{
+		{"no key", "", `{"message":"hi"}`, nil, 401, "unauthorized"},
+		{"wrong key", "nope", `{"message":"hi"}`, nil, 401, "unauthorized"},
+		{"not json", "session-key", `{"message":`, nil, 400, "invalid_request"},
+		{"unknown field", "session-key", `{"message":"hi","extra":1}`, nil, 400, "invalid_request"},
+		{"empty message", "session-key", `{"message":"   "}`, nil, 422, "invalid_request"},
+		{"empty title", "session-key", `{"message":"hi"}`, []scriptedllm.Reply{{Content: "\"...\""}}, 422, "no_title"},
+		{"model error", "session-key", `{"message":"hi"}`, []scriptedllm.Reply{{Error: &scriptedllm.APIError{Status: 429, Type: "rate_limit_exceeded", Message: "slow down"}}}, 502, "model_error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			model.Reset()
+			model.Push(tc.replies...)
+			r := post(t, srv.URL+"/", tc.key, tc.body)
+			if r.status != tc.status || r.body["error"] != tc.code || r.body["detail"] == "" {
+				t.Fatalf("%+v", r)
+			}
+			if tc.replies == nil && len(model.Requests()) != 0 {
+				t.Fatal("the model was called for a refused request")
+			}
+		})
+	}
+	t.Run("no LLM key", func(t *testing.T) {
+		t.Setenv("LLM_API_KEY", "")
+		r := post(t, srv.URL+"/", "session-key", `{"message":"hi"}`)
+		if r.status != 503 || r.body["detail"] != handler.MsgNoLLMKey {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("auth off only when switched off", func(t *testing.T) {
+		t.Setenv("AGENT_API_KEY", "")
+		if r := post(t, srv.URL+"/", "", `{"message":"hi"}`); r.status != 401 || r.body["error"] != "auth_not_configured" {
+			t.Fatalf("%+v", r)
+		}
+		t.Setenv("AGENT_ALLOW_UNAUTHENTICATED", "true")
+		model.Reset()
+		model.Push(scriptedllm.Reply{Content: "Greeting"})
+		if r := post(t, srv.URL+"/", "", `{"message":"hi"}`); r.status != 200 || r.body["title"] != "Greeting" {
+			t.Fatalf("%+v", r)
+		}
+	})
+}
+
+func TestTitleHonoursTheLLMOverride(t *testing.T) {
+	envModel := scriptedllm.New()
+	defer envModel.Close()
+	userModel := scriptedllm.New(scriptedllm.Reply{Content: "Billing Question"})
+	defer userModel.Close()
+	srv := titleServer(t, envModel, nil)
+
+	body := `{"message":"why was I charged twice","llm":{"api_key":"user-key","model":"my-model","base_url":"` + userModel.BaseURL() + `"}}`
+	// A user's base URL goes through the SSRF-safe client: loopback is refused without the allowlist.
+	if r := post(t, srv.URL+"/", "session-key", body); r.status == 200 {
+		t.Fatalf("loopback base_url reached without the allowlist: %+v", r)
+	}
+	t.Setenv("SAFEHTTP_ALLOW", "127.0.0.0/8")
+	t.Setenv("SAFEHTTP_ALLOW_HTTP", "true")
+	r := post(t, srv.URL+"/", "session-key", body)
+	if r.status != 200 || r.body["title"] != "Billing Question" {
+		t.Fatalf("%+v", r)
+	}
+	reqs := userModel.Requests()
+	if len(reqs) != 1 || reqs[0].Header.Get("Authorization") != "Bearer user-key" || reqs[0].Model != "my-model" {
+		t.Fatalf("user endpoint got %+v", reqs)
+	}
+	if len(envModel.Requests()) != 0 {
+		t.Fatal("the environment's model was called")
+	}
+	if r := post(t, srv.URL+"/", "session-key", `{"message":"x","llm":{"base_url":"`+userModel.BaseURL()+`"}}`); r.status != 422 {
+		t.Fatalf("base_url without api_key: %+v", r)
+	}
+}
+
+// fakeAppwrite records row updates like TablesDB's PATCH /v1/tablesdb/{db}/tables/{table}/rows/{row}.
+type fakeAppwrite struct {
+	mu      sync.Mutex
+	updates []map[string]any
+	keys    []string
+	paths   []string
+}
+
+func (f *fakeAppwrite) start(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		f.updates = append(f.updates, body)
+		f.keys = append(f.keys, r.Header.Get("X-Appwrite-Key"))
+		f.paths = append(f.paths, r.Method+" "+r.URL.Path+" "+r.Header.Get("X-Appwrite-Project"))
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"$id":"r1","$tableId":"conversations","$databaseId":"agent"}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestTitleFromRowEvent(t *testing.T) {
+	model := scriptedllm.New()
+	defer model.Close()
+	var api fakeAppwrite
+	apiSrv := api.start(t)
+	t.Setenv("APPWRITE_FUNCTION_API_ENDPOINT", apiSrv.URL+"/v1")
+	t.Setenv("APPWRITE_FUNCTION_PROJECT_ID", "p1")
+	t.Setenv("TITLE_DATABASE_ID", "agent")
+	t.Setenv("TITLE_TABLE_ID", "conversations")
+	t.Setenv("TITLE_MESSAGE_COLUMN", "first_message")
+	srv := titleServer(t, model, map[string]string{"x-appwrite-trigger": "event", "x-appwrite-key": "dynamic_abc"})
+
+	send := func(event, row string) reply {
+		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(row))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-appwrite-event", event)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&m)
+		return reply{res.StatusCode, m}
+	}
+	row := `{"$id":"r1","$tableId":"conversations","$databaseId":"agent","first_message":"how do I add Google OAuth to my app","title":null}`
+
+	model.Push(scriptedllm.Reply{Content: "Google OAuth Setup"})
+	r := send("databases.agent.tables.conversations.rows.r1.create", row)
+	if r.status != 200 || r.body["status"] != "titled" || r.body["title"] != "Google OAuth Setup" {
+		t.Fatalf("%+v", r)
+	}
+	if len(api.updates) != 1 || api.paths[0] != "PATCH /v1/tablesdb/agent/tables/conversations/rows/r1 p1" || api.keys[0] != "dynamic_abc" {
+		t.Fatalf("updates %v %v %v", api.updates, api.paths, api.keys)
+	}
+	if data := api.updates[0]["data"].(map[string]any); data["title"] != "Google OAuth Setup" || len(data) != 1 {
+		t.Fatalf("data %v", data)
+	}
+
+	skips := map[string][2]string{
+		"own update":      {"databases.agent.tables.conversations.rows.r1.update", row},
+		"other table":     {"databases.agent.tables.messages.rows.m1.create", strings.ReplaceAll(row, "r1", "m1")},
+		"other database":  {"databases.other.tables.conversations.rows.r1.create", row},
+		"already titled":  {"databases.agent.tables.conversations.rows.r1.create", strings.Replace(row, `"title":null`, `"title":"Kept"`, 1)},
+		"no message":      {"databases.agent.tables.conversations.rows.r1.create", strings.Replace(row, "how do I add Google OAuth to my app", " ", 1)},
+		"not a row event": {"users.u1.create", `{"$id":"u1"}`},
+		"wildcard event":  {"databases.*.tables.*.rows.*.create", row},
+	}
+	for name, s := range skips {
+		if r := send(s[0], s[1]); r.status != 200 || r.body["status"] != "skipped" {
+			t.Fatalf("%s: %+v", name, r)
+		}
+	}
+	if len(api.updates) != 1 || len(model.Requests()) != 1 {
+		t.Fatalf("skipped events did work: %d updates, %d model calls", len(api.updates), len(model.Requests()))
+	}
+
+	// A model failure fails the execution once and writes nothing.
+	model.Push(scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 500, Message: "down"}})
+	r = send("databases.agent.tables.conversations.rows.r2.create", strings.ReplaceAll(row, "r1", "r2"))
+	if r.status != 500 || r.body["status"] != "failed" || len(api.updates) != 1 {
+		t.Fatalf("%+v", r)
+	}
+	// A payload that is not the row named by the event.
+	if r := send("databases.agent.tables.conversations.rows.r3.create", row); r.body["status"] != "failed" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestEventHeaderIsIgnoredOnHTTPTrigger(t *testing.T) {
+	model := scriptedllm.New()
+	defer model.Close()
+	srv := titleServer(t, model, map[string]string{"x-appwrite-trigger": "http"})
+	req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{"$id":"r1"}`))
+	req.Header.Set("x-appwrite-event", "databases.agent.tables.conversations.rows.r1.create")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 401 {
+		t.Fatalf("a domain request with an event header was treated as an event: %d", res.StatusCode)
+	}
+}

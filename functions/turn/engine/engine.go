@@ -1,0 +1,479 @@
+// Package engine runs one agent turn: one routing decision, then one ReAct subagent (platform,
+// researcher or planner) with tools, the planner fallback, a wall-clock budget, and the event timeline.
+// Every timeline it emits ends with complete, whatever fails.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/shared/convtitle"
+	"appwrite-agent/shared/llm"
+)
+
+// Defaults of Config.
+const (
+	DefaultBudget          = 25 * time.Second
+	MaxBudget              = 29 * time.Second
+	DefaultMaxSteps        = 20
+	DefaultToolInputChars  = 100_000
+	DefaultToolOutputChars = 500_000
+	DefaultMemoryChars     = 4000
+	// SummaryChars caps subagent_end.summary.
+	SummaryChars = 2000
+	// TitleMinRemaining is the budget a first turn must have left after done to ask for a title.
+	TitleMinRemaining = time.Second
+	// TitleTimeout caps the title call.
+	TitleTimeout = 8 * time.Second
+)
+
+// Status messages.
+const (
+	StatusRouting  = "Routing request…"
+	StatusFallback = "Primary agent stalled — falling back to planner…"
+)
+
+// Config are the engine's limits.
+type Config struct {
+	// Budget is the wall-clock budget of a turn (TURN_BUDGET), kept under the 30 s synchronous limit.
+	Budget time.Duration
+	// MaxSteps caps the model calls of one subagent run (SUBAGENT_MAX_STEPS).
+	MaxSteps int
+	// ToolInputChars and ToolOutputChars cap tool_start.input and tool_end.output (and what goes back to
+	// the model) in characters (STREAM_TOOL_INPUT_CHARS, STREAM_TOOL_OUTPUT_CHARS).
+	ToolInputChars, ToolOutputChars int
+	// MemoryChars is the size budget of the memories block (MEMORIES_MAX_CHARS).
+	MemoryChars int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Budget <= 0 {
+		c.Budget = DefaultBudget
+	}
+	if c.Budget > MaxBudget {
+		c.Budget = MaxBudget
+	}
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.ToolInputChars <= 0 {
+		c.ToolInputChars = DefaultToolInputChars
+	}
+	if c.ToolOutputChars <= 0 {
+		c.ToolOutputChars = DefaultToolOutputChars
+	}
+	if c.MemoryChars <= 0 {
+		c.MemoryChars = DefaultMemoryChars
+	}
+	return c
+}
+
+// Engine runs turns. It holds no per-turn state; one value may serve concurrent turns.
+type Engine struct {
+	// Model answers every model call of the turn (router, subagents, title).
+	Model llm.Model
+	// Tools is the per-agent tool registry (DefaultRegistry when nil).
+	Tools *Registry
+	// MCP loads the MCP tools of the turn's connections (none when nil).
+	MCP MCPSource
+	// Config are the limits.
+	Config Config
+	// Log, when set, receives diagnostic lines (the function's error log).
+	Log func(string)
+}
+
+// Route is the router's structured decision.
+type Route struct {
+	Next        string `json:"next"`
+	Reason      string `json:"reason"`
+	FinalAnswer string `json:"final_answer"`
+}
+
+// RouteSchema is the JSON Schema of Route given to the model.
+var RouteSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"next":{"type":"string","enum":["researcher","platform","planner","FINISH"],"description":"Who handles the message, or FINISH to answer directly."},` +
+	`"reason":{"type":"string","description":"One short sentence explaining why this agent (or FINISH) was chosen."},` +
+	`"final_answer":{"type":"string","description":"Required when next is FINISH: the complete answer for the user."}},` +
+	`"required":["next","reason","final_answer"],"additionalProperties":false}`)
+
+var failurePrefixes = []string{"error:", "error -", "i could not complete", "i could not run", "unable to complete",
+	"unable to run", "failed to", "browser_fetch is disabled", "sandbox_exec is not configured"}
+
+// LooksLikeFailure is the reference's stall test on a subagent's final text (empty text counts as failure).
+func LooksLikeFailure(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	if t == "" {
+		return true
+	}
+	for _, p := range failurePrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// CleanFinal strips whitespace and a leading "[researcher] ", "[platform] " or "[planner] " tag.
+func CleanFinal(text string) string {
+	t := strings.TrimSpace(text)
+	for _, a := range []string{AgentResearcher, AgentPlatform, AgentPlanner, AgentSupervisor} {
+		t = strings.TrimSpace(strings.TrimPrefix(t, "["+a+"] "))
+	}
+	return t
+}
+
+// Cap cuts s to limit characters the reference's way: s[:limit-1] + "…".
+func Cap(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= limit {
+		return s
+	}
+	return string(r[:limit-1]) + "…"
+}
+
+// turnState is one run's mutable state.
+type turnState struct {
+	e        *Engine
+	cfg      Config
+	emit     func(timeline.Event)
+	turn     *request.Turn
+	tools    map[string][]Tool
+	memories string
+	history  []llm.Message
+	human    llm.Message
+	deadline time.Time
+	runSeq   int
+	open     string // agent of the open subagent block
+	// partial answer tracking of the open block
+	runText  strings.Builder
+	lastText string
+	inRun    bool
+	toolRuns int
+}
+
+// BudgetError is returned when the turn's wall-clock budget ran out.
+type BudgetError struct{ Budget time.Duration }
+
+// Error implements error.
+func (b BudgetError) Error() string {
+	return fmt.Sprintf("The turn ran out of its %s time budget before the agent finished; the answer is partial.", b.Budget)
+}
+
+// errBadDecision marks a router answer that is not a routing decision.
+var errBadDecision = errors.New("the router's answer is not a routing decision")
+
+// Run runs one turn and emits its timeline; the last event is always complete. parent's cancellation and
+// deadline apply on top of the budget.
+func (e *Engine) Run(parent context.Context, turn request.Turn, emit func(timeline.Event)) {
+	cfg := e.Config.withDefaults()
+	ctx, cancel := context.WithTimeout(parent, cfg.Budget)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	s := &turnState{e: e, cfg: cfg, emit: emit, turn: &turn, deadline: deadline}
+	defer func() {
+		if p := recover(); p != nil {
+			e.logf("turn panic: %v", p)
+			s.closeBlock()
+			emit(timeline.Error(timeline.CodeInternal, fmt.Sprintf("internal error: %v", p), s.partial()))
+			emit(timeline.Complete())
+		}
+	}()
+	s.run(ctx)
+}
+
+func (e *Engine) logf(format string, args ...any) {
+	if e.Log != nil {
+		e.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func (s *turnState) run(ctx context.Context) {
+	reg := s.e.Tools
+	if reg == nil {
+		reg = DefaultRegistry()
+	}
+	s.tools = reg.ForTurn(s.turn)
+	if s.e.MCP != nil && len(s.turn.MCPConnections) > 0 {
+		mcpTools, creds := s.e.MCP.Load(ctx, s.turn.MCPConnections)
+		for _, a := range Agents {
+			s.tools[a] = append(s.tools[a], mcpTools...)
+		}
+		if len(creds) > 0 {
+			s.emit(timeline.MCPCredentials(creds))
+		}
+	}
+	s.memories = MemoryBlock(s.turn.Memories, s.cfg.MemoryChars)
+	for _, h := range s.turn.History {
+		s.history = append(s.history, llm.Message{Role: h.Role, Content: h.Content})
+	}
+	text, images := request.HumanContent(s.turn.Message, s.turn.Attachments, base64.StdEncoding.EncodeToString)
+	s.human = llm.Message{Role: "user", Content: text, Images: images}
+
+	s.emit(timeline.Status(StatusRouting))
+	route, err := s.route(ctx)
+	if err != nil {
+		code := timeline.CodeModel
+		if errors.Is(err, errBadDecision) {
+			code = timeline.CodeRouter
+		}
+		s.fail(ctx, err, code)
+		return
+	}
+	reason := strings.TrimSpace(route.Reason)
+	if reason == "" {
+		reason = "Routed to " + route.Next
+	}
+	s.emit(timeline.Route(route.Next, reason))
+
+	var final string
+	switch route.Next {
+	case RouteFinish:
+		final = CleanFinal(route.FinalAnswer)
+		if final != "" {
+			s.emit(timeline.AnswerStart(AgentSupervisor))
+			s.emit(timeline.Token(AgentSupervisor, final))
+		}
+	case AgentPlatform, AgentResearcher, AgentPlanner:
+		final, err = s.runAgent(ctx, route.Next, "Task focus: "+reason)
+		if err != nil {
+			s.fail(ctx, err, timeline.CodeModel)
+			return
+		}
+		if route.Next != AgentPlanner && final != "" && LooksLikeFailure(final) {
+			s.emit(timeline.Status(StatusFallback))
+			s.emit(timeline.Route(AgentPlanner, "Fallback after "+route.Next+" could not complete the task"))
+			focus := "The " + route.Next + " agent failed with:\n" + final + "\n\nComplete the user's request with the tools you have."
+			final, err = s.runAgent(ctx, AgentPlanner, focus)
+			if err != nil {
+				s.fail(ctx, err, timeline.CodeModel)
+				return
+			}
+		}
+	default:
+		s.emit(timeline.Error(timeline.CodeUnknownRoute, fmt.Sprintf("Unknown route '%s'", route.Next), ""))
+		s.emit(timeline.Complete())
+		return
+	}
+	s.emit(timeline.Done(final))
+	if s.turn.FirstTurn {
+		s.title(ctx, final)
+	}
+	s.emit(timeline.Complete())
+}
+
+// fail ends the timeline after err: a budget error when the turn's deadline passed, code otherwise.
+func (s *turnState) fail(ctx context.Context, err error, code string) {
+	s.closeBlock()
+	partial := s.partial()
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		s.emit(timeline.Error(timeline.CodeBudget, BudgetError{s.cfg.Budget}.Error(), partial))
+	} else {
+		s.emit(timeline.Error(code, err.Error(), partial))
+	}
+	s.emit(timeline.Complete())
+}
+
+// closeBlock ends an open subagent block as failed, so that the timeline stays well-formed.
+func (s *turnState) closeBlock() {
+	if s.open == "" {
+		return
+	}
+	s.emit(timeline.SubagentEnd(s.open, Cap(s.partial(), SummaryChars), s.toolRuns, true))
+	s.open = ""
+}
+
+func (s *turnState) partial() string {
+	if t := strings.TrimSpace(s.runText.String()); t != "" {
+		return t
+	}
+	return strings.TrimSpace(s.lastText)
+}
+
+func (s *turnState) system(prompt string) llm.Message {
+	if s.memories != "" {
+		prompt += "\n\n" + s.memories
+	}
+	return llm.Message{Role: "system", Content: prompt}
+}
+
+func (s *turnState) route(ctx context.Context) (Route, error) {
+	msgs := append([]llm.Message{s.system(RouterPrompt)}, s.history...)
+	msgs = append(msgs, s.human)
+	res, err := s.e.Model.Complete(ctx, llm.Request{Messages: msgs, Schema: &llm.Schema{Name: "Route", Schema: RouteSchema}})
+	if err != nil {
+		return Route{}, err
+	}
+	var r Route
+	raw := strings.TrimSpace(res.Content)
+	raw = strings.TrimPrefix(raw, "```json")
+	raw = strings.TrimPrefix(raw, "```")
+	raw = strings.TrimSuffix(strings.TrimSpace(raw), "```")
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	if err := dec.Decode(&r); err != nil {
+		return Route{}, fmt.Errorf("%w: %v", errBadDecision, err)
+	}
+	r.Next = strings.TrimSpace(r.Next)
+	return r, nil
+}
+
+func (s *turnState) token(agent, text string) {
+	if text == "" {
+		return
+	}
+	if !s.inRun {
+		s.emit(timeline.AnswerStart(agent))
+		s.inRun = true
+	}
+	s.runText.WriteString(text)
+	s.emit(timeline.Token(agent, text))
+}
+
+// runAgent runs one ReAct subagent block and returns its cleaned final text. An error (model failure or
+// budget) leaves the block open for fail to close.
+func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, error) {
+	s.emit(timeline.SubagentStart(agent))
+	s.open, s.toolRuns, s.inRun, s.lastText = agent, 0, false, ""
+	s.runText.Reset()
+
+	tools := s.tools[agent]
+	byName := make(map[string]Tool, len(tools))
+	specs := make([]llm.ToolSpec, 0, len(tools))
+	for _, t := range tools {
+		if _, dup := byName[t.Name()]; dup {
+			continue
+		}
+		byName[t.Name()] = t
+		specs = append(specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+	msgs := []llm.Message{s.system(AgentPrompt(agent)), {Role: "system", Content: focus}}
+	msgs = append(msgs, s.history...)
+	msgs = append(msgs, s.human)
+
+	final := ""
+	finished := false
+	for step := 0; step < s.cfg.MaxSteps; step++ {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		res, err := s.e.Model.Complete(ctx, llm.Request{Messages: msgs, Tools: specs,
+			OnToken: func(t string) { s.token(agent, t) }})
+		if err != nil {
+			return "", err
+		}
+		if !res.Streamed {
+			s.token(agent, res.Content)
+		}
+		for i := range res.ToolCalls {
+			if res.ToolCalls[i].ID == "" {
+				res.ToolCalls[i].ID = "call_" + strconv.Itoa(step) + "_" + strconv.Itoa(i)
+			}
+		}
+		msgs = append(msgs, llm.Message{Role: "assistant", Content: res.Content, ToolCalls: res.ToolCalls})
+		if len(res.ToolCalls) == 0 {
+			final, finished = res.Content, true
+			break
+		}
+		for _, call := range res.ToolCalls {
+			out := s.runTool(ctx, agent, byName, call)
+			msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: call.ID, Content: out})
+		}
+	}
+	if !finished {
+		final = fmt.Sprintf("I could not complete the task within the step limit (%d model calls).", s.cfg.MaxSteps)
+		s.token(agent, final)
+	}
+	final = CleanFinal(final)
+	if final == "" {
+		final = strings.TrimSpace(s.runText.String())
+	}
+	s.emit(timeline.SubagentEnd(agent, Cap(final, SummaryChars), s.toolRuns, LooksLikeFailure(final)))
+	s.open = ""
+	return final, nil
+}
+
+// runTool runs one tool call between tool_start and tool_end and returns what goes back to the model.
+func (s *turnState) runTool(ctx context.Context, agent string, byName map[string]Tool, call llm.ToolCall) string {
+	if t := strings.TrimSpace(s.runText.String()); t != "" {
+		s.lastText = t
+	}
+	s.runText.Reset()
+	s.inRun = false
+	s.runSeq++
+	s.toolRuns++
+	runID := "run_" + strconv.Itoa(s.runSeq)
+	args := strings.TrimSpace(call.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	input := args
+	var compact bytes.Buffer
+	if json.Compact(&compact, []byte(args)) == nil {
+		input = compact.String()
+	}
+	s.emit(timeline.ToolStart(agent, call.Name, runID, Cap(input, s.cfg.ToolInputChars)))
+	out, failed := s.execTool(ctx, byName[call.Name], call.Name, args)
+	out = Cap(out, s.cfg.ToolOutputChars)
+	s.emit(timeline.ToolEnd(agent, call.Name, runID, out, failed))
+	return out
+}
+
+func (s *turnState) execTool(ctx context.Context, t Tool, name, args string) (out string, failed bool) {
+	if t == nil {
+		return fmt.Sprintf("Error: unknown tool '%s'", name), true
+	}
+	if !json.Valid([]byte(args)) {
+		return "Error: tool arguments are not valid JSON", true
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.e.logf("tool %s panic: %v", name, p)
+			out, failed = "Error: Tool execution failed", true
+		}
+	}()
+	res, err := t.Run(ctx, json.RawMessage(args))
+	if err != nil {
+		detail := strings.TrimSpace(err.Error())
+		if detail == "" {
+			detail = "Tool execution failed"
+		}
+		return "Error: " + detail, true
+	}
+	return res, false
+}
+
+// title emits conversation_title for a first turn when the budget allows; failures are only logged.
+func (s *turnState) title(ctx context.Context, final string) {
+	remaining := time.Until(s.deadline)
+	if remaining < TitleMinRemaining || ctx.Err() != nil {
+		return
+	}
+	tctx, cancel := context.WithTimeout(ctx, min(remaining-TitleMinRemaining/2, TitleTimeout))
+	defer cancel()
+	msg := s.turn.Message
+	if msg == "" {
+		msg = request.DefaultPrompt
+	}
+	res, err := s.e.Model.Complete(tctx, llm.Request{MaxTokens: convtitle.MaxTokens, Messages: []llm.Message{
+		{Role: "system", Content: convtitle.SystemPrompt},
+		{Role: "user", Content: convtitle.UserPrompt(msg, final)},
+	}})
+	if err != nil {
+		s.e.logf("conversation title: %v", err)
+		return
+	}
+	if t := convtitle.Sanitize(res.Content); t != "" {
+		s.emit(timeline.ConversationTitle(t))
+	}
+}

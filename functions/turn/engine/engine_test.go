@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/shared/llm"
+)
+
+// fakeModel answers from a queue without any I/O: streaming calls deliver their content through OnToken.
+type fakeModel struct {
+	mu      sync.Mutex
+	replies []fakeReply
+	calls   []llm.Request
+}
+
+type fakeReply struct {
+	res   llm.Result
+	err   error
+	panic bool
+}
+
+func (f *fakeModel) Complete(ctx context.Context, req llm.Request) (llm.Result, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, req)
+	if len(f.replies) == 0 {
+		f.mu.Unlock()
+		return llm.Result{}, errors.New("fake: no reply")
+	}
+	r := f.replies[0]
+	f.replies = f.replies[1:]
+	f.mu.Unlock()
+	if r.panic {
+		panic("model exploded")
+	}
+	if r.err != nil {
+		return llm.Result{}, r.err
+	}
+	res := r.res
+	if req.OnToken != nil && req.Schema == nil && res.Content != "" {
+		for _, w := range strings.SplitAfter(res.Content, " ") {
+			req.OnToken(w)
+		}
+		res.Streamed = true
+	}
+	return res, nil
+}
+
+func routeTo(next string) fakeReply {
+	b, _ := json.Marshal(Route{Next: next, Reason: "r"})
+	return fakeReply{res: llm.Result{Content: string(b)}}
+}
+
+func answer(s string) fakeReply { return fakeReply{res: llm.Result{Content: s}} }
+
+func calls(names ...string) fakeReply {
+	var tc []llm.ToolCall
+	for i, n := range names {
+		tc = append(tc, llm.ToolCall{ID: "c" + string(rune('0'+i)), Name: n, Arguments: `{"q": "x"}`})
+	}
+	return fakeReply{res: llm.Result{ToolCalls: tc}}
+}
+
+type testTool struct {
+	name string
+	run  func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+func (t testTool) Name() string                { return t.name }
+func (t testTool) Description() string         { return "test tool " + t.name }
+func (t testTool) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (t testTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	return t.run(ctx, args)
+}
+
+func run(t *testing.T, e *Engine, turn request.Turn) []timeline.Decoded {
+	t.Helper()
+	var rec timeline.Recorder
+	e.Run(context.Background(), turn, rec.Emit)
+	body, err := timeline.SSE(rec.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := timeline.ParseSSE(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := timeline.CheckOrder(evs); err != nil {
+		t.Fatalf("order: %v\n%s", err, body)
+	}
+	return evs
+}
+
+func typesOf(evs []timeline.Decoded) string {
+	var s []string
+	for _, e := range evs {
+		s = append(s, e.Type())
+	}
+	return strings.Join(s, ",")
+}
+
+func TestToolsErrorsPanicsAndCaps(t *testing.T) {
+	reg := NewRegistry().
+		Register(Static(testTool{"echo", func(_ context.Context, a json.RawMessage) (string, error) {
+			return strings.Repeat("y", 50), nil
+		}})).
+		Register(Static(testTool{"broken", func(context.Context, json.RawMessage) (string, error) {
+			return "", errors.New("backend down")
+		}}), AgentPlatform).
+		Register(Static(testTool{"wild", func(context.Context, json.RawMessage) (string, error) { panic("tool bug") }}), AgentPlatform)
+	m := &fakeModel{replies: []fakeReply{routeTo("platform"), calls("echo", "broken", "wild"), answer("fine")}}
+	e := &Engine{Model: m, Tools: reg, Config: Config{ToolInputChars: 5, ToolOutputChars: 10}}
+	evs := run(t, e, request.Turn{Message: "m"})
+	var ends []timeline.Decoded
+	for _, ev := range evs {
+		if ev.Type() == "tool_start" && ev.Str("input") != `{"q"…` {
+			t.Fatalf("input not capped: %q", ev.Str("input"))
+		}
+		if ev.Type() == "tool_end" {
+			ends = append(ends, ev)
+		}
+	}
+	if ends[0].Str("output") != "yyyyyyyyy…" || ends[0]["failed"] != nil {
+		t.Fatalf("echo %v", ends[0])
+	}
+	if ends[1].Str("output") != "Error: ba…" || ends[1]["failed"] != true {
+		t.Fatalf("broken %v", ends[1])
+	}
+	if ends[2]["failed"] != true {
+		t.Fatalf("panic %v", ends[2])
+	}
+	// The model got the capped outputs back.
+	last := m.calls[len(m.calls)-1].Messages
+	if last[len(last)-3].Content != "yyyyyyyyy…" {
+		t.Fatalf("tool message %q", last[len(last)-3].Content)
+	}
+	// researcher does not get the platform-only tools.
+	if got := reg.ForTurn(&request.Turn{}); len(got[AgentResearcher]) != 1 || len(got[AgentPlatform]) != 3 {
+		t.Fatalf("registry %v", got)
+	}
+}
+
+func TestModelPanicStillCompletes(t *testing.T) {
+	m := &fakeModel{replies: []fakeReply{routeTo("planner"), {panic: true}}}
+	evs := run(t, &Engine{Model: m}, request.Turn{Message: "m"})
+	if got := typesOf(evs); got != "status,route,subagent_start,subagent_end,error,complete" {
+		t.Fatalf("types %s", got)
+	}
+	if evs[4].Str("code") != timeline.CodeInternal {
+		t.Fatalf("error %v", evs[4])
+	}
+}
+
+type fakeMCP struct{}
+
+func (fakeMCP) Load(context.Context, []request.MCPConnection) ([]Tool, []timeline.Credential) {
+	return []Tool{testTool{"appwrite_search_tools", func(context.Context, json.RawMessage) (string, error) { return "[]", nil }}},
+		[]timeline.Credential{{ID: "appwrite", Name: "Appwrite", URL: "https://mcp.appwrite.io/", Tokens: json.RawMessage(`{"access_token":"t"}`)}}
+}
+
+func TestMCPCredentialsComeFirst(t *testing.T) {
+	m := &fakeModel{replies: []fakeReply{routeTo("researcher"), calls("appwrite_search_tools"), answer("ok")}}
+	evs := run(t, &Engine{Model: m, MCP: fakeMCP{}}, request.Turn{Message: "m", MCPConnections: []request.MCPConnection{{ID: "appwrite"}}})
+	if evs[0].Type() != "mcp_credentials" {
+		t.Fatalf("types %s", typesOf(evs))
+	}
+	creds := evs[0]["credentials"].([]any)[0].(map[string]any)
+	if creds["id"] != "appwrite" || creds["client_info"] != nil {
+		t.Fatalf("credentials %v", creds)
+	}
+	for _, ev := range evs {
+		if ev.Type() == "tool_end" && (ev.Str("output") != "[]" || ev["failed"] != nil) {
+			t.Fatalf("mcp tool %v", ev)
+		}
+	}
+}
+
+func TestNonStreamedAnswerIsOneToken(t *testing.T) {
+	m := &fakeModel{replies: []fakeReply{routeTo("platform"), answer("[platform] all good")}}
+	e := &Engine{Model: nonStreaming{m}}
+	evs := run(t, e, request.Turn{Message: "m"})
+	if got := typesOf(evs); got != "status,route,subagent_start,answer_start,token,subagent_end,done,complete" {
+		t.Fatalf("types %s", got)
+	}
+	if evs[6].Str("answer") != "all good" {
+		t.Fatalf("done %v", evs[6])
+	}
+}
+
+type nonStreaming struct{ m *fakeModel }
+
+func (n nonStreaming) Complete(ctx context.Context, req llm.Request) (llm.Result, error) {
+	req.OnToken = nil
+	return n.m.Complete(ctx, req)
+}
+
+func TestBudgetCancelsATool(t *testing.T) {
+	reg := NewRegistry().Register(Static(testTool{"slow", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}))
+	m := &fakeModel{replies: []fakeReply{routeTo("planner"), calls("slow")}}
+	start := time.Now()
+	evs := run(t, &Engine{Model: m, Tools: reg, Config: Config{Budget: 100 * time.Millisecond}}, request.Turn{Message: "m"})
+	if time.Since(start) > time.Second {
+		t.Fatal("the budget did not stop the tool")
+	}
+	last := evs[len(evs)-2]
+	if last.Type() != "error" || last.Str("code") != timeline.CodeBudget {
+		t.Fatalf("types %s", typesOf(evs))
+	}
+}
+
+func TestMemoryBlock(t *testing.T) {
+	mems := []request.Memory{
+		{Key: "a", Content: "first  line\nsecond", Category: "fact", Priority: 9},
+		{Key: "b", Content: strings.Repeat("z", 300), Category: "preference", Priority: 5},
+		{Key: "c", Content: "small", Category: "instruction", Priority: 1},
+	}
+	got := MemoryBlock(mems, 300)
+	if !strings.Contains(got, "- (fact) a: first line second\n- (instruction) c: small") || strings.Contains(got, "zzz") {
+		t.Fatalf("block %q", got)
+	}
+	if MemoryBlock(mems, 10) != "" || MemoryBlock(nil, 1000) != "" {
+		t.Fatal("expected empty blocks")
+	}
+}
+
+func TestLooksLikeFailureAndClean(t *testing.T) {
+	for _, s := range []string{"", "  Error: x", "error - y", "I could not complete it", "Unable to run", "failed to fetch",
+		"sandbox_exec is not configured in this POC", "browser_fetch is disabled"} {
+		if !LooksLikeFailure(s) {
+			t.Errorf("%q should look like a failure", s)
+		}
+	}
+	if LooksLikeFailure("Done: the error was fixed") {
+		t.Error("false positive")
+	}
+	if CleanFinal(" [researcher] hi ") != "hi" || Cap("héllo", 3) != "hé…" || Cap("abc", 3) != "abc" {
+		t.Error("CleanFinal or Cap")
+	}
+}
+
+func TestToolCallsWithoutIDs(t *testing.T) {
+	m := &fakeModel{replies: []fakeReply{routeTo("planner"),
+		{res: llm.Result{ToolCalls: []llm.ToolCall{{Name: "current_time"}, {Name: "current_time"}}}}, answer("ok")}}
+	evs := run(t, &Engine{Model: m}, request.Turn{Message: "m"})
+	if got := typesOf(evs); !strings.Contains(got, "tool_start,tool_end,tool_start,tool_end") {
+		t.Fatalf("types %s", got)
+	}
+	msgs := m.calls[2].Messages
+	a, t1, t2 := msgs[len(msgs)-3], msgs[len(msgs)-2], msgs[len(msgs)-1]
+	if a.ToolCalls[0].ID == "" || a.ToolCalls[0].ID == a.ToolCalls[1].ID || t1.ToolCallID != a.ToolCalls[0].ID || t2.ToolCallID != a.ToolCalls[1].ID {
+		t.Fatalf("ids %+v %+v %+v", a.ToolCalls, t1, t2)
+	}
+}

@@ -1,0 +1,53 @@
+package handler_test
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	handler "appwrite-agent/functions/turn"
+	"appwrite-agent/shared/scriptedllm"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
+)
+
+// TestNoGoroutineOutlivesTheTurn calls Main directly (no runtime server) and checks that every goroutine
+// the turn started (HTTP connections to the model included) is gone shortly after it returns.
+func TestNoGoroutineOutlivesTheTurn(t *testing.T) {
+	for _, user := range []bool{false, true} {
+		model, _ := env(t)
+		model.SetHandler(func(r scriptedllm.Request, i int) scriptedllm.Reply {
+			switch i {
+			case 0:
+				return route("platform", "x", "")
+			case 1:
+				return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{Name: "current_time"}}}
+			default:
+				return scriptedllm.Reply{Content: "ok"}
+			}
+		})
+		body := `{"message":"m","history":[{"role":"user","content":"h"}]}`
+		if user {
+			t.Setenv("SAFEHTTP_ALLOW", "127.0.0.0/8")
+			t.Setenv("SAFEHTTP_ALLOW_HTTP", "true")
+			body = `{"message":"m","history":[{"role":"user","content":"h"}],"llm":{"api_key":"u","base_url":"` + model.BaseURL() + `"}}`
+		}
+		before := runtime.NumGoroutine()
+		ctx := openruntimes.NewContext(openruntimes.Logger{})
+		ctx.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey}}
+		ctx.Req.SetBodyBinary([]byte(body))
+		res := handler.Main(ctx)
+		if res.StatusCode != 200 || !strings.Contains(string(res.Body), `"type":"done"`) {
+			t.Fatalf("%d %s", res.StatusCode, res.Body)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("user=%v: %d goroutines after the turn, %d before\n%s", user, n, before, buf[:runtime.Stack(buf, true)])
+		}
+	}
+}

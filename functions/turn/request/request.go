@@ -1,0 +1,284 @@
+// Package request parses and validates a turn request before any model call: the reference's fields,
+// the history window, attachment limits and normalisation, and the memories field (ours).
+package request
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"appwrite-agent/shared/llm"
+)
+
+// HistoryWindow is how many history messages (not turns) a turn keeps: the last 12.
+const HistoryWindow = 12
+
+// Default limits, as in the reference.
+const (
+	DefaultMaxAttachments     = 8
+	DefaultMaxAttachmentBytes = 10_000_000
+	MaxMemories               = 200
+	MaxMemoryContent          = 8192
+	MaxMemoryPriority         = 1_000_000
+)
+
+// Limits are the configurable request limits.
+type Limits struct {
+	// MaxAttachments is ATTACHMENTS_MAX_PER_MESSAGE.
+	MaxAttachments int
+	// MaxAttachmentBytes is ATTACHMENTS_MAX_BYTES, per decoded file.
+	MaxAttachmentBytes int
+}
+
+// HistoryMessage is one earlier message of the conversation.
+type HistoryMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// InlineAttachment is an attachment as the client sends it.
+type InlineAttachment struct {
+	ID            string `json:"id,omitempty"`
+	Name          string `json:"name"`
+	Mime          string `json:"mime,omitempty"`
+	Size          *int64 `json:"size,omitempty"`
+	Kind          string `json:"kind,omitempty"`
+	ContentBase64 string `json:"content_base64,omitempty"`
+	DataBase64    string `json:"data_base64,omitempty"`
+}
+
+// MCPConnection is an MCP server the client connected, with the tokens it owns.
+type MCPConnection struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name,omitempty"`
+	URL         string          `json:"url,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Tokens      json.RawMessage `json:"tokens,omitempty"`
+	ClientInfo  json.RawMessage `json:"client_info,omitempty"`
+}
+
+// Memory is a saved memory the caller injects (ours: the reference left injection to Cloud).
+type Memory struct {
+	Key      string `json:"key"`
+	Content  string `json:"content"`
+	Category string `json:"category,omitempty"`
+	Priority int    `json:"priority,omitempty"`
+	// Active defaults to true; inactive entries are ignored.
+	Active *bool `json:"active,omitempty"`
+}
+
+// Body is the JSON body of POST / and POST /api/turn.
+type Body struct {
+	Message        string             `json:"message"`
+	History        []HistoryMessage   `json:"history"`
+	Attachments    []InlineAttachment `json:"attachments"`
+	MCPConnections []MCPConnection    `json:"mcp_connections"`
+	LLM            *llm.Override      `json:"llm"`
+	Memories       []Memory           `json:"memories"`
+}
+
+// Attachment is a normalised attachment with its decoded bytes.
+type Attachment struct {
+	ID, Name, Mime, Kind string
+	Data                 []byte
+}
+
+// Turn is a validated request, ready for the engine.
+type Turn struct {
+	// Message is the user's message, stripped.
+	Message string
+	// History is the last HistoryWindow messages, stripped, empty ones dropped.
+	History []HistoryMessage
+	// Attachments are normalised and decoded.
+	Attachments []Attachment
+	// MCPConnections are passed through for the MCP tool source.
+	MCPConnections []MCPConnection
+	// LLM is the per-turn override (nil when absent).
+	LLM *llm.Override
+	// Memories are the active memories, highest priority first (not yet cut to the size budget).
+	Memories []Memory
+	// FirstTurn is true when the kept history is empty: the turn then gets a conversation title.
+	FirstTurn bool
+}
+
+// Error is a validation failure: an HTTP status and a message.
+type Error struct {
+	Status  int
+	Message string
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Message }
+
+func invalid(format string, args ...any) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf(format, args...)}
+}
+
+var memoryKey = regexp.MustCompile(`^[a-z][a-z0-9_.-]{1,127}$`)
+
+// Parse decodes and validates body. Unknown fields are ignored, as pydantic does.
+func Parse(body []byte, lim Limits) (Turn, *Error) {
+	if lim.MaxAttachments <= 0 {
+		lim.MaxAttachments = DefaultMaxAttachments
+	}
+	if lim.MaxAttachmentBytes <= 0 {
+		lim.MaxAttachmentBytes = DefaultMaxAttachmentBytes
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Turn{}, &Error{Status: http.StatusBadRequest, Message: "request body must be a JSON object"}
+	}
+	var b Body
+	if err := json.Unmarshal(body, &b); err != nil {
+		return Turn{}, &Error{Status: http.StatusBadRequest, Message: "request body must be a JSON object: " + err.Error()}
+	}
+	t := Turn{Message: strings.TrimSpace(b.Message), LLM: b.LLM, MCPConnections: b.MCPConnections}
+	if t.Message == "" && len(b.Attachments) == 0 {
+		return Turn{}, invalid("message or attachments required")
+	}
+	for i, h := range b.History {
+		role := strings.ToLower(strings.TrimSpace(h.Role))
+		if role != "user" && role != "assistant" {
+			return Turn{}, invalid("history[%d].role must be 'user' or 'assistant'", i)
+		}
+		b.History[i].Role = role
+	}
+	hist := b.History
+	if len(hist) > HistoryWindow {
+		hist = hist[len(hist)-HistoryWindow:]
+	}
+	for _, h := range hist {
+		if c := strings.TrimSpace(h.Content); c != "" {
+			t.History = append(t.History, HistoryMessage{Role: h.Role, Content: c})
+		}
+	}
+	t.FirstTurn = len(t.History) == 0
+
+	if len(b.Attachments) > lim.MaxAttachments {
+		return Turn{}, invalid("Too many attachments (max %d)", lim.MaxAttachments)
+	}
+	for i, a := range b.Attachments {
+		att, err := normalizeAttachment(a, i, lim.MaxAttachmentBytes)
+		if err != nil {
+			return Turn{}, err
+		}
+		t.Attachments = append(t.Attachments, att)
+	}
+	for i, c := range b.MCPConnections {
+		if strings.TrimSpace(c.ID) == "" {
+			return Turn{}, invalid("mcp_connections[%d].id is required", i)
+		}
+	}
+	if o := b.LLM; o != nil && strings.TrimSpace(o.BaseURL) != "" {
+		u := strings.ToLower(strings.TrimSpace(o.BaseURL))
+		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+			return Turn{}, invalid("llm.base_url must be an http(s) URL")
+		}
+	}
+	mems, err := validateMemories(b.Memories)
+	if err != nil {
+		return Turn{}, err
+	}
+	t.Memories = mems
+	return t, nil
+}
+
+func validateMemories(in []Memory) ([]Memory, *Error) {
+	if len(in) > MaxMemories {
+		return nil, invalid("at most %d memories per turn", MaxMemories)
+	}
+	var out []Memory
+	for i, m := range in {
+		m.Key = strings.TrimSpace(m.Key)
+		if !memoryKey.MatchString(m.Key) {
+			return nil, invalid("memories[%d].key must match ^[a-z][a-z0-9_.-]{1,127}$ (got '%s')", i, m.Key)
+		}
+		m.Content = strings.TrimSpace(m.Content)
+		if m.Content == "" {
+			return nil, invalid("memories[%d].content is required", i)
+		}
+		if n := len([]rune(m.Content)); n > MaxMemoryContent {
+			return nil, invalid("memories[%d].content exceeds %d characters", i, MaxMemoryContent)
+		}
+		if m.Category == "" {
+			m.Category = "preference"
+		}
+		if m.Category != "preference" && m.Category != "instruction" && m.Category != "fact" {
+			return nil, invalid("memories[%d].category must be one of ['fact', 'instruction', 'preference']", i)
+		}
+		if m.Priority < 0 || m.Priority > MaxMemoryPriority {
+			return nil, invalid("memories[%d].priority must be between 0 and %d", i, MaxMemoryPriority)
+		}
+		if m.Active != nil && !*m.Active {
+			continue
+		}
+		out = append(out, m)
+	}
+	// Highest priority first; equal priorities keep the caller's order.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Priority > out[j-1].Priority; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out, nil
+}
+
+func normalizeAttachment(a InlineAttachment, i int, maxBytes int) (Attachment, *Error) {
+	name := SanitizeName(a.Name)
+	raw := a.ContentBase64
+	if raw == "" {
+		raw = a.DataBase64
+	}
+	if strings.TrimSpace(raw) == "" {
+		return Attachment{}, invalid("Attachment '%s' missing content_base64", name)
+	}
+	if limit := base64.StdEncoding.EncodedLen(maxBytes) + 4; len(raw) > limit*2 {
+		// Far too long to be within the limit even with whitespace: refuse before decoding.
+		return Attachment{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Attachment '%s' exceeds max size (%d bytes)", name, maxBytes)}
+	}
+	data, ok := decodeLenient(raw)
+	if !ok {
+		return Attachment{}, invalid("Attachment '%s' has invalid base64", name)
+	}
+	if len(data) == 0 {
+		return Attachment{}, invalid("Attachment '%s' is empty", name)
+	}
+	if len(data) > maxBytes {
+		return Attachment{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Attachment '%s' exceeds max size (%d bytes)", name, maxBytes)}
+	}
+	mime := normalizeMime(a.Mime)
+	if mime == "" {
+		mime = guessMime(name)
+	}
+	id := strings.TrimSpace(a.ID)
+	if id == "" {
+		id = name
+	}
+	return Attachment{ID: id, Name: name, Mime: mime, Kind: kindOf(mime, name, a.Kind), Data: data}, nil
+}
+
+// decodeLenient decodes standard or URL-safe base64, with or without padding, ignoring whitespace and a
+// data: URL prefix (the reference decodes with validate=False).
+func decodeLenient(s string) ([]byte, bool) {
+	if strings.HasPrefix(s, "data:") {
+		if i := strings.Index(s, ","); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	s = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimRight(s, "=")
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,228 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Decoded is one event as a client sees it after parsing.
+type Decoded map[string]any
+
+// Type is the event's "type" field ("" when missing).
+func (d Decoded) Type() string { s, _ := d["type"].(string); return s }
+
+// Str is a string field ("" when missing or not a string).
+func (d Decoded) Str(key string) string { s, _ := d[key].(string); return s }
+
+// ParseSSE parses a text/event-stream body in which every frame is exactly "data: <json object>\n\n".
+func ParseSSE(body []byte) ([]Decoded, error) {
+	var out []Decoded
+	for len(body) > 0 {
+		end := bytes.Index(body, []byte("\n\n"))
+		if end < 0 {
+			return out, fmt.Errorf("timeline: frame %d is not terminated by a blank line", len(out))
+		}
+		frame := body[:end]
+		body = body[end+2:]
+		if !bytes.HasPrefix(frame, []byte("data: ")) || bytes.Contains(frame, []byte("\n")) {
+			return out, fmt.Errorf("timeline: frame %d is not a single data: line: %q", len(out), frame)
+		}
+		var d Decoded
+		if err := json.Unmarshal(frame[len("data: "):], &d); err != nil {
+			return out, fmt.Errorf("timeline: frame %d: %w", len(out), err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ParseJSON parses the JSON array variant of a timeline.
+func ParseJSON(body []byte) ([]Decoded, error) {
+	var out []Decoded
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, fmt.Errorf("timeline: %w", err)
+	}
+	return out, nil
+}
+
+var known = map[string]bool{
+	TypeMCPCredentials: true, TypeStatus: true, TypeRoute: true, TypeSubagentStart: true, TypeSubagentEnd: true,
+	TypeAnswerStart: true, TypeToken: true, TypeToolStart: true, TypeToolEnd: true, TypeDone: true,
+	TypeConversationTitle: true, TypeError: true, TypeComplete: true,
+}
+
+// CheckOrder reports the first violation of the timeline rules:
+//
+//   - every event has a known type; the last event is the only complete;
+//   - mcp_credentials, at most once, comes first; then status; a status is followed by route or error;
+//   - at most two routes: the first one, and a fallback to planner after a failed platform or researcher;
+//   - subagent_start names the agent just routed to; blocks do not nest and end with subagent_end of the same
+//     agent, whose tool_calls counts the block's tool_start events;
+//   - answer_start, token, tool_start, tool_end belong to the open block's agent (or to "supervisor" after a
+//     FINISH route); a token follows an answer_start of the same text run (a tool call ends the run);
+//   - every tool_start is closed by the tool_end with its run_id before anything else; run ids are unique;
+//   - exactly one of done or error comes before complete, never inside an open block; after done only
+//     one conversation_title may come before complete.
+func CheckOrder(events []Decoded) error {
+	if len(events) == 0 {
+		return errors.New("empty timeline")
+	}
+	var (
+		routes      int
+		lastRoute   string
+		open        string // agent of the open subagent block
+		blockTools  int
+		inRun       bool // an answer_start opened the current text run
+		openTool    Decoded
+		runIDs      = map[string]bool{}
+		ended       string // "done" or "error"
+		titled      bool
+		prev        string
+		lastFailed  bool
+		lastEnded   string
+		blocks      int
+		finishRoute bool
+	)
+	for i, e := range events {
+		t := e.Type()
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("event %d (%s): %s", i, t, fmt.Sprintf(format, args...))
+		}
+		if !known[t] {
+			return fail("unknown type")
+		}
+		if t == TypeComplete {
+			if i != len(events)-1 {
+				return fail("complete is not the last event")
+			}
+			if ended == "" {
+				return fail("complete without done or error before it")
+			}
+			return nil
+		}
+		if openTool != nil && t != TypeToolEnd {
+			return fail("tool %q (run %q) is still open", openTool.Str("tool"), openTool.Str("run_id"))
+		}
+		if ended == TypeError {
+			return fail("only complete may follow error")
+		}
+		if ended == TypeDone && t != TypeConversationTitle {
+			return fail("only conversation_title or complete may follow done")
+		}
+		if i == 0 && t != TypeStatus && t != TypeMCPCredentials {
+			return fail("a timeline starts with mcp_credentials or status")
+		}
+		if prev == TypeStatus && t != TypeRoute && t != TypeError {
+			return fail("status must be followed by route or error")
+		}
+		agentOK := func() error {
+			a := e.Str("agent")
+			if open != "" && a == open {
+				return nil
+			}
+			if open == "" && finishRoute && blocks == 0 && a == "supervisor" && (t == TypeAnswerStart || t == TypeToken) {
+				return nil
+			}
+			return fail("agent %q outside its block (open block %q)", a, open)
+		}
+		switch t {
+		case TypeMCPCredentials:
+			if i != 0 {
+				return fail("mcp_credentials must be the first event")
+			}
+		case TypeStatus:
+			if open != "" {
+				return fail("status inside the %s block", open)
+			}
+			if routes == 1 && !(blocks == 1 && lastFailed && (lastEnded == "platform" || lastEnded == "researcher")) {
+				return fail("a second status without a failed platform or researcher block")
+			}
+			if routes >= 2 {
+				return fail("more than two routing steps")
+			}
+		case TypeRoute:
+			if prev != TypeStatus {
+				return fail("route must follow status")
+			}
+			if e.Str("agent") != e.Str("next") {
+				return fail("agent %q != next %q", e.Str("agent"), e.Str("next"))
+			}
+			routes++
+			lastRoute = e.Str("next")
+			if routes == 2 && lastRoute != "planner" {
+				return fail("the fallback route must be planner, got %q", lastRoute)
+			}
+			finishRoute = lastRoute == "FINISH"
+		case TypeSubagentStart:
+			if prev != TypeRoute || e.Str("agent") != lastRoute {
+				return fail("subagent_start must follow the route to it (route %q)", lastRoute)
+			}
+			open, blockTools, inRun = e.Str("agent"), 0, false
+			blocks++
+		case TypeSubagentEnd:
+			if open == "" || e.Str("agent") != open {
+				return fail("subagent_end for %q with open block %q", e.Str("agent"), open)
+			}
+			if n, _ := e["tool_calls"].(float64); int(n) != blockTools {
+				return fail("tool_calls %v but the block had %d tool_start events", e["tool_calls"], blockTools)
+			}
+			if _, ok := e["failed"].(bool); !ok {
+				return fail("failed is not a boolean")
+			}
+			lastFailed, _ = e["failed"].(bool)
+			lastEnded, open, inRun = open, "", false
+		case TypeAnswerStart:
+			if err := agentOK(); err != nil {
+				return err
+			}
+			inRun = true
+		case TypeToken:
+			if err := agentOK(); err != nil {
+				return err
+			}
+			if !inRun {
+				return fail("token without answer_start in this text run")
+			}
+		case TypeToolStart:
+			if err := agentOK(); err != nil {
+				return err
+			}
+			if open == "" {
+				return fail("tool_start outside a subagent block")
+			}
+			id := e.Str("run_id")
+			if id == "" || runIDs[id] {
+				return fail("run_id %q is empty or reused", id)
+			}
+			runIDs[id] = true
+			openTool, inRun = e, false
+			blockTools++
+		case TypeToolEnd:
+			if openTool == nil || openTool.Str("run_id") != e.Str("run_id") || openTool.Str("tool") != e.Str("tool") ||
+				openTool.Str("agent") != e.Str("agent") {
+				return fail("tool_end does not close the open tool_start")
+			}
+			openTool = nil
+		case TypeDone, TypeError:
+			if open != "" {
+				return fail("%s inside the open %s block", t, open)
+			}
+			if ended != "" {
+				return fail("%s after %s", t, ended)
+			}
+			if t == TypeDone && routes == 0 {
+				return fail("done without a route")
+			}
+			ended = t
+		case TypeConversationTitle:
+			if ended != TypeDone || titled {
+				return fail("conversation_title must come once, after done")
+			}
+			titled = true
+		}
+		prev = t
+	}
+	return errors.New("the timeline does not end with complete")
+}

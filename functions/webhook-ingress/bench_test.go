@@ -1,0 +1,122 @@
+package handler_test
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	handler "appwrite-agent/functions/webhook-ingress"
+	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/seal"
+	"appwrite-agent/shared/stdwebhooks"
+)
+
+// sink is the subscriber of both benchmarks: a loopback TLS server that reads the body and answers 200.
+func sink(b *testing.B) (*httptest.Server, string) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(200)
+	}))
+	b.Cleanup(srv.Close)
+	ca := filepath.Join(b.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pemOf(srv), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return srv, ca
+}
+
+// BenchmarkPlainRelay is the baseline: an HTTP server that forwards each POST body to the subscriber over
+// TLS, with no verification, projection or signing.
+func BenchmarkPlainRelay(b *testing.B) {
+	dst, _ := sink(b)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: dst.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}, MaxIdleConnsPerHost: 64}}
+	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			w.WriteHeader(502)
+			return
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		w.WriteHeader(200)
+	}))
+	defer relay.Close()
+	body := []byte(rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
+	runParallel(b, func(c *http.Client) {
+		res, err := c.Post(relay.URL+"/appwrite/webhooks/x", "application/json", bytes.NewReader(body))
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("%v %v", res, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	})
+}
+
+// BenchmarkIngressPath is the whole path: Appwrite's signed POST into the ingress behind the local
+// runtime, verification, envelope opening, matching, projection, Standard Webhooks signing and the POST to
+// the subscriber.
+func BenchmarkIngressPath(b *testing.B) {
+	dst, ca := sink(b)
+	ingress := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: b.TempDir()}))
+	defer ingress.Close()
+	for k, v := range map[string]string{"SEAL_KEYS": testSealKeys, "APPWRITE_WEBHOOK_SECRET_KEYS": testSigKeys, "EVENTS_INGRESS_URL": ingress.URL, "SAFEHTTP_ALLOW": "127.0.0.0/8", "SAFEHTTP_CA_FILE": ca} {
+		b.Setenv(k, v)
+	}
+	ring, _ := seal.ParseKeyring(testSealKeys)
+	sealer, _ := seal.NewSealer(ring, seal.DefaultBudget())
+	keys, _ := appwritesig.ParseKeys(testSigKeys)
+	secret, _ := stdwebhooks.ParseSecret(subSecret)
+	id := "sub-bench"
+	user, pass, err := sealer.Seal(id, seal.Subscription{CallbackURL: dst.URL + "/hook", Secret: secret, Event: "row.created", Args: rowArgs, ProjectID: projectID, Expiry: time.Now().Add(time.Hour), VerifiedAt: time.Now()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	whSecret, _ := keys.Secret(id)
+	body := []byte(rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
+	url := ingress.URL + "/appwrite/webhooks/" + id
+	sig := appwritesig.Sign(whSecret, url, body)
+	events := "databases.db1.tables.tickets.rows.r1.create,databases.db1.tables.tickets.rows.*.create"
+	runParallel(b, func(c *http.Client) {
+		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Appwrite-Webhook-Id", id)
+		req.Header.Set("X-Appwrite-Webhook-Events", events)
+		req.Header.Set("X-Appwrite-Webhook-Project-Id", projectID)
+		req.Header.Set("X-Appwrite-Webhook-Signature", sig)
+		req.Header.Set("x-open-runtimes-logging", "disabled")
+		req.SetBasicAuth(user, pass)
+		res, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !bytes.Contains(raw, []byte(`"delivered"`)) {
+			b.Fatalf("%d %s", res.StatusCode, raw)
+		}
+	})
+}
+
+func runParallel(b *testing.B, do func(*http.Client)) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			do(client)
+		}
+	})
+}
+
+func pemOf(srv *httptest.Server) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}

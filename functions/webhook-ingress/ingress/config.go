@@ -1,0 +1,152 @@
+package ingress
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/eventdelivery"
+	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/seal"
+)
+
+// Environment variables the ingress reads (besides seal.EnvKeys, appwritesig.EnvKeys and the safehttp
+// allowlist variables).
+const (
+	// EnvPublicURL is the ingress's public base URL; Appwrite signs the stored webhook URL, which is this
+	// plus /appwrite/webhooks/{id}. mcp-events must be configured with the same value.
+	EnvPublicURL = "EVENTS_INGRESS_URL"
+	// EnvMaxAttempts bounds the POSTs of one execution (default 4).
+	EnvMaxAttempts = "INGRESS_MAX_ATTEMPTS"
+	// EnvBudgetMS bounds the delivery time of one execution in milliseconds (default 9000, well inside
+	// Appwrite's 15 s webhook timeout).
+	EnvBudgetMS = "INGRESS_BUDGET_MS"
+	// EnvRetryWindowMinutes is how long delayed retries may go on after the first attempt (default 15).
+	EnvRetryWindowMinutes = "INGRESS_RETRY_WINDOW_MINUTES"
+)
+
+// Config is the ingress configuration, read from the environment for each request (parsing is cheap and
+// keeps the function free of process state).
+type Config struct {
+	Sealer      *seal.Sealer
+	Keyring     *seal.Keyring
+	SigKeys     *appwritesig.Keys
+	PublicURL   string
+	HTTP        safehttp.Options
+	Policy      eventdelivery.Policy
+	RetryWindow time.Duration
+	// Appwrite lets the ingress schedule delayed executions of itself; empty Endpoint means it cannot.
+	Appwrite AppwriteSelf
+}
+
+// AppwriteSelf is what the ingress needs to create delayed executions of itself.
+type AppwriteSelf struct {
+	Endpoint, ProjectID, FunctionID string
+}
+
+// LoadConfig reads the configuration. A missing or weak key is an error, never a silent default.
+func LoadConfig() (Config, error) {
+	var c Config
+	var errs []error
+	var err error
+	if c.Keyring, err = seal.LoadKeyring(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", seal.EnvKeys, err))
+	} else if c.Sealer, err = seal.NewSealer(c.Keyring, seal.DefaultBudget()); err != nil {
+		errs = append(errs, err)
+	}
+	if c.SigKeys, err = appwritesig.LoadKeys(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", appwritesig.EnvKeys, err))
+	}
+	c.PublicURL = strings.TrimRight(os.Getenv(EnvPublicURL), "/")
+	if u, err := url.Parse(c.PublicURL); c.PublicURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("%s must be the ingress's public URL, such as https://ingress.example.com (got %q)", EnvPublicURL, c.PublicURL))
+	}
+	if c.HTTP, err = safehttp.FromEnv(safehttp.Options{}); err != nil {
+		errs = append(errs, err)
+	} else if c.HTTP, err = safehttp.CAFromEnv(c.HTTP); err != nil {
+		errs = append(errs, err)
+	}
+	c.Policy = eventdelivery.DefaultPolicy()
+	if v, ok, err := envInt(EnvMaxAttempts, 1, 10); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		c.Policy.MaxAttempts = v
+	}
+	if v, ok, err := envInt(EnvBudgetMS, 100, 13000); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		c.Policy.Budget = time.Duration(v) * time.Millisecond
+		if c.Policy.AttemptTimeout > c.Policy.Budget {
+			c.Policy.AttemptTimeout = c.Policy.Budget
+		}
+	}
+	c.RetryWindow = 15 * time.Minute
+	if v, ok, err := envInt(EnvRetryWindowMinutes, 0, 60); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		c.RetryWindow = time.Duration(v) * time.Minute
+	}
+	c.Appwrite = AppwriteSelf{
+		Endpoint:   strings.TrimRight(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT"), "/"),
+		ProjectID:  os.Getenv("APPWRITE_FUNCTION_PROJECT_ID"),
+		FunctionID: os.Getenv("APPWRITE_FUNCTION_ID"),
+	}
+	return c, errors.Join(errs...)
+}
+
+func envInt(name string, min, max int) (int, bool, error) {
+	raw := strings.TrimSpace(os.Getenv(name))
+	if raw == "" {
+		return 0, false, nil
+	}
+	v, err := strconv.Atoi(raw)
+	if err != nil || v < min || v > max {
+		return 0, false, fmt.Errorf("%s must be an integer from %d to %d (got %q)", name, min, max, raw)
+	}
+	return v, true, nil
+}
+
+// WebhookURL is the URL Appwrite stores for subscription id, and signs.
+func (c Config) WebhookURL(id string) string { return c.PublicURL + WebhookPathPrefix + id }
+
+// envKeys are every variable LoadConfig reads; a change to any of them rebuilds the cached configuration.
+var envKeys = []string{seal.EnvKeys, appwritesig.EnvKeys, EnvPublicURL, safehttp.EnvAllow, safehttp.EnvAllowHTTP, safehttp.EnvCAFile,
+	EnvMaxAttempts, EnvBudgetMS, EnvRetryWindowMinutes, "APPWRITE_FUNCTION_API_ENDPOINT", "APPWRITE_FUNCTION_PROJECT_ID", "APPWRITE_FUNCTION_ID"}
+
+// processState caches the parsed configuration and the subscriber HTTP client for the life of the
+// process. It is the function's only package-level state, and it exists for speed: the runtime calls Main
+// per request with no other place to keep things, and a client per request would pay a TLS handshake to
+// every subscriber for every event. It is keyed by the environment, so it never serves a stale value.
+var processState struct {
+	sync.Mutex
+	key    string
+	cfg    Config
+	err    error
+	client *http.Client
+}
+
+// Load returns the configuration and a subscriber client for the current environment, parsing them only
+// when the environment changed since the last call.
+func Load() (Config, *http.Client, error) {
+	var b strings.Builder
+	for _, k := range envKeys {
+		b.WriteString(os.Getenv(k))
+		b.WriteByte(0)
+	}
+	key := b.String()
+	processState.Lock()
+	defer processState.Unlock()
+	if processState.key != key || processState.client == nil {
+		processState.cfg, processState.err = LoadConfig()
+		processState.client = safehttp.NewClient(processState.cfg.HTTP)
+		processState.key = key
+	}
+	return processState.cfg, processState.client, processState.err
+}

@@ -1,0 +1,241 @@
+// Package ingress turns one Appwrite webhook delivery into at most one signed, projected MCP event: it
+// proves the request is Appwrite's and ours (path id, signature over the stored URL and body, the sealed
+// subscription in Basic auth, project, expiry), matches and projects the payload with the event catalog,
+// derives an eventId that is stable across Appwrite's retries, and delivers with bounded retries. When the
+// subscriber is still failing at the end of the budget, delivery continues as delayed executions of the
+// ingress itself (see jobs.go) for a bounded window.
+package ingress
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"appwrite-agent/shared/eventcatalog"
+	"appwrite-agent/shared/eventdelivery"
+	"appwrite-agent/shared/opsmetrics"
+	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/seal"
+	"appwrite-agent/shared/stdwebhooks"
+)
+
+// WebhookPathPrefix is where Appwrite's webhook worker POSTs: WebhookPathPrefix + subscription id.
+const WebhookPathPrefix = "/appwrite/webhooks/"
+
+// Appwrite's webhook headers, lower-cased as the runtime gives them.
+const (
+	hdrWebhookID  = "x-appwrite-webhook-id"
+	hdrEvents     = "x-appwrite-webhook-events"
+	hdrProjectID  = "x-appwrite-webhook-project-id"
+	hdrSignature  = "x-appwrite-webhook-signature"
+	hdrDeliveryID = "x-appwrite-webhook-delivery-id"
+)
+
+// Counter names.
+const (
+	MetricIngress    = "mcp_events_ingress_total"
+	MetricDeliveries = "mcp_events_deliveries_total"
+)
+
+// Request is the part of an incoming request the ingress reads.
+type Request struct {
+	Method  string
+	Path    string
+	Headers map[string]string // lower-cased keys
+	Body    []byte
+	// AppwriteKey is the function's own dynamic API key (x-appwrite-key), used to schedule delayed retries.
+	AppwriteKey string
+}
+
+// Answer is the ingress's reply: an HTTP status and a JSON body.
+type Answer struct {
+	Status int
+	Body   any
+}
+
+// Outcome is the body of a 200 answer.
+type Outcome struct {
+	Status   string `json:"status"` // delivered, ignored, scheduled, abandoned
+	EventID  string `json:"eventId,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Refusal is the body of a 4xx/5xx answer.
+type Refusal struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+// Deps are the ingress's collaborators, replaceable in tests.
+type Deps struct {
+	Config Config
+	// Client posts to subscribers; nil means safehttp.NewClient(Config.HTTP).
+	Client *http.Client
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log receives structured log lines.
+	Log func(string)
+	// Scheduler creates delayed executions; nil means the Appwrite API (see jobs.go).
+	Scheduler Scheduler
+}
+
+func (d *Deps) fill(appwriteKey string) {
+	if d.Client == nil {
+		d.Client = safehttp.NewClient(d.Config.HTTP)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = func(string) {}
+	}
+	if d.Scheduler == nil {
+		d.Scheduler = appwriteScheduler{self: d.Config.Appwrite, client: &http.Client{Timeout: 5 * time.Second}, key: appwriteKey}
+	}
+}
+
+func (d *Deps) reject(status int, code, msg string) Answer {
+	d.Log(opsmetrics.Line(MetricIngress, "outcome", "rejected", "reason", code))
+	return Answer{status, Refusal{Error: code, Message: msg}}
+}
+
+func (d *Deps) ignore(reason string) Answer {
+	d.Log(opsmetrics.Line(MetricIngress, "outcome", "ignored", "reason", reason))
+	return Answer{http.StatusOK, Outcome{Status: "ignored", Reason: reason}}
+}
+
+// HandleWebhook verifies and delivers one Appwrite webhook delivery.
+func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
+	d.fill(r.AppwriteKey)
+	if r.Method != http.MethodPost {
+		return d.reject(http.StatusMethodNotAllowed, "method_not_allowed", "Appwrite webhooks are POSTed; got "+r.Method)
+	}
+	id := strings.TrimPrefix(r.Path, WebhookPathPrefix)
+	if !eventcatalog.ValidID(id) {
+		return d.reject(http.StatusNotFound, "not_found", "no subscription id in the path "+r.Path)
+	}
+	d.Log(opsmetrics.Line(MetricIngress, "outcome", "received"))
+	if got := r.Headers[hdrWebhookID]; got != id {
+		return d.reject(http.StatusUnauthorized, "webhook_id_mismatch", "X-Appwrite-Webhook-Id does not name the subscription in the path")
+	}
+	if !d.Config.SigKeys.Verify(id, d.Config.WebhookURL(id), r.Body, r.Headers[hdrSignature]) {
+		return d.reject(http.StatusUnauthorized, "bad_signature", "X-Appwrite-Webhook-Signature does not verify for this webhook")
+	}
+	user, pass, ok := basicAuth(r.Headers["authorization"])
+	if !ok {
+		return d.reject(http.StatusUnauthorized, "missing_subscription", "the webhook carries no sealed subscription in its Basic auth")
+	}
+	projectID := r.Headers[hdrProjectID]
+	sub, err := d.Config.Sealer.Open(id, projectID, user, pass)
+	if err != nil {
+		return d.reject(http.StatusUnauthorized, "subscription_rejected", "the sealed subscription does not open for this webhook and project")
+	}
+	now := d.Now()
+	if sub.Expired(now) {
+		// 410 counts as a failed delivery at Appwrite, which disables the webhook after ten: what an expired
+		// subscription should come to (mcp-events also deletes it when it next acts in the project).
+		return d.reject(http.StatusGone, "subscription_expired", "the subscription expired at "+sub.Expiry.Format(time.RFC3339))
+	}
+	event, ok := eventcatalog.Lookup(sub.Event)
+	if !ok {
+		return d.reject(http.StatusGone, "unknown_event", "the subscription's event "+sub.Event+" is no longer offered")
+	}
+	if !event.MatchesEvents(sub.Args, strings.Split(r.Headers[hdrEvents], ",")) {
+		return d.ignore("event_mismatch")
+	}
+	occ, err := event.Project(projectID, sub.Args, r.Body)
+	if errors.Is(err, eventcatalog.ErrNotThisSubscription) {
+		return d.ignore("filtered")
+	} else if err != nil {
+		return d.reject(http.StatusUnprocessableEntity, "bad_payload", err.Error())
+	}
+	eventID := EventID(id, sub.Event, r.Headers[hdrDeliveryID], occ.ResourceID, occ.Version)
+	timestamp := occ.Timestamp
+	if timestamp == "" {
+		timestamp = now.UTC().Format(time.RFC3339)
+	}
+	body, err := json.Marshal(struct {
+		EventID   string         `json:"eventId"`
+		Name      string         `json:"name"`
+		Timestamp string         `json:"timestamp"`
+		Data      map[string]any `json:"data"`
+	}{eventID, sub.Event, timestamp, occ.Data})
+	if err != nil {
+		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
+	}
+	d.Log(opsmetrics.Line(MetricIngress, "outcome", "accepted", "event", sub.Event))
+	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
+	return deliver(ctx, d, sub, job)
+}
+
+// deliver runs one execution's worth of attempts and, when they all fail retryably, schedules the next.
+func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer {
+	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID}
+	for _, s := range sub.SigningSecrets(d.Now()) {
+		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
+	}
+	res := eventdelivery.Deliver(ctx, d.Client, target, job.EventID, job.Body, d.Config.Policy, d.Now)
+	job.Attempts += len(res.Attempts)
+	last := res.Last()
+	switch {
+	case res.Delivered():
+		if job.Attempts > 1 {
+			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "retried"))
+		}
+		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "delivered"))
+		return Answer{http.StatusOK, Outcome{Status: "delivered", EventID: job.EventID, Attempts: job.Attempts}}
+	case !last.Retryable():
+		reason := string(last.Reason)
+		if last.Status == http.StatusGone || last.Status == http.StatusRequestEntityTooLarge {
+			reason = "status_" + http.StatusText(last.Status)
+			reason = strings.ToLower(strings.ReplaceAll(reason, " ", "_"))
+		}
+		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))
+		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+	}
+	reason := last.Reason.MCP()
+	if at, ok := nextRun(d, job); ok {
+		if err := d.Scheduler.Schedule(ctx, job, at, d.Config); err == nil {
+			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason))
+			return Answer{http.StatusOK, Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+		} else {
+			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed") + " " + err.Error())
+		}
+	}
+	d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))
+	return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+}
+
+// EventID is the delivery's stable id: from Appwrite's per-delivery id when it sends one (identical on its
+// retries), otherwise from the webhook, the event and the resource's id and version ($updatedAt), which
+// Appwrite's re-sends of the same change share.
+func EventID(webhookID, event, deliveryID, resourceID, version string) string {
+	h := sha256.New()
+	if deliveryID != "" {
+		h.Write([]byte("delivery\x00" + webhookID + "\x00" + deliveryID))
+	} else {
+		h.Write([]byte("change\x00" + webhookID + "\x00" + event + "\x00" + resourceID + "\x00" + version))
+	}
+	return "evt_" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// basicAuth parses "Basic base64(user:pass)".
+func basicAuth(header string) (user, pass string, ok bool) {
+	const prefix = "basic "
+	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
+		return "", "", false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(header[len(prefix):]))
+	if err != nil {
+		return "", "", false
+	}
+	user, pass, ok = strings.Cut(string(raw), ":")
+	return user, pass, ok && user != "" && pass != ""
+}

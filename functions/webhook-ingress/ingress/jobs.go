@@ -1,0 +1,129 @@
+package ingress
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"appwrite-agent/shared/opsmetrics"
+)
+
+// JobPath is where delayed retry executions of the ingress arrive.
+const JobPath = "/jobs/retry"
+
+// jobPurpose binds sealed jobs to this use of the sealing keys.
+const jobPurpose = "webhook-ingress/retry-job/v1"
+
+// Job is a delivery that still has to be made. It travels sealed (encrypted and authenticated with the
+// sealing keys) as the body of a delayed execution, so nothing but this function can make or read one.
+// It keeps the sealed subscription as Appwrite sent it: the retry re-opens it, so an expired subscription
+// stops its retries, and a refreshed one uses the secrets it had when the change happened.
+type Job struct {
+	WebhookID    string `json:"w"`
+	ProjectID    string `json:"p"`
+	AuthUser     string `json:"u"`
+	AuthPass     string `json:"k"`
+	EventID      string `json:"e"`
+	Event        string `json:"n"`
+	Body         []byte `json:"b"`
+	FirstAttempt int64  `json:"f"`
+	Attempts     int    `json:"a"`
+	Runs         int    `json:"r"`
+}
+
+// Scheduler creates a delayed execution of the ingress that runs job at (or after) at.
+type Scheduler interface {
+	Schedule(ctx context.Context, job Job, at time.Time, c Config) error
+}
+
+// nextRun is when the next delayed run should happen: 1, 2, 4, 8 ... minutes after now (Appwrite wants
+// scheduledAt at least a minute ahead, with minute precision), while inside the retry window counted from
+// the first attempt.
+func nextRun(d Deps, job Job) (time.Time, bool) {
+	now := d.Now()
+	delay := time.Minute << min(job.Runs, 4)
+	at := now.Add(delay).Truncate(time.Minute).Add(time.Minute)
+	if at.After(time.Unix(job.FirstAttempt, 0).Add(d.Config.RetryWindow)) {
+		return time.Time{}, false
+	}
+	return at, true
+}
+
+// appwriteScheduler creates the delayed execution through the Appwrite API with the function's dynamic key.
+type appwriteScheduler struct {
+	self   AppwriteSelf
+	client *http.Client
+	key    string
+}
+
+// ErrCannotSchedule means the function is not allowed to create executions of itself (no endpoint, no key).
+var ErrCannotSchedule = errors.New("ingress: cannot schedule a delayed retry (needs APPWRITE_FUNCTION_API_ENDPOINT, APPWRITE_FUNCTION_ID, APPWRITE_FUNCTION_PROJECT_ID and an x-appwrite-key with executions.write)")
+
+func (s appwriteScheduler) Schedule(ctx context.Context, job Job, at time.Time, c Config) error {
+	if s.self.Endpoint == "" || s.self.FunctionID == "" || s.self.ProjectID == "" || s.key == "" {
+		return ErrCannotSchedule
+	}
+	plain, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	sealed, err := c.Keyring.SealBlob(jobPurpose, plain)
+	if err != nil {
+		return err
+	}
+	// Appwrite's createExecution: body, async, path, method, headers, scheduledAt (ISO 8601, minute precision).
+	params, _ := json.Marshal(map[string]any{
+		"body":        sealed,
+		"async":       true,
+		"path":        JobPath,
+		"method":      "POST",
+		"headers":     map[string]string{"content-type": "text/plain"},
+		"scheduledAt": at.UTC().Format("2006-01-02T15:04:05.000+00:00"),
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.self.Endpoint+"/functions/"+s.self.FunctionID+"/executions", bytes.NewReader(params))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Appwrite-Project", s.self.ProjectID)
+	req.Header.Set("X-Appwrite-Key", s.key)
+	res, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("create delayed execution: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode >= 300 {
+		msg, _ := io.ReadAll(io.LimitReader(res.Body, 2048))
+		return fmt.Errorf("create delayed execution: %d %s", res.StatusCode, msg)
+	}
+	return nil
+}
+
+// HandleJob runs one delayed retry: the job must open with the sealing keys, its subscription must still
+// open and not be expired, then delivery goes on as in HandleWebhook.
+func HandleJob(ctx context.Context, d Deps, r Request) Answer {
+	d.fill(r.AppwriteKey)
+	if r.Method != http.MethodPost {
+		return d.reject(http.StatusMethodNotAllowed, "method_not_allowed", "retry jobs are POSTed; got "+r.Method)
+	}
+	plain, err := d.Config.Keyring.OpenBlob(jobPurpose, string(bytes.TrimSpace(r.Body)))
+	var job Job
+	if err != nil || json.Unmarshal(plain, &job) != nil {
+		return d.reject(http.StatusUnauthorized, "bad_job", "the retry job does not open with this ingress's keys")
+	}
+	sub, err := d.Config.Sealer.Open(job.WebhookID, job.ProjectID, job.AuthUser, job.AuthPass)
+	if err != nil {
+		return d.reject(http.StatusUnauthorized, "subscription_rejected", "the job's subscription no longer opens")
+	}
+	if sub.Expired(d.Now()) {
+		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", "expired"))
+		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: "expired"}}
+	}
+	job.Runs++
+	return deliver(ctx, d, sub, job)
+}

@@ -1,0 +1,585 @@
+package handler_test
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	handler "appwrite-agent/functions/webhook-ingress"
+	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/eventcatalog"
+	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/seal"
+	"appwrite-agent/shared/stdwebhooks"
+	"appwrite-agent/shared/webhookreceiver"
+)
+
+const (
+	testSealKeys = "k1:MDEyMzQ1Njc4OWFiY2RlZmdoaWprbG1ub3BxcnN0dXY="
+	testSigKeys  = "s1:QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY="
+	subSecret    = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	projectID    = "proj1"
+)
+
+// fixture is an ingress behind the local runtime, a subscriber, and what Appwrite would hold.
+type fixture struct {
+	t        *testing.T
+	ingress  *httptest.Server
+	receiver *webhookreceiver.Receiver
+	sealer   *seal.Sealer
+	sigKeys  *appwritesig.Keys
+	logs     *logSink
+}
+
+type logSink struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logSink) add(id, logs, errs string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, strings.Split(logs+errs, "\n")...)
+}
+
+func (l *logSink) count(substr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		if strings.Contains(line, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{t: t, receiver: webhookreceiver.New(subSecret), logs: &logSink{}}
+	t.Cleanup(f.receiver.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, f.receiver.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.ingress = httptest.NewUnstartedServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(), OnLog: f.logs.add}))
+	f.ingress.Start()
+	t.Cleanup(f.ingress.Close)
+	for k, v := range map[string]string{
+		"SEAL_KEYS":                    testSealKeys,
+		"APPWRITE_WEBHOOK_SECRET_KEYS": testSigKeys,
+		"EVENTS_INGRESS_URL":           f.ingress.URL,
+		"SAFEHTTP_ALLOW":               "127.0.0.0/8",
+		"SAFEHTTP_CA_FILE":             caFile,
+		"INGRESS_BUDGET_MS":            "3000",
+	} {
+		t.Setenv(k, v)
+	}
+	ring, err := seal.ParseKeyring(testSealKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.sealer, err = seal.NewSealer(ring, seal.DefaultBudget()); err != nil {
+		t.Fatal(err)
+	}
+	if f.sigKeys, err = appwritesig.ParseKeys(testSigKeys); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// subscription is what mcp-events stores in the Appwrite webhook.
+type subscription struct {
+	id, user, pass, secret string
+	events                 []string
+}
+
+func (f *fixture) subscribe(id, event string, args map[string]string, expiry time.Time) subscription {
+	f.t.Helper()
+	secret, _ := stdwebhooks.ParseSecret(subSecret)
+	user, pass, err := f.sealer.Seal(id, seal.Subscription{
+		CallbackURL: f.receiver.URL(), Secret: secret, Event: event, Args: args,
+		ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now(),
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	whSecret, err := f.sigKeys.Secret(id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	e, _ := eventcatalog.Lookup(event)
+	return subscription{id: id, user: user, pass: pass, secret: whSecret, events: e.AppwriteEvents(args)}
+}
+
+// delivery is one POST of Appwrite's webhook worker (src/Appwrite/Platform/Workers/Webhooks.php).
+type delivery struct {
+	path, webhookID, project, events, deliveryID, user, pass, signature string
+	body                                                                []byte
+}
+
+func (f *fixture) appwriteDelivery(s subscription, events []string, body string) delivery {
+	url := f.ingress.URL + "/appwrite/webhooks/" + s.id
+	mac := hmac.New(sha1.New, []byte(s.secret))
+	mac.Write([]byte(url + body))
+	return delivery{
+		path: "/appwrite/webhooks/" + s.id, webhookID: s.id, project: projectID, events: strings.Join(events, ","),
+		user: s.user, pass: s.pass, signature: base64.StdEncoding.EncodeToString(mac.Sum(nil)), body: []byte(body),
+	}
+}
+
+type answer struct {
+	Status                 int
+	Outcome, Error, Reason string
+	EventID                string
+	Attempts               int
+}
+
+func (f *fixture) send(d delivery) answer {
+	f.t.Helper()
+	req, _ := http.NewRequest("POST", f.ingress.URL+d.path, bytes.NewReader(d.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Appwrite-Server v1.9.6. Please report abuse at security@appwrite.io")
+	req.Header.Set("X-Appwrite-Webhook-Id", d.webhookID)
+	req.Header.Set("X-Appwrite-Webhook-Events", d.events)
+	req.Header.Set("X-Appwrite-Webhook-Name", "row.created → receiver")
+	req.Header.Set("X-Appwrite-Webhook-User-Id", "")
+	req.Header.Set("X-Appwrite-Webhook-Project-Id", d.project)
+	req.Header.Set("X-Appwrite-Webhook-Signature", d.signature)
+	if d.deliveryID != "" {
+		req.Header.Set("X-Appwrite-Webhook-Delivery-Id", d.deliveryID)
+	}
+	if d.user != "" || d.pass != "" {
+		req.SetBasicAuth(d.user, d.pass)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var a struct {
+		Status, Error, Reason, EventID string
+		Attempts                       int
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		f.t.Fatalf("answer is not JSON: %d %q", res.StatusCode, raw)
+	}
+	return answer{Status: res.StatusCode, Outcome: a.Status, Error: a.Error, Reason: a.Reason, EventID: a.EventID, Attempts: a.Attempts}
+}
+
+var rowArgs = map[string]string{"database_id": "db1", "table_id": "tickets"}
+
+func rowEvents(table, row, action string) []string {
+	return []string{
+		"databases.db1.tables." + table + ".rows." + row + "." + action,
+		"databases.db1.tables." + table + ".rows.*." + action,
+		"databases.db1.tables.*.rows.*." + action,
+		"databases.*.tables.*.rows.*." + action,
+		"databases.db1.collections." + table + ".documents." + row + "." + action,
+	}
+}
+
+func rowBody(table, row, updated string) string {
+	return `{"$id":"` + row + `","$sequence":1,"$tableId":"` + table + `","$databaseId":"db1","$createdAt":"2026-12-01T10:00:00.000+00:00","$updatedAt":"` + updated + `","$permissions":[],"title":"printer on fire","email":"someone@example.com"}`
+}
+
+func TestDeliversExactlyOneVerifiedProjectedEvent(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-rows-1", "row.created", rowArgs, time.Now().Add(time.Hour))
+	a := f.send(f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")))
+	if a.Status != 200 || a.Outcome != "delivered" || a.Attempts != 1 {
+		t.Fatalf("%+v", a)
+	}
+	events := f.receiver.Events()
+	if len(events) != 1 || len(f.receiver.Deliveries()) != 1 {
+		t.Fatalf("got %d events, %d deliveries", len(events), len(f.receiver.Deliveries()))
+	}
+	d := events[0]
+	if !d.Verified {
+		t.Fatalf("standard-webhooks rejected the signature: %s", d.VerifyErr)
+	}
+	if d.Header.Get("X-MCP-Subscription-Id") != s.id || d.Header.Get("webhook-id") != a.EventID {
+		t.Fatalf("headers %v", d.Header)
+	}
+	occ, err := d.Event()
+	if err != nil || occ.Name != "row.created" || occ.EventID != a.EventID || occ.Timestamp == "" {
+		t.Fatalf("%+v %v", occ, err)
+	}
+	checkPayloadSchema(t, "row.created", occ.Data)
+	if occ.Data["row_id"] != "r1" || occ.Data["table_id"] != "tickets" || occ.Data["project_id"] != projectID {
+		t.Fatalf("data %v", occ.Data)
+	}
+	if strings.Contains(string(d.Body), "printer") || strings.Contains(string(d.Body), "example.com") {
+		t.Fatalf("row columns leaked: %s", d.Body)
+	}
+	if f.logs.count(`"metric":"mcp_events_deliveries_total"`) == 0 || f.logs.count(`"outcome":"delivered"`) != 1 {
+		t.Fatalf("no delivery counter in the logs: %v", f.logs.lines)
+	}
+}
+
+// checkPayloadSchema checks data against the event's payloadSchema: known keys only, required ones present,
+// each of the declared JSON type.
+func checkPayloadSchema(t *testing.T, event string, data map[string]any) {
+	t.Helper()
+	e, _ := eventcatalog.Lookup(event)
+	var schema struct {
+		Properties map[string]struct{ Type string } `json:"properties"`
+		Required   []string                         `json:"required"`
+	}
+	if err := json.Unmarshal(e.PayloadSchema(), &schema); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range data {
+		p, ok := schema.Properties[k]
+		if !ok {
+			t.Errorf("data.%s is not in payloadSchema", k)
+			continue
+		}
+		ok = false
+		switch v.(type) {
+		case string:
+			ok = p.Type == "string"
+		case float64:
+			ok = p.Type == "number" || p.Type == "integer"
+		case bool:
+			ok = p.Type == "boolean"
+		case []any:
+			ok = p.Type == "array"
+		}
+		if !ok {
+			t.Errorf("data.%s = %v is not a %s", k, v, p.Type)
+		}
+	}
+	for _, k := range schema.Required {
+		if _, ok := data[k]; !ok {
+			t.Errorf("data.%s is required", k)
+		}
+	}
+}
+
+func TestNonMatchingChangesDeliverNothing(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-rows-2", "row.created", rowArgs, time.Now().Add(time.Hour))
+	for _, d := range []delivery{
+		f.appwriteDelivery(s, rowEvents("other", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
+		f.appwriteDelivery(s, rowEvents("tickets", "r1", "update"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")),
+		f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
+	} {
+		if a := f.send(d); a.Status != 200 || a.Outcome != "ignored" {
+			t.Fatalf("%+v", a)
+		}
+	}
+	fs := f.subscribe("sub-exec-1", "execution.failed", map[string]string{"function_id": "fn1"}, time.Now().Add(time.Hour))
+	completed := `{"$id":"e1","functionId":"fn1","status":"completed","$updatedAt":"2026-12-01T10:00:00.000+00:00"}`
+	if a := f.send(f.appwriteDelivery(fs, []string{"functions.fn1.executions.e1.update"}, completed)); a.Outcome != "ignored" {
+		t.Fatalf("completed execution: %+v", a)
+	}
+	failed := `{"$id":"e2","functionId":"fn1","status":"failed","responseStatusCode":500,"logs":"secret","$updatedAt":"2026-12-01T10:00:00.000+00:00"}`
+	if a := f.send(f.appwriteDelivery(fs, []string{"functions.fn1.executions.e2.update"}, failed)); a.Outcome != "delivered" {
+		t.Fatalf("failed execution: %+v", a)
+	}
+	if n := len(f.receiver.Deliveries()); n != 1 {
+		t.Fatalf("receiver got %d requests, want 1", n)
+	}
+	occ, _ := f.receiver.Events()[0].Event()
+	checkPayloadSchema(t, "execution.failed", occ.Data)
+}
+
+func TestAppwriteResendsKeepTheEventID(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-rows-3", "row.updated", rowArgs, time.Now().Add(time.Hour))
+	d := f.appwriteDelivery(s, rowEvents("tickets", "r9", "update"), rowBody("tickets", "r9", "2026-12-01T11:00:00.000+00:00"))
+	first, again := f.send(d), f.send(d)
+	if first.EventID == "" || first.EventID != again.EventID {
+		t.Fatalf("event ids %q %q", first.EventID, again.EventID)
+	}
+	next := f.appwriteDelivery(s, rowEvents("tickets", "r9", "update"), rowBody("tickets", "r9", "2026-12-01T11:00:05.000+00:00"))
+	if a := f.send(next); a.EventID == first.EventID {
+		t.Fatal("a later change of the same row got the same event id")
+	}
+	// Newer Appwrite sends a per-delivery id, identical on its retries.
+	d.deliveryID = "dlv-1"
+	x, y := f.send(d), f.send(d)
+	d.deliveryID = "dlv-2"
+	z := f.send(d)
+	if x.EventID != y.EventID || x.EventID == z.EventID || x.EventID == first.EventID {
+		t.Fatalf("delivery-id event ids %q %q %q", x.EventID, y.EventID, z.EventID)
+	}
+	ids := []string{}
+	for _, e := range f.receiver.Events() {
+		ids = append(ids, e.Header.Get("webhook-id"))
+	}
+	if !slices.Contains(ids, first.EventID) || !slices.Contains(ids, z.EventID) {
+		t.Fatalf("receiver saw %v", ids)
+	}
+}
+
+func TestForgedAndTamperedRequestsDeliverNothing(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-rows-4", "row.created", rowArgs, time.Now().Add(time.Hour))
+	other := f.subscribe("sub-rows-5", "row.created", rowArgs, time.Now().Add(time.Hour))
+	good := f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
+
+	cases := map[string]func(d *delivery) (int, string){
+		"forged signature": func(d *delivery) (int, string) {
+			d.signature = base64.StdEncoding.EncodeToString(make([]byte, 20))
+			return 401, "bad_signature"
+		},
+		"no signature": func(d *delivery) (int, string) { d.signature = ""; return 401, "bad_signature" },
+		"tampered body": func(d *delivery) (int, string) {
+			d.body = bytes.Replace(d.body, []byte("r1"), []byte("r2"), 1)
+			return 401, "bad_signature"
+		},
+		"replayed to another id": func(d *delivery) (int, string) {
+			d.path = "/appwrite/webhooks/" + other.id
+			d.webhookID = other.id
+			return 401, "bad_signature"
+		},
+		"header id mismatch": func(d *delivery) (int, string) { d.webhookID = other.id; return 401, "webhook_id_mismatch" },
+		"wrong project":      func(d *delivery) (int, string) { d.project = "proj2"; return 401, "subscription_rejected" },
+		"no basic auth":      func(d *delivery) (int, string) { d.user, d.pass = "", ""; return 401, "missing_subscription" },
+		"swapped envelope": func(d *delivery) (int, string) {
+			d.user, d.pass = other.user, other.pass
+			return 401, "subscription_rejected"
+		},
+		"tampered envelope": func(d *delivery) (int, string) { d.user = flip(d.user); return 401, "subscription_rejected" },
+		"bad path":          func(d *delivery) (int, string) { d.path = "/appwrite/webhooks/_bad"; return 404, "not_found" },
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := good
+			d.body = append([]byte(nil), good.body...)
+			status, code := mutate(&d)
+			if a := f.send(d); a.Status != status || a.Error != code {
+				t.Fatalf("got %d %q, want %d %q", a.Status, a.Error, status, code)
+			}
+		})
+	}
+	if n := len(f.receiver.Deliveries()); n != 0 {
+		t.Fatalf("receiver got %d requests", n)
+	}
+	if f.logs.count(`"outcome":"rejected"`) != len(cases) {
+		t.Fatalf("rejections counted %d times, want %d", f.logs.count(`"outcome":"rejected"`), len(cases))
+	}
+}
+
+func flip(s string) string {
+	b := []byte(s)
+	if b[5] == 'A' {
+		b[5] = 'B'
+	} else {
+		b[5] = 'A'
+	}
+	return string(b)
+}
+
+func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-rows-6", "row.created", rowArgs, time.Now().Add(-time.Second))
+	a := f.send(f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")))
+	if a.Status != 410 || a.Error != "subscription_expired" || len(f.receiver.Deliveries()) != 0 {
+		t.Fatalf("%+v", a)
+	}
+}
+
+func TestRetriesThenSucceedsAndNeverFailsAppwrite(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-rows-7", "row.created", rowArgs, time.Now().Add(time.Hour))
+	d := f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
+
+	f.receiver.SetBehaviour(func(n int, _ webhookreceiver.Delivery) (int, time.Duration) {
+		if n <= 2 {
+			return 500, 0
+		}
+		return 0, 0
+	})
+	if a := f.send(d); a.Status != 200 || a.Outcome != "delivered" || a.Attempts != 3 {
+		t.Fatalf("%+v", a)
+	}
+	if len(f.receiver.Events()) != 1 || f.logs.count(`"outcome":"retried"`) != 1 {
+		t.Fatalf("events %d, retried counted %d", len(f.receiver.Events()), f.logs.count(`"outcome":"retried"`))
+	}
+	for _, got := range f.receiver.Deliveries() {
+		if !got.Verified {
+			t.Fatalf("attempt not verified: %s", got.VerifyErr)
+		}
+	}
+
+	for _, status := range []int{410, 413} {
+		before := len(f.receiver.Deliveries())
+		f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return status, 0 })
+		if a := f.send(d); a.Status != 200 || a.Outcome != "abandoned" || a.Attempts != 1 {
+			t.Fatalf("%d: %+v", status, a)
+		}
+		if got := len(f.receiver.Deliveries()) - before; got != 1 {
+			t.Fatalf("%d was retried: %d requests", status, got)
+		}
+	}
+
+	// A subscriber that hangs costs at most the budget (3 s here), and Appwrite still gets a 2xx. Without
+	// the right to create executions, the delivery is abandoned (and counted).
+	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 0, time.Minute })
+	start := time.Now()
+	a := f.send(d)
+	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" {
+		t.Fatalf("hanging subscriber: %+v", a)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("hanging subscriber held the ingress for %v", took)
+	}
+}
+
+func TestDelayedRetriesThroughAppwriteExecutions(t *testing.T) {
+	f := newFixture(t)
+	// The function's own project on Appwrite: createExecution records the delayed job.
+	var mu sync.Mutex
+	var jobs []map[string]any
+	var keys []string
+	appwrite := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/functions/webhook-ingress/executions" || r.Header.Get("X-Appwrite-Project") != "ours" {
+			w.WriteHeader(404)
+			return
+		}
+		var p map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		mu.Lock()
+		jobs = append(jobs, p)
+		keys = append(keys, r.Header.Get("X-Appwrite-Key"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(202)
+		_, _ = w.Write([]byte(`{"$id":"exec1","status":"scheduled"}`))
+	}))
+	defer appwrite.Close()
+	t.Setenv("APPWRITE_FUNCTION_API_ENDPOINT", appwrite.URL+"/v1")
+	t.Setenv("APPWRITE_FUNCTION_PROJECT_ID", "ours")
+	t.Setenv("APPWRITE_FUNCTION_ID", "webhook-ingress")
+	t.Setenv("INGRESS_BUDGET_MS", "300")
+	t.Setenv("INGRESS_MAX_ATTEMPTS", "2")
+
+	s := f.subscribe("sub-rows-8", "row.created", rowArgs, time.Now().Add(time.Hour))
+	d := f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
+	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 503, 0 })
+
+	// Without the dynamic key the ingress cannot schedule: abandoned.
+	if a := f.send(d); a.Outcome != "abandoned" {
+		t.Fatalf("no key: %+v", a)
+	}
+	a := sendWithKey(t, f, d, "dynamic_testkey")
+	if a.Status != 200 || a.Outcome != "scheduled" || len(jobs) != 1 || keys[0] != "dynamic_testkey" {
+		t.Fatalf("%+v jobs=%d", a, len(jobs))
+	}
+	job := jobs[0]
+	at, err := time.Parse("2006-01-02T15:04:05.000+00:00", job["scheduledAt"].(string))
+	if err != nil || at.Before(time.Now().Add(time.Minute-time.Second)) || at.Second() != 0 || job["async"] != true || job["path"] != "/jobs/retry" {
+		t.Fatalf("job %v (%v)", job, err)
+	}
+	sealed := job["body"].(string)
+	if strings.Contains(sealed, "receiver") || strings.Contains(sealed, "r1") {
+		t.Fatal("the job is readable")
+	}
+
+	// The delayed execution runs: the subscriber has recovered, the event arrives once, same eventId.
+	f.receiver.SetBehaviour(nil)
+	before := len(f.receiver.Events())
+	r := postJob(t, f, sealed)
+	if r.Outcome != "delivered" || r.EventID != a.EventID || len(f.receiver.Events()) != before+1 {
+		t.Fatalf("job run: %+v", r)
+	}
+	if last := f.receiver.Events()[len(f.receiver.Events())-1]; !last.Verified || last.Header.Get("webhook-id") != a.EventID {
+		t.Fatalf("retried event: %+v", last)
+	}
+	// A forged or tampered job is refused.
+	if r := postJob(t, f, flip(sealed)); r.Status != 401 || r.Error != "bad_job" {
+		t.Fatalf("tampered job: %+v", r)
+	}
+	if r := postJob(t, f, "not-a-job"); r.Status != 401 {
+		t.Fatalf("forged job: %+v", r)
+	}
+}
+
+func sendWithKey(t *testing.T, f *fixture, d delivery, key string) answer {
+	t.Helper()
+	// The runtime merges OPEN_RUNTIMES_HEADERS; a second server injects the key like the executor does.
+	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(), Headers: map[string]string{"x-appwrite-key": key}}))
+	defer srv.Close()
+	g := *f
+	g.ingress = &httptest.Server{URL: srv.URL}
+	// The signature covers the stored URL (EVENTS_INGRESS_URL), not the address reached, so it still verifies.
+	return g.send(d)
+}
+
+func postJob(t *testing.T, f *fixture, body string) answer {
+	t.Helper()
+	res, err := http.Post(f.ingress.URL+"/jobs/retry", "text/plain", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var a struct {
+		Status, Error, Reason, EventID string
+		Attempts                       int
+	}
+	raw, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(raw, &a); err != nil {
+		t.Fatalf("%d %q", res.StatusCode, raw)
+	}
+	return answer{Status: res.StatusCode, Outcome: a.Status, Error: a.Error, EventID: a.EventID, Attempts: a.Attempts}
+}
+
+func TestTwoInstancesAndARestartLoseNothing(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-rows-9", "row.created", rowArgs, time.Now().Add(time.Hour))
+	second := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
+	defer second.Close()
+	first := f.ingress
+	for i, srv := range []*httptest.Server{first, second, first, second} {
+		if i == 2 {
+			// "Restart" the first instance: a new process with the same configuration.
+			first.Close()
+			first = httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
+			defer first.Close()
+			srv = first
+		}
+		g := *f
+		g.ingress = &httptest.Server{URL: srv.URL}
+		row := "r" + string(rune('a'+i))
+		d := f.appwriteDelivery(s, rowEvents("tickets", row, "create"), rowBody("tickets", row, "2026-12-01T10:00:00.000+00:00"))
+		if a := g.send(d); a.Outcome != "delivered" {
+			t.Fatalf("instance %d: %+v", i, a)
+		}
+	}
+	if n := len(f.receiver.Events()); n != 4 {
+		t.Fatalf("receiver got %d events, want 4", n)
+	}
+}
+
+func TestNotConfiguredIsAClearJSON503(t *testing.T) {
+	f := newFixture(t)
+	t.Setenv("SEAL_KEYS", "")
+	res, err := http.Post(f.ingress.URL+"/appwrite/webhooks/x", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 503 || !strings.Contains(string(raw), "not_configured") {
+		t.Fatalf("%d %s", res.StatusCode, raw)
+	}
+	if f.logs.count("SEAL_KEYS") == 0 {
+		t.Fatal("the log does not say which setting is missing")
+	}
+}

@@ -1,0 +1,183 @@
+package eventdelivery_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"appwrite-agent/shared/eventdelivery"
+	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/stdwebhooks"
+	"appwrite-agent/shared/webhookreceiver"
+)
+
+const secretText = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+func setup(t *testing.T) (*webhookreceiver.Receiver, *http.Client, eventdelivery.Target) {
+	t.Helper()
+	r := webhookreceiver.New(secretText)
+	t.Cleanup(r.Close)
+	client := safehttp.NewClient(safehttp.Options{
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		TLSConfig:    r.TLSConfig(),
+	})
+	secret, err := stdwebhooks.ParseSecret(secretText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, client, eventdelivery.Target{URL: r.URL(), SubscriptionID: "sub_1", Secrets: []stdwebhooks.Secret{secret}}
+}
+
+// clock advances a second per call, so every attempt carries a new timestamp and signature.
+func clock() func() time.Time {
+	t := time.Now().Add(-10 * time.Second)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+func fastPolicy() eventdelivery.Policy {
+	return eventdelivery.Policy{MaxAttempts: 4, Budget: 5 * time.Second, BaseDelay: 10 * time.Millisecond, MaxDelay: 40 * time.Millisecond, AttemptTimeout: 2 * time.Second}
+}
+
+func TestDeliverOnceVerifiedByTheStandardLibrary(t *testing.T) {
+	r, client, target := setup(t)
+	body := []byte(`{"eventId":"evt_1","name":"row.created","timestamp":"2026-12-01T10:00:00Z","data":{"row_id":"r1"}}`)
+	res := eventdelivery.Deliver(context.Background(), client, target, "evt_1", body, fastPolicy(), time.Now)
+	if !res.Delivered() || len(res.Attempts) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	got := r.Deliveries()
+	if len(got) != 1 || !got[0].Verified || string(got[0].Body) != string(body) {
+		t.Fatalf("%+v", got)
+	}
+	h := got[0].Header
+	if h.Get("webhook-id") != "evt_1" || h.Get(eventdelivery.HeaderSubscriptionID) != "sub_1" || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("headers %v", h)
+	}
+}
+
+func TestFailTwiceThenSucceedReSignsEachAttempt(t *testing.T) {
+	r, client, target := setup(t)
+	r.SetBehaviour(func(n int, _ webhookreceiver.Delivery) (int, time.Duration) {
+		if n <= 2 {
+			return 503, 0
+		}
+		return 0, 0
+	})
+	now := time.Now()
+	times := []time.Time{now.Add(-2 * time.Second), now.Add(-time.Second), now}
+	i := 0
+	res := eventdelivery.Deliver(context.Background(), client, target, "evt_2", []byte(`{"eventId":"evt_2"}`), fastPolicy(), func() time.Time { i++; return times[i-1] })
+	if !res.Delivered() || len(res.Attempts) != 3 {
+		t.Fatalf("attempts %d delivered %v", len(res.Attempts), res.Delivered())
+	}
+	got := r.Deliveries()
+	sigs := map[string]bool{}
+	for _, d := range got {
+		if !d.Verified || d.Header.Get("webhook-id") != "evt_2" {
+			t.Fatalf("attempt not verified or wrong id: %+v", d)
+		}
+		sigs[d.Header.Get("webhook-signature")+d.Header.Get("webhook-timestamp")] = true
+	}
+	if len(sigs) != 3 {
+		t.Fatalf("signatures were reused: %v", sigs)
+	}
+	if len(r.Events()) != 1 {
+		t.Fatalf("event accepted %d times", len(r.Events()))
+	}
+}
+
+func TestNoRetryOn410And413(t *testing.T) {
+	for _, status := range []int{410, 413} {
+		r, client, target := setup(t)
+		r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return status, 0 })
+		res := eventdelivery.Deliver(context.Background(), client, target, "evt_3", []byte(`{}`), fastPolicy(), clock())
+		if res.Delivered() || len(res.Attempts) != 1 || res.Last().Status != status || res.Last().Retryable() {
+			t.Fatalf("%d: %+v", status, res)
+		}
+	}
+}
+
+func TestRetriesStopAtMaxAttempts(t *testing.T) {
+	r, client, target := setup(t)
+	r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 500, 0 })
+	res := eventdelivery.Deliver(context.Background(), client, target, "evt_4", []byte(`{}`), fastPolicy(), clock())
+	if res.Delivered() || len(res.Attempts) != 4 || res.Last().Reason != safehttp.ReasonHTTP5xx {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestHangingSubscriberCostsAtMostTheBudget(t *testing.T) {
+	r, client, target := setup(t)
+	r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 0, time.Minute })
+	p := fastPolicy()
+	p.Budget, p.AttemptTimeout = 600*time.Millisecond, 250*time.Millisecond
+	start := time.Now()
+	res := eventdelivery.Deliver(context.Background(), client, target, "evt_5", []byte(`{}`), p, clock())
+	took := time.Since(start)
+	if res.Delivered() || res.Last().Reason != safehttp.ReasonTimeout {
+		t.Fatalf("%+v", res.Last())
+	}
+	// A generous bound: the point is that a hanging subscriber does not hold the ingress for a minute.
+	if took > 5*time.Second {
+		t.Fatalf("took %v with a 600ms budget", took)
+	}
+}
+
+func TestBlockedDestinationIsNotRetried(t *testing.T) {
+	r, _, target := setup(t)
+	strict := safehttp.NewClient(safehttp.Options{TLSConfig: r.TLSConfig()})
+	res := eventdelivery.Deliver(context.Background(), strict, target, "evt_6", []byte(`{}`), fastPolicy(), clock())
+	if len(res.Attempts) != 1 || res.Last().Reason != safehttp.ReasonBlocked || len(r.Deliveries()) != 0 {
+		t.Fatalf("%+v, received %d", res.Last(), len(r.Deliveries()))
+	}
+}
+
+func TestOversizeBodyIsRefusedUnsent(t *testing.T) {
+	r, client, target := setup(t)
+	body := []byte(`"` + strings.Repeat("a", eventdelivery.MaxBodyBytes) + `"`)
+	res := eventdelivery.Deliver(context.Background(), client, target, "evt_7", body, fastPolicy(), clock())
+	if len(res.Attempts) != 1 || res.Last().Retryable() || len(r.Deliveries()) != 0 {
+		t.Fatalf("%+v", res.Last())
+	}
+}
+
+func TestChallenge(t *testing.T) {
+	r, client, target := setup(t)
+	if err := eventdelivery.Challenge(context.Background(), client, target, time.Now()); err != nil {
+		t.Fatalf("echoing receiver: %v", err)
+	}
+	d := r.Deliveries()[0]
+	if !strings.HasPrefix(d.Header.Get("webhook-id"), "msg_verification_") || !d.Verified {
+		t.Fatalf("%+v", d)
+	}
+
+	r.SetEchoChallenges(false)
+	var ce *eventdelivery.ChallengeError
+	if err := eventdelivery.Challenge(context.Background(), client, target, time.Now()); !errors.As(err, &ce) || ce.Reason != "challenge_failed" {
+		t.Fatalf("silent receiver: %v", err)
+	}
+
+	r.SetEchoChallenges(true)
+	other, _ := stdwebhooks.ParseSecret("whsec_" + strings.Repeat("QUFB", 8))
+	wrong := target
+	wrong.Secrets = []stdwebhooks.Secret{other}
+	if err := eventdelivery.Challenge(context.Background(), client, wrong, time.Now()); !errors.As(err, &ce) || ce.Reason != "challenge_failed" {
+		t.Fatalf("receiver with another secret: %v", err)
+	}
+
+	for status, reason := range map[int]string{500: "http_5xx", 404: "http_4xx"} {
+		r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return status, 0 })
+		if err := eventdelivery.Challenge(context.Background(), client, target, time.Now()); !errors.As(err, &ce) || ce.Reason != reason {
+			t.Fatalf("%d: %v", status, err)
+		}
+	}
+
+	r.Close()
+	if err := eventdelivery.Challenge(context.Background(), client, target, time.Now()); !errors.As(err, &ce) || ce.Reason != "connection_refused" {
+		t.Fatalf("closed receiver: %v", err)
+	}
+}

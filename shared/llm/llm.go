@@ -1,0 +1,493 @@
+// Package llm builds the turn's model client on go-openai: settings from the environment with the
+// per-turn override, the reasoning-model rule (Responses API, no temperature), and one Complete call that
+// covers chat completions (streamed or not, with tools and structured output) and the Responses API.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// DefaultModel is LLM_MODEL when unset, as in the reference engine.
+const DefaultModel = "openai/gpt-5.6"
+
+// minReasoningOutputTokens is the smallest max_output_tokens sent to a reasoning model.
+const minReasoningOutputTokens = 1024
+
+// DefaultTemperature is the temperature of non-reasoning models without an override.
+const DefaultTemperature = 0.2
+
+// ErrNoAPIKey is the reference's message when neither LLM_API_KEY nor llm.api_key is given.
+var ErrNoAPIKey = errors.New("LLM_API_KEY is not configured")
+
+// ErrUserURLNeedsKey refuses a per-turn base_url without a per-turn api_key: the environment's key is
+// never sent to an endpoint chosen by a user.
+var ErrUserURLNeedsKey = errors.New("llm.api_key is required when llm.base_url is given (the server's key is never sent to another endpoint)")
+
+// Env is the LLM part of the environment: LLM_API_KEY, LLM_MODEL, LLM_BASE_URL.
+type Env struct {
+	APIKey, Model, BaseURL string
+}
+
+// Override is the per-turn "llm" request field: any OpenAI-compatible endpoint chosen by the user.
+type Override struct {
+	APIKey      string   `json:"api_key,omitempty"`
+	Model       string   `json:"model,omitempty"`
+	BaseURL     string   `json:"base_url,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+}
+
+// Settings are the resolved client settings of one turn.
+type Settings struct {
+	// APIKey is the bearer key sent to the endpoint.
+	APIKey string
+	// Model is the model name sent to the endpoint.
+	Model string
+	// BaseURL is the endpoint base URL ("" means OpenAI's).
+	BaseURL string
+	// Temperature is nil for reasoning models, otherwise the override or DefaultTemperature.
+	Temperature *float64
+	// UserBaseURL reports that BaseURL came from the request (untrusted: use the SSRF-safe client).
+	UserBaseURL bool
+	// Reasoning reports a reasoning model (Responses API, no temperature).
+	Reasoning bool
+}
+
+// ChatModel is the environment model name with everything up to the first "/" removed
+// ("openai/gpt-5.6" -> "gpt-5.6").
+func ChatModel(model string) string {
+	if i := strings.Index(model, "/"); i >= 0 {
+		return model[i+1:]
+	}
+	return model
+}
+
+var (
+	oSeries   = regexp.MustCompile(`^o[0-9]`)
+	gptFamily = regexp.MustCompile(`^gpt-([0-9]+)`)
+)
+
+// IsReasoningModel applies the reference rule to the last path segment, lower-cased: the gpt-5 family
+// except gpt-5-chat*, or an o-series model (o1, o3-mini, o4…). Later families (gpt-6*, which go-openai
+// v1.43.0 knows as reasoning models that need the Responses API for tools) count too, except their -chat
+// variants.
+func IsReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	if g := gptFamily.FindStringSubmatch(m); g != nil {
+		n, err := strconv.Atoi(g[1])
+		return err == nil && n >= 5 && !strings.HasPrefix(m[len(g[0]):], "-chat")
+	}
+	return oSeries.MatchString(m)
+}
+
+// strictChatModel reports a model name go-openai's client-side validator treats as a reasoning model on
+// chat completions (o1*, o3*, o4*, gpt-5*: in practice gpt-5-chat*): it refuses max_tokens and a
+// temperature other than 1 for them, so those are not sent.
+func strictChatModel(model string) bool {
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve merges env and the per-turn override: each non-empty override field wins. The environment model
+// is prefix-stripped (ChatModel); an override model is used as given. ErrNoAPIKey when no key is left;
+// ErrUserURLNeedsKey when the override names a base URL without its own key.
+func Resolve(env Env, o *Override) (Settings, error) {
+	s := Settings{APIKey: env.APIKey, BaseURL: env.BaseURL}
+	model := env.Model
+	if model == "" {
+		model = DefaultModel
+	}
+	s.Model = ChatModel(model)
+	var temp *float64
+	if o != nil {
+		if k := strings.TrimSpace(o.APIKey); k != "" {
+			s.APIKey = k
+		}
+		if m := strings.TrimSpace(o.Model); m != "" {
+			s.Model = m
+		}
+		if u := strings.TrimSpace(o.BaseURL); u != "" {
+			s.BaseURL, s.UserBaseURL = u, true
+		}
+		temp = o.Temperature
+	}
+	if s.UserBaseURL && strings.TrimSpace(o.APIKey) == "" {
+		return Settings{}, ErrUserURLNeedsKey
+	}
+	if strings.TrimSpace(s.APIKey) == "" {
+		return Settings{}, ErrNoAPIKey
+	}
+	s.Reasoning = IsReasoningModel(s.Model)
+	if !s.Reasoning {
+		t := DefaultTemperature
+		if temp != nil {
+			t = *temp
+		}
+		s.Temperature = &t
+	}
+	return s, nil
+}
+
+// ToolCall is a function call asked for by the model.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// Message is one message of a model call. Role is system, user, assistant or tool.
+type Message struct {
+	Role    string
+	Content string
+	// Images are data: URLs (or https URLs) sent as image parts of a user message.
+	Images []string
+	// ToolCalls are the calls of an assistant message.
+	ToolCalls []ToolCall
+	// ToolCallID is the call a tool message answers.
+	ToolCallID string
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name, Description string
+	// Parameters is the JSON Schema of the arguments.
+	Parameters json.RawMessage
+}
+
+// Schema asks for structured output: a JSON object that matches Schema.
+type Schema struct {
+	Name   string
+	Schema json.RawMessage
+}
+
+// Request is one model call.
+type Request struct {
+	Messages []Message
+	Tools    []ToolSpec
+	// Schema, when set, asks for structured output (not streamed).
+	Schema *Schema
+	// MaxTokens caps the completion (0: no cap).
+	MaxTokens int
+	// OnToken, when set, streams the answer: it receives every text chunk as it arrives.
+	OnToken func(string)
+}
+
+// Result is the model's answer.
+type Result struct {
+	Content   string
+	ToolCalls []ToolCall
+	// Streamed reports that Content was delivered through OnToken.
+	Streamed bool
+}
+
+// Model is one model call; the engine depends on this interface only.
+type Model interface {
+	Complete(ctx context.Context, req Request) (Result, error)
+}
+
+// Client is the go-openai implementation of Model.
+type Client struct {
+	api      *openai.Client
+	settings Settings
+}
+
+// New returns the client for s; httpClient carries the requests (use the SSRF-safe client when
+// s.UserBaseURL), nil means a plain http.Client.
+func New(s Settings, httpClient *http.Client) *Client {
+	cfg := openai.DefaultConfig(s.APIKey)
+	if s.BaseURL != "" {
+		cfg.BaseURL = strings.TrimRight(s.BaseURL, "/")
+	}
+	if httpClient == nil {
+		httpClient = &http.Client{}
+	}
+	cfg.HTTPClient = httpClient
+	return &Client{api: openai.NewClientWithConfig(cfg), settings: s}
+}
+
+// Settings returns the client's settings.
+func (c *Client) Settings() Settings { return c.settings }
+
+// Complete runs one model call: the Responses API for reasoning models, chat completions otherwise.
+func (c *Client) Complete(ctx context.Context, req Request) (Result, error) {
+	var res Result
+	var err error
+	if c.settings.Reasoning {
+		res, err = c.responses(ctx, req)
+	} else {
+		res, err = c.chat(ctx, req)
+	}
+	if err != nil {
+		return Result{}, Describe(err)
+	}
+	return res, nil
+}
+
+// Describe turns a go-openai error into one a person can read: "model error (HTTP 429 rate_limit): …".
+// Context errors are returned unchanged so callers can test them with errors.Is.
+func Describe(err error) error {
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var api *openai.APIError
+	if errors.As(err, &api) {
+		kind := api.Type
+		if kind == "" {
+			kind = "error"
+		}
+		return fmt.Errorf("model error (HTTP %d %s): %s", api.HTTPStatusCode, kind, api.Message)
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		return fmt.Errorf("model error (HTTP %d): %s", reqErr.HTTPStatusCode, strings.TrimSpace(string(reqErr.Body)))
+	}
+	return fmt.Errorf("model error: %w", err)
+}
+
+func (c *Client) chatMessages(msgs []Message) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+	for _, m := range msgs {
+		cm := openai.ChatCompletionMessage{Role: m.Role, ToolCallID: m.ToolCallID}
+		if len(m.Images) > 0 {
+			cm.MultiContent = append(cm.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: m.Content})
+			for _, img := range m.Images {
+				cm.MultiContent = append(cm.MultiContent, openai.ChatMessagePart{
+					Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: img},
+				})
+			}
+		} else {
+			cm.Content = m.Content
+		}
+		for _, tc := range m.ToolCalls {
+			cm.ToolCalls = append(cm.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+		out = append(out, cm)
+	}
+	return out
+}
+
+func (c *Client) chat(ctx context.Context, req Request) (Result, error) {
+	cr := openai.ChatCompletionRequest{
+		Model:    c.settings.Model,
+		Messages: c.chatMessages(req.Messages),
+	}
+	strict := strictChatModel(c.settings.Model)
+	if strict {
+		cr.MaxCompletionTokens = req.MaxTokens
+	} else {
+		cr.MaxTokens = req.MaxTokens
+	}
+	if t := c.settings.Temperature; t != nil && (!strict || *t == 1) {
+		cr.Temperature = float32(*t)
+	}
+	for _, t := range req.Tools {
+		cr.Tools = append(cr.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+		}})
+	}
+	if req.Schema != nil {
+		cr.ResponseFormat = &openai.ChatCompletionResponseFormat{
+			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+				Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: true,
+			},
+		}
+	}
+	if req.OnToken == nil || req.Schema != nil {
+		resp, err := c.api.CreateChatCompletion(ctx, cr)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(resp.Choices) == 0 {
+			return Result{}, errors.New("model error: the answer has no choices")
+		}
+		m := resp.Choices[0].Message
+		res := Result{Content: m.Content}
+		for _, tc := range m.ToolCalls {
+			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		return res, nil
+	}
+	cr.Stream = true
+	stream, err := c.api.CreateChatCompletionStream(ctx, cr)
+	if err != nil {
+		return Result{}, err
+	}
+	defer stream.Close()
+	var content strings.Builder
+	var calls []ToolCall
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{Content: content.String(), Streamed: true}, ctx.Err()
+			}
+			return Result{Content: content.String(), Streamed: true}, err
+		}
+		for _, ch := range chunk.Choices {
+			if d := ch.Delta.Content; d != "" {
+				content.WriteString(d)
+				req.OnToken(d)
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				i := len(calls)
+				if tc.Index != nil {
+					i = *tc.Index
+				}
+				for len(calls) <= i {
+					calls = append(calls, ToolCall{})
+				}
+				if tc.ID != "" {
+					calls[i].ID = tc.ID
+				}
+				if tc.Function.Name != "" {
+					calls[i].Name += tc.Function.Name
+				}
+				calls[i].Arguments += tc.Function.Arguments
+			}
+		}
+	}
+	return Result{Content: content.String(), ToolCalls: calls, Streamed: true}, nil
+}
+
+func (c *Client) responses(ctx context.Context, req Request) (Result, error) {
+	var input []any
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "tool":
+			input = append(input, openai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Content})
+		case "assistant":
+			if m.Content != "" {
+				input = append(input, openai.ResponseInputMessage{Type: "message", Role: "assistant", Content: m.Content})
+			}
+			for _, tc := range m.ToolCalls {
+				input = append(input, map[string]any{"type": "function_call", "call_id": tc.ID, "name": tc.Name, "arguments": tc.Arguments})
+			}
+		default:
+			if len(m.Images) == 0 {
+				input = append(input, openai.ResponseInputMessage{Type: "message", Role: m.Role, Content: m.Content})
+				continue
+			}
+			parts := []any{openai.ResponseInputText{Type: "input_text", Text: m.Content}}
+			for _, img := range m.Images {
+				parts = append(parts, openai.ResponseInputImage{Type: "input_image", ImageURL: img, Detail: "auto"})
+			}
+			input = append(input, openai.ResponseInputMessage{Type: "message", Role: m.Role, Content: parts})
+		}
+	}
+	rr := openai.CreateResponseRequest{Model: c.settings.Model, Input: input}
+	store := false
+	rr.Store = &store
+	if req.MaxTokens > 0 {
+		// A reasoning model spends output tokens on reasoning first: a small cap (the title's 24) would
+		// leave no visible text, so short calls get low effort and room to think.
+		rr.MaxOutputTokens = max(req.MaxTokens, minReasoningOutputTokens)
+		rr.Reasoning = &openai.ResponseReasoning{Effort: openai.ReasoningEffortLow}
+	}
+	for _, t := range req.Tools {
+		rr.Tools = append(rr.Tools, openai.NewResponseFunctionTool(openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+		}))
+	}
+	if req.Schema != nil {
+		rr.Text = &openai.ResponseTextConfig{Format: &openai.ResponseTextFormat{
+			Type: "json_schema", Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: true,
+		}}
+	}
+	if req.OnToken != nil && req.Schema == nil {
+		return c.responsesStream(ctx, rr, req.OnToken)
+	}
+	resp, err := c.api.CreateResponse(ctx, rr)
+	if err != nil {
+		return Result{}, err
+	}
+	return responseResult(resp)
+}
+
+// responsesStream streams a Responses API call: output_text deltas go to onToken, the final
+// response.completed (or response.incomplete) event carries the function calls.
+func (c *Client) responsesStream(ctx context.Context, rr openai.CreateResponseRequest, onToken func(string)) (Result, error) {
+	stream, err := c.api.CreateResponseStream(ctx, rr)
+	if err != nil {
+		return Result{}, err
+	}
+	defer stream.Close()
+	var content strings.Builder
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return Result{Content: content.String(), Streamed: true}, errors.New("model error: the response stream ended without response.completed")
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{Content: content.String(), Streamed: true}, ctx.Err()
+			}
+			return Result{Content: content.String(), Streamed: true}, err
+		}
+		switch ev.Type {
+		case openai.ResponseStreamEventType("response.output_text.delta"):
+			if ev.Delta != "" {
+				content.WriteString(ev.Delta)
+				onToken(ev.Delta)
+			}
+		case openai.ResponseStreamEventType("response.completed"), openai.ResponseStreamEventType("response.incomplete"):
+			if ev.Response == nil {
+				return Result{Content: content.String(), Streamed: true}, errors.New("model error: " + string(ev.Type) + " without a response")
+			}
+			res, err := responseResult(*ev.Response)
+			if err != nil {
+				return res, err
+			}
+			if content.Len() > 0 {
+				res.Content, res.Streamed = content.String(), true
+			}
+			return res, nil
+		case openai.ResponseStreamEventType("response.failed"), openai.ResponseStreamEventType("error"):
+			msg := ev.Message
+			if ev.Response != nil && ev.Response.Error != nil {
+				msg = ev.Response.Error.Message
+			}
+			if msg == "" {
+				msg = string(ev.Type)
+			}
+			return Result{Content: content.String(), Streamed: true}, errors.New("model error: " + msg)
+		}
+	}
+}
+
+// responseResult reads the text and function calls of a finished response.
+func responseResult(resp openai.CreateResponseResponse) (Result, error) {
+	if resp.Error != nil {
+		return Result{}, fmt.Errorf("model error (%s): %s", resp.Error.Code, resp.Error.Message)
+	}
+	res := Result{Content: resp.GetOutputText()}
+	for _, raw := range resp.Output {
+		data, err := json.Marshal(raw)
+		if err != nil {
+			continue
+		}
+		var item openai.ResponseOutputItem
+		if json.Unmarshal(data, &item) == nil && item.Type == "function_call" {
+			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: item.CallID, Name: item.Name, Arguments: item.Arguments})
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,93 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"appwrite-agent/shared/scriptedllm"
+)
+
+func TestIsReasoningModel(t *testing.T) {
+	for m, want := range map[string]bool{"gpt-5": true, "openai/GPT-5.6": true, "gpt-5-mini": true, "gpt-5-chat-latest": false,
+		"o1": true, "o3-mini": true, "o4-mini": true, "gpt-4o": false, "omni": false, "acme/o3": true, "llama-3": false,
+		"gpt-6-sol": true, "gpt-6.1-sol": true, "gpt-6-chat": false, "gpt-4.1": false, "gpt-10": true} {
+		if IsReasoningModel(m) != want {
+			t.Errorf("IsReasoningModel(%q) != %v", m, want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	if _, err := Resolve(Env{}, nil); !errors.Is(err, ErrNoAPIKey) {
+		t.Fatal(err)
+	}
+	s, err := Resolve(Env{APIKey: "k"}, nil)
+	if err != nil || s.Model != "gpt-5.6" || !s.Reasoning || s.Temperature != nil {
+		t.Fatalf("%+v %v", s, err)
+	}
+	temp := 0.0
+	if _, err := Resolve(Env{APIKey: "k"}, &Override{BaseURL: "https://u"}); !errors.Is(err, ErrUserURLNeedsKey) {
+		t.Fatal(err)
+	}
+	s, _ = Resolve(Env{APIKey: "k", Model: "openai/gpt-4o", BaseURL: "https://env"}, &Override{APIKey: "u", Model: "openai/gpt-4o", BaseURL: " https://u ", Temperature: &temp})
+	if s.Model != "openai/gpt-4o" || s.BaseURL != "https://u" || !s.UserBaseURL || *s.Temperature != 0 || s.Reasoning {
+		t.Fatalf("%+v", s)
+	}
+	s, _ = Resolve(Env{APIKey: "k", Model: "gpt-4o"}, &Override{})
+	if *s.Temperature != DefaultTemperature || s.UserBaseURL {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestChatStreamAccumulatesToolCalls(t *testing.T) {
+	srv := scriptedllm.New(scriptedllm.Reply{Content: "a b", ToolCalls: []scriptedllm.ToolCall{
+		{ID: "x", Name: "one", Arguments: `{"k":"v"}`}, {ID: "y", Name: "two"}}})
+	defer srv.Close()
+	c := New(Settings{APIKey: "k", Model: "m", BaseURL: srv.BaseURL()}, nil)
+	var got []string
+	res, err := c.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "q"}},
+		OnToken: func(s string) { got = append(got, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "a |b" || !res.Streamed || len(res.ToolCalls) != 2 ||
+		res.ToolCalls[0] != (ToolCall{ID: "x", Name: "one", Arguments: `{"k":"v"}`}) || res.ToolCalls[1].Arguments != "{}" {
+		t.Fatalf("%q %+v", got, res)
+	}
+}
+
+func TestDescribeAPIError(t *testing.T) {
+	srv := scriptedllm.New(scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 401, Type: "invalid_api_key", Message: "bad key"}})
+	defer srv.Close()
+	c := New(Settings{APIKey: "k", Model: "o3", BaseURL: srv.BaseURL(), Reasoning: true}, nil)
+	_, err := c.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "q"}}})
+	if err == nil || err.Error() != "model error (HTTP 401 invalid_api_key): bad key" {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestStrictChatModelParams(t *testing.T) {
+	srv := scriptedllm.New(scriptedllm.Reply{Content: "t"}, scriptedllm.Reply{Content: "t"})
+	defer srv.Close()
+	s, _ := Resolve(Env{APIKey: "k", Model: "gpt-5-chat-latest", BaseURL: srv.BaseURL()}, nil)
+	if s.Reasoning {
+		t.Fatal("gpt-5-chat is not a reasoning model")
+	}
+	if _, err := New(s, nil).Complete(context.Background(), Request{MaxTokens: 24, Messages: []Message{{Role: "user", Content: "q"}}}); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Requests()[0].JSON()
+	if _, ok := body["temperature"]; ok || body["max_completion_tokens"] != 24.0 || body["max_tokens"] != nil {
+		t.Fatalf("%v", body)
+	}
+	s, _ = Resolve(Env{APIKey: "k", Model: "gpt-5.6", BaseURL: srv.BaseURL()}, nil)
+	if _, err := New(s, nil).Complete(context.Background(), Request{MaxTokens: 24, Messages: []Message{{Role: "user", Content: "q"}}}); err != nil {
+		t.Fatal(err)
+	}
+	body = srv.Requests()[1].JSON()
+	if body["max_output_tokens"] != 1024.0 || body["reasoning"].(map[string]any)["effort"] != "low" {
+		t.Fatalf("%v", body)
+	}
+}

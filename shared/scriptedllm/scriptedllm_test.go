@@ -1,0 +1,148 @@
+package scriptedllm
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+func client(s *Server) *openai.Client {
+	cfg := openai.DefaultConfig("test-key")
+	cfg.BaseURL = s.BaseURL()
+	return openai.NewClientWithConfig(cfg)
+}
+
+var msgs = []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}
+
+func TestChatNonStreamAndRecording(t *testing.T) {
+	s := New(Reply{Content: "hello", ToolCalls: []ToolCall{{Name: "f", Arguments: `{"a":1}`}}})
+	defer s.Close()
+	res, err := client(s).CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "m1", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Choices[0].Message
+	if m.Content != "hello" || len(m.ToolCalls) != 1 || m.ToolCalls[0].ID != "call_1" || m.ToolCalls[0].Function.Arguments != `{"a":1}` ||
+		res.Choices[0].FinishReason != "tool_calls" {
+		t.Fatalf("%+v", res)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 1 || reqs[0].Model != "m1" || reqs[0].Stream || reqs[0].Path != "/v1/chat/completions" ||
+		reqs[0].Header.Get("Authorization") != "Bearer test-key" || reqs[0].JSON()["messages"] == nil {
+		t.Fatalf("%+v", reqs)
+	}
+}
+
+func TestChatStream(t *testing.T) {
+	s := New(Reply{Content: "one two three", ToolCalls: []ToolCall{{ID: "x", Name: "f", Arguments: `{"k":"v"}`}}})
+	defer s.Close()
+	st, err := client(s).CreateChatCompletionStream(context.Background(), openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var text, args strings.Builder
+	var pieces int
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := c.Choices[0].Delta; d.Content != "" {
+			text.WriteString(d.Content)
+			pieces++
+		} else if len(d.ToolCalls) > 0 {
+			args.WriteString(d.ToolCalls[0].Function.Arguments)
+		}
+	}
+	if text.String() != "one two three" || pieces != 3 || args.String() != `{"k":"v"}` {
+		t.Fatalf("%q (%d) %q", text.String(), pieces, args.String())
+	}
+}
+
+func TestResponses(t *testing.T) {
+	s := New(Reply{Content: "answer", ToolCalls: []ToolCall{{ID: "c1", Name: "f"}}})
+	defer s.Close()
+	res, err := client(s).CreateResponse(context.Background(), openai.CreateResponseRequest{Model: "o3", Input: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetOutputText() != "answer" || len(res.Output) != 2 {
+		t.Fatalf("%+v", res)
+	}
+	if s.Requests()[0].Path != "/v1/responses" {
+		t.Fatal(s.Requests()[0].Path)
+	}
+}
+
+func TestErrorsDelaysFallbackHandler(t *testing.T) {
+	s := New(Reply{Error: &APIError{Status: 429, Type: "rate_limit_exceeded", Code: "rate", Message: "slow down"}},
+		Reply{Delay: 5 * time.Second, Content: "late"})
+	defer s.Close()
+	c := client(s)
+	_, err := c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+	var api *openai.APIError
+	if !errors.As(err, &api) || api.HTTPStatusCode != 429 || api.Message != "slow down" || api.Type != "rate_limit_exceeded" {
+		t.Fatalf("%v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := c.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "m", Messages: msgs}); err == nil {
+		t.Fatal("slow answer arrived before the deadline")
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("delay ignored the deadline")
+	}
+	// Queue empty: a 500 names the problem; then a fallback; then a handler.
+	_, err = c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+	if !errors.As(err, &api) || api.HTTPStatusCode != 500 || api.Message != ExhaustedMessage {
+		t.Fatalf("%v", err)
+	}
+	s.SetFallback(Reply{Content: "again"})
+	res, err := c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+	if err != nil || res.Choices[0].Message.Content != "again" {
+		t.Fatal(err)
+	}
+	s.SetHandler(func(r Request, i int) Reply { return Reply{Content: r.Model} })
+	res, err = c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "echo-me", Messages: msgs})
+	if err != nil || res.Choices[0].Message.Content != "echo-me" {
+		t.Fatal(err)
+	}
+	if len(s.Requests()) != 5 {
+		t.Fatalf("%d requests", len(s.Requests()))
+	}
+	resp, err := http.Get(s.URL() + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatal(resp.StatusCode)
+	}
+	s.Reset()
+	if len(s.Requests()) != 0 || s.Pending() != 0 {
+		t.Fatal("reset")
+	}
+}
+
+func TestSplit(t *testing.T) {
+	if got := strings.Join(Split("a  b c", 0), "|"); got != "a  |b |c" {
+		t.Fatal(got)
+	}
+	if got := strings.Join(Split("abcdef", 4), "|"); got != "ab|cd|ef" {
+		t.Fatal(got)
+	}
+	if Split("", 3) != nil {
+		t.Fatal("empty")
+	}
+}
