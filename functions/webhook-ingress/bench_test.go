@@ -68,7 +68,7 @@ func BenchmarkIngressPath(b *testing.B) {
 	dst, ca := sink(b)
 	ingress := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: b.TempDir()}))
 	defer ingress.Close()
-	for k, v := range map[string]string{"SEAL_KEYS": testSealKeys, "APPWRITE_WEBHOOK_SECRET_KEYS": testSigKeys, "EVENTS_INGRESS_URL": ingress.URL, "SAFEHTTP_ALLOW": "127.0.0.0/8", "SAFEHTTP_CA_FILE": ca} {
+	for k, v := range map[string]string{"SEAL_KEYS": testSealKeys, "APPWRITE_WEBHOOK_SECRET_KEYS": testSigKeys, "MCP_EVENTS_INGRESS_URL": ingress.URL, "SAFEHTTP_ALLOW": "127.0.0.0/8", "SAFEHTTP_CA_FILE": ca} {
 		b.Setenv(k, v)
 	}
 	ring, _ := seal.ParseKeyring(testSealKeys)

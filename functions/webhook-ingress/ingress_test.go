@@ -80,7 +80,7 @@ func newFixture(t *testing.T) *fixture {
 	for k, v := range map[string]string{
 		"SEAL_KEYS":                    testSealKeys,
 		"APPWRITE_WEBHOOK_SECRET_KEYS": testSigKeys,
-		"EVENTS_INGRESS_URL":           f.ingress.URL,
+		"MCP_EVENTS_INGRESS_URL":       f.ingress.URL,
 		"SAFEHTTP_ALLOW":               "127.0.0.0/8",
 		"SAFEHTTP_CA_FILE":             caFile,
 		"INGRESS_BUDGET_MS":            "3000",
@@ -518,7 +518,7 @@ func sendWithKey(t *testing.T, f *fixture, d delivery, key string) answer {
 	defer srv.Close()
 	g := *f
 	g.ingress = &httptest.Server{URL: srv.URL}
-	// The signature covers the stored URL (EVENTS_INGRESS_URL), not the address reached, so it still verifies.
+	// The signature covers the stored URL (MCP_EVENTS_INGRESS_URL), not the address reached, so it still verifies.
 	return g.send(d)
 }
 

@@ -22,7 +22,7 @@ import (
 const (
 	// EnvPublicURL is the ingress's public base URL; Appwrite signs the stored webhook URL, which is this
 	// plus /appwrite/webhooks/{id}. mcp-events must be configured with the same value.
-	EnvPublicURL = "EVENTS_INGRESS_URL"
+	EnvPublicURL = "MCP_EVENTS_INGRESS_URL"
 	// EnvMaxAttempts bounds the POSTs of one execution (default 4).
 	EnvMaxAttempts = "INGRESS_MAX_ATTEMPTS"
 	// EnvBudgetMS bounds the delivery time of one execution in milliseconds (default 9000, well inside

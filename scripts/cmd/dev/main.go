@@ -1,10 +1,11 @@
-// Command dev runs the whole product locally: it stages and builds the four functions exactly as the Go
-// runtime does, starts each on the local open-runtimes server (turn 3001, title 3002, mcp-events 3003,
-// webhook-ingress 3004) and prints what runs where. Stop it with Ctrl-C.
+// Command dev runs the whole product locally: it starts the local Appwrite stand-in (127.0.0.1:8080, seeded
+// with a demo project), stages and builds the four functions exactly as the Go runtime does, starts each on
+// the local open-runtimes server (turn 3001, title 3002, mcp-events 3003, webhook-ingress 3004) configured
+// against the stand-in, writes .dev/stack.json and prints what runs where. Stop it with Ctrl-C.
 //
 // Usage:
 //
-//	scripts/dev [-turn-port 3001] [-title-port 3002] [-mcp-events-port 3003] [-webhook-ingress-port 3004] [-host 127.0.0.1]
+//	scripts/dev [-turn-port 3001] [-title-port 3002] [-mcp-events-port 3003] [-webhook-ingress-port 3004] [-host 127.0.0.1] [-appwrite 127.0.0.1:8080]
 package main
 
 import (
@@ -41,17 +42,18 @@ func main() {
 		"mcp-events":      flag.Int("mcp-events-port", 3003, "port of the mcp-events function"),
 		"webhook-ingress": flag.Int("webhook-ingress-port", 3004, "port of the webhook-ingress function"),
 	}
+	appwriteAddr := flag.String("appwrite", "127.0.0.1:8080", "address of the local Appwrite stand-in (API under /v1)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *host, ports); err != nil && !errors.Is(err, context.Canceled) {
+	if err := run(ctx, *host, ports, *appwriteAddr); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "dev:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, host string, ports map[string]*int) error {
+func run(ctx context.Context, host string, ports map[string]*int, appwriteAddr string) error {
 	root, err := staging.FindRoot(".")
 	if err != nil {
 		return err
@@ -66,6 +68,27 @@ func run(ctx context.Context, host string, ports map[string]*int) error {
 		fns = append(fns, function{name: name, port: *ports[name], url: fmt.Sprintf("http://%s:%d", host, *ports[name])})
 	}
 
+	urls := map[string]string{}
+	for _, fn := range fns {
+		urls[fn.name] = fn.url
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	appwrite, err := startAppwrite(ctx, appwriteAddr, urls, filepath.Join(devDir, "stack.json"))
+	if err != nil {
+		return fmt.Errorf("local Appwrite on %s: %w", appwriteAddr, err)
+	}
+	defer func() {
+		stopCtx, stopCancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer stopCancel()
+		_ = appwrite.stop(stopCtx)
+	}()
+	secrets, err := devSecrets(filepath.Join(devDir, "secrets.json"))
+	if err != nil {
+		return err
+	}
+	env := functionEnv(appwrite.demo, secrets, urls)
+
 	fmt.Println("staging and building the functions as the Go runtime does (cached after the first run)...")
 	for _, fn := range fns {
 		staged := filepath.Join(root, "build", "functions", fn.name)
@@ -77,8 +100,6 @@ func run(ctx context.Context, host string, ports map[string]*int) error {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, len(fns))
 	for _, fn := range fns {
@@ -95,6 +116,7 @@ func run(ctx context.Context, host string, ports map[string]*int) error {
 			"APPWRITE_FUNCTION_RUNTIME_NAME=Go",
 			"APPWRITE_FUNCTION_RUNTIME_VERSION=1.26",
 		)
+		cmd.Env = append(cmd.Env, env[fn.name]...)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			return err
@@ -129,6 +151,8 @@ func run(ctx context.Context, host string, ports map[string]*int) error {
 	for _, fn := range fns {
 		fmt.Printf("  %-16s %s   (GET %s/health)\n", fn.name, fn.url, fn.url)
 	}
+	appwrite.print(os.Stdout)
+	fmt.Printf("  %-16s X-Session-API-Key for turn and title: AGENT_API_KEY in %s\n", "session key", filepath.Join(devDir, "secrets.json"))
 	fmt.Println()
 
 	select {

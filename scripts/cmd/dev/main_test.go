@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"appwrite-agent/scripts/internal/staging"
+	"appwrite-agent/shared/localappwrite"
+
+	"github.com/appwrite/sdk-for-go/appwrite"
 )
 
 func freePort(t *testing.T) int {
@@ -32,9 +36,10 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 		p := freePort(t)
 		ports[name] = &p
 	}
+	appwriteAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, "127.0.0.1", ports) }()
+	go func() { done <- run(ctx, "127.0.0.1", ports, appwriteAddr) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -60,5 +65,20 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 		if err != nil || h.Status != "ok" || h.BuildID == "" {
 			t.Fatalf("%s /health: %+v %v", name, h, err)
 		}
+	}
+
+	// The stand-in runs seeded, and .dev/stack.json says how to reach it.
+	root, _ := staging.FindRoot(".")
+	stack, err := localappwrite.ReadStackJSON(filepath.Join(root, ".dev", "stack.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stack.Endpoint != "http://"+appwriteAddr+"/v1" || stack.Functions["turn"] != "http://127.0.0.1:"+strconv.Itoa(*ports["turn"]) || stack.OAuthToken == "" || stack.APIKey == "" {
+		t.Fatalf("stack.json: %+v", stack)
+	}
+	client := appwrite.NewClient(appwrite.WithEndpoint(stack.Endpoint), appwrite.WithProject(stack.ProjectID), appwrite.WithKey(stack.APIKey))
+	table, err := appwrite.NewTablesDB(client).GetTable(stack.DatabaseID, stack.TableID)
+	if err != nil || table.Id != stack.TableID {
+		t.Fatalf("seeded table: %+v %v", table, err)
 	}
 }

@@ -1,0 +1,368 @@
+package localappwrite
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// param is one event param, in the order the route sets them (the order matters to generateEvents).
+type param struct{ key, value string }
+
+// pendingEvent is an event a handler produced; it is dispatched after the response is written.
+type pendingEvent struct {
+	project string
+	pattern string // e.g. "databases.[databaseId].tables.[tableId].rows.[rowId].create"
+	params  []param
+	payload any // the response model
+	userID  string
+}
+
+// emit records an event of the current request.
+func (c *call) emit(pattern string, payload any, params ...param) {
+	c.pending = append(c.pending, pendingEvent{project: c.pr.id, pattern: pattern, params: params, payload: payload, userID: c.who.userID})
+}
+
+// generateEvents ports Appwrite's Event::generateEvents (src/Appwrite/Event/Event.php): the concrete event, the
+// wildcard variants (every id, then each id alone, replaced by "*") and the parent prefixes, in PHP's order,
+// duplicates removed.
+func generateEvents(pattern string, params []param) ([]string, error) {
+	parts := strings.Split(pattern, ".")
+	count := len(parts)
+	get := func(i int) string {
+		if i < count {
+			return parts[i]
+		}
+		return ""
+	}
+	typ, resource := get(0), get(1)
+	hasSub := count > 3 && strings.HasPrefix(parts[3], "[")
+	hasSubSub := count > 5 && strings.HasPrefix(parts[5], "[") && hasSub
+	var subType, subResource, subSubType, subSubResource, attribute, action string
+	if hasSub {
+		subType, subResource = parts[2], parts[3]
+	}
+	if hasSubSub {
+		subSubType, subSubResource = parts[4], parts[5]
+		if count == 8 {
+			attribute = parts[7]
+		}
+	}
+	if hasSub && !hasSubSub && count == 6 {
+		attribute = parts[5]
+	}
+	if !hasSub && count == 4 {
+		attribute = parts[3]
+	}
+	switch {
+	case !hasSub && count > 2:
+		action = parts[2]
+	case hasSubSub:
+		action = get(6)
+	case hasSub && count > 4:
+		action = parts[4]
+	}
+	keys := make([]string, len(params))
+	for i, p := range params {
+		keys[i] = p.key
+	}
+	for _, r := range []string{resource, subResource, subSubResource} {
+		if r != "" && !slices.Contains(keys, strings.Trim(r, "[]")) {
+			return nil, fmt.Errorf("%s is missing from the params", r)
+		}
+	}
+	join := func(xs ...string) string { return strings.Join(xs, ".") }
+	var patterns []string
+	if action != "" {
+		switch {
+		case subSubResource != "":
+			if attribute != "" {
+				patterns = append(patterns, join(typ, resource, subType, subResource, subSubType, subSubResource, action, attribute))
+			}
+			patterns = append(patterns, join(typ, resource, subType, subResource, subSubType, subSubResource, action),
+				join(typ, resource, subType, subResource, subSubType, subSubResource))
+		case subResource != "":
+			if attribute != "" {
+				patterns = append(patterns, join(typ, resource, subType, subResource, action, attribute))
+			}
+			patterns = append(patterns, join(typ, resource, subType, subResource, action), join(typ, resource, subType, subResource))
+		default:
+			patterns = append(patterns, join(typ, resource, action))
+		}
+		if attribute != "" {
+			patterns = append(patterns, join(typ, resource, action, attribute))
+		}
+	}
+	if subSubResource != "" {
+		patterns = append(patterns, join(typ, resource, subType, subResource, subSubType, subSubResource))
+	}
+	if subResource != "" {
+		patterns = append(patterns, join(typ, resource, subType, subResource))
+	}
+	patterns = append(patterns, join(typ, resource))
+	patterns = uniqueStrings(patterns)
+
+	// PHP str_replace with arrays: each search key in turn over the whole subject.
+	replaceWith := func(subject string, search []string, repl func(i int) string) string {
+		for i, k := range search {
+			subject = strings.ReplaceAll(subject, k, repl(i))
+		}
+		return subject
+	}
+	values := func(i int) string { return params[i].value }
+	star := func(int) string { return "*" }
+	var events []string
+	for _, ev := range patterns {
+		events = append(events, replaceWith(ev, keys, values), replaceWith(ev, keys, star))
+		for _, key := range keys {
+			for _, current := range keys {
+				if subSubResource != "" {
+					for _, subCurrent := range keys {
+						if subCurrent == current || subCurrent == key {
+							continue
+						}
+						s1 := replaceWith(ev, []string{subCurrent}, star)
+						events = append(events, replaceWith(s1, keys, values))
+						events = append(events, replaceWith(replaceWith(s1, []string{current}, star), keys, values))
+						events = append(events, replaceWith(replaceWith(ev, []string{current}, star), keys, values))
+					}
+				} else {
+					if current == key {
+						continue
+					}
+					events = append(events, replaceWith(replaceWith(ev, []string{current}, star), keys, values))
+				}
+			}
+		}
+	}
+	for i, e := range events {
+		events[i] = strings.NewReplacer("[", "", "]", "").Replace(e)
+	}
+	return uniqueStrings(events), nil
+}
+
+// mirrorEvents adds, after each TablesDB event, its legacy Collections form (tables→collections, rows→documents,
+// columns→attributes), as Appwrite's Event::mirrorCollectionEvents pairs the two APIs' events.
+func mirrorEvents(events []string) []string {
+	if len(events) == 0 || !strings.HasPrefix(events[0], "databases.") {
+		return events
+	}
+	out := make([]string, 0, 2*len(events))
+	for _, e := range events {
+		out = append(out, e)
+		parts := strings.Split(e, ".")
+		changed := false
+		for i := 2; i < len(parts); i += 2 {
+			switch parts[i] {
+			case "tables":
+				parts[i], changed = "collections", true
+			case "rows":
+				parts[i], changed = "documents", true
+			case "columns":
+				parts[i], changed = "attributes", true
+			}
+		}
+		if changed {
+			out = append(out, strings.Join(parts, "."))
+		}
+	}
+	return uniqueStrings(out)
+}
+
+// allEvents is generateEvents followed by the Collections mirror.
+func allEvents(pattern string, params []param) []string {
+	ev, err := generateEvents(pattern, params)
+	if err != nil {
+		return nil
+	}
+	return mirrorEvents(ev)
+}
+
+func uniqueStrings(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := in[:0:0]
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ---- the Event validator (src/Appwrite/Event/Validator/Event.php over app/config/events.php) ----
+
+// evNode is a node of the events config: children are sub-types or actions; resource marks "$resource".
+type evNode struct {
+	resource bool
+	children map[string]*evNode
+}
+
+func res(children map[string]*evNode) *evNode { return &evNode{resource: true, children: children} }
+func leaf(names ...string) map[string]*evNode {
+	m := map[string]*evNode{}
+	for _, n := range names {
+		m[n] = &evNode{}
+	}
+	return m
+}
+func with(m map[string]*evNode, k string, n *evNode) map[string]*evNode { m[k] = n; return m }
+
+// eventsConfig is the subset of app/config/events.php the stand-in validates against.
+var eventsConfig = func() map[string]*evNode {
+	crud := func() map[string]*evNode { return leaf("create", "update", "delete") }
+	userUpdate := &evNode{children: leaf("email", "name", "password", "status", "prefs", "phone", "mfa", "labels", "verification", "impersonator")}
+	users := with(with(crud(), "update", userUpdate), "sessions", res(leaf("create", "delete")))
+	users["recovery"] = res(leaf("create", "update"))
+	users["verification"] = res(leaf("create", "update"))
+	users["targets"] = res(crud())
+	users["tokens"] = res(leaf("create"))
+	users["challenges"] = res(leaf("create", "update"))
+	users["identities"] = res(leaf("delete"))
+	tables := crud()
+	tables["upsert"] = &evNode{}
+	tables["rows"] = res(leaf("create", "update", "delete", "upsert"))
+	tables["columns"] = res(crud())
+	tables["indexes"] = res(crud())
+	collections := crud()
+	collections["upsert"] = &evNode{}
+	collections["documents"] = res(leaf("create", "update", "delete", "upsert"))
+	collections["attributes"] = res(crud())
+	collections["indexes"] = res(crud())
+	databases := crud()
+	databases["tables"] = res(tables)
+	databases["collections"] = res(collections)
+	functions := crud()
+	functions["deployments"] = res(crud())
+	functions["executions"] = res(crud())
+	sites := crud()
+	sites["deployments"] = res(crud())
+	buckets := crud()
+	buckets["files"] = res(crud())
+	teams := with(crud(), "update", &evNode{children: leaf("prefs")})
+	teams["memberships"] = res(with(crud(), "update", &evNode{children: leaf("status")}))
+	topics := crud()
+	topics["subscribers"] = res(leaf("create", "delete"))
+	return map[string]*evNode{
+		"users":      res(users),
+		"databases":  res(databases),
+		"functions":  res(functions),
+		"sites":      res(sites),
+		"buckets":    res(buckets),
+		"teams":      res(teams),
+		"messages":   res(crud()),
+		"topics":     res(topics),
+		"providers":  res(crud()),
+		"rules":      res(crud()),
+		"migrations": res(crud()),
+	}
+}()
+
+// validEvent ports the Event validator: 2-7 parts; a known type; a known action for the (sub)type; a known
+// attribute for the action. Like the original it checks a 7-part action against the middle type.
+func validEvent(value string) bool {
+	parts := strings.Split(value, ".")
+	count := len(parts)
+	if count < 2 || count > 7 {
+		return false
+	}
+	typ, resource := parts[0], parts[1]
+	if typ == "" || resource == "" {
+		return false
+	}
+	t := eventsConfig[typ]
+	if t == nil {
+		return false
+	}
+	child := func(n *evNode, k string) *evNode {
+		if n == nil || n.children == nil {
+			return nil
+		}
+		return n.children[k]
+	}
+	hasSub := count > 3 && t.resource && child(t, parts[2]) != nil && child(t, parts[2]).resource
+	hasSubSub := count > 5 && hasSub && child(child(t, parts[2]), parts[4]) != nil && child(child(t, parts[2]), parts[4]).resource
+	var subType, subResource, attribute, action string
+	if hasSub {
+		subType, subResource = parts[2], parts[3]
+	}
+	if hasSub && !hasSubSub && count == 6 {
+		attribute = parts[5]
+	}
+	if !hasSub && count == 4 {
+		attribute = parts[3]
+	}
+	switch {
+	case !hasSub && count > 2:
+		action = parts[2]
+	case hasSubSub:
+		if count > 6 {
+			action = parts[6]
+		}
+	case hasSub && count > 4:
+		action = parts[4]
+	}
+	if subType != "" {
+		st := child(t, subType)
+		if action != "" && child(st, action) == nil {
+			return false
+		}
+		if subResource == "" || st == nil {
+			return false
+		}
+	} else if action != "" && child(t, action) == nil {
+		return false
+	}
+	if attribute != "" {
+		var a *evNode
+		if subType != "" {
+			a = child(child(child(t, subType), action), attribute)
+		} else {
+			a = child(child(t, action), attribute)
+		}
+		if a == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- PHP json_encode ----
+
+// phpJSON encodes v the way PHP's json_encode does with default flags, which is how Appwrite's worker writes
+// webhook bodies: "/" escaped as "\/", non-ASCII as \uXXXX (surrogate pairs above U+FFFF), no HTML escaping.
+func phpJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	in := bytes.TrimRight(buf.Bytes(), "\n")
+	out := make([]byte, 0, len(in)+16)
+	for i := 0; i < len(in); {
+		b := in[i]
+		if b == '/' {
+			out = append(out, '\\', '/')
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
+			out = append(out, b)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(in[i:])
+		i += size
+		if r >= 0x10000 {
+			r -= 0x10000
+			out = fmt.Appendf(out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,481 @@
+package localappwrite
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type function struct {
+	id, name, runtime string
+	enabled           bool
+	events            []string
+	scopes            []string
+	execute           []string
+	timeout           int
+	url               string
+	secret            string
+	fail              bool
+	deploymentID      string
+	created, updated  time.Time
+	executions        map[string]*execution
+}
+
+type header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type execution struct {
+	id, functionID, deploymentID string
+	trigger, status              string
+	method, path                 string
+	requestHeaders               []header
+	responseStatusCode           int
+	responseBody                 string
+	responseHeaders              []header
+	logs, errors                 string
+	duration                     float64
+	created, updated             time.Time
+}
+
+// FunctionSpec describes a function to register. The function runs elsewhere as an HTTP server speaking the
+// open-runtimes contract (shared/localruntime); URL is where the stand-in sends executions.
+type FunctionSpec struct {
+	// ID is the function id; Name defaults to it; Runtime defaults to "go-1.26".
+	ID      string `json:"functionId"`
+	Name    string `json:"name"`
+	Runtime string `json:"runtime"`
+	// Events trigger the function (Appwrite event patterns).
+	Events []string `json:"events"`
+	// Scopes are given to the dynamic key of each execution.
+	Scopes []string `json:"scopes"`
+	// Execute is returned in the function model (not enforced).
+	Execute []string `json:"execute"`
+	// Timeout is in seconds (15 when 0).
+	Timeout int `json:"timeout"`
+	// URL is the runtime's base URL.
+	URL string `json:"url"`
+	// Secret is sent as x-open-runtimes-secret; random when empty.
+	Secret string `json:"secret"`
+	// Fail makes every execution fail (status "failed", response 500) without calling the runtime.
+	Fail bool `json:"fail"`
+	// Disabled registers the function disabled (never triggered by events).
+	Disabled bool `json:"disabled"`
+}
+
+// RegisterFunction creates or replaces a function.
+func (s *Server) RegisterFunction(projectID string, spec FunctionSpec) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.projects[projectID]
+	if pr == nil {
+		return fmt.Errorf("localappwrite: no project %q", projectID)
+	}
+	if !validCustomID(spec.ID) {
+		return fmt.Errorf("localappwrite: invalid function id %q", spec.ID)
+	}
+	for _, e := range spec.Events {
+		if !validEvent(e) {
+			return fmt.Errorf("localappwrite: invalid event %q", e)
+		}
+	}
+	now := s.now()
+	fn := pr.functions[spec.ID]
+	if fn == nil {
+		fn = &function{id: spec.ID, created: now, executions: map[string]*execution{}, deploymentID: s.uniqueID()}
+		pr.functions[spec.ID] = fn
+	}
+	fn.name = orDefault(spec.Name, spec.ID)
+	fn.runtime = orDefault(spec.Runtime, "go-1.26")
+	fn.enabled = !spec.Disabled
+	fn.events = slices.Clone(spec.Events)
+	fn.scopes = slices.Clone(spec.Scopes)
+	fn.execute = slices.Clone(spec.Execute)
+	fn.timeout = spec.Timeout
+	if fn.timeout <= 0 {
+		fn.timeout = 15
+	}
+	fn.url = strings.TrimRight(spec.URL, "/")
+	fn.secret = spec.Secret
+	if fn.secret == "" {
+		fn.secret = fmt.Sprintf("%x", randomBytes(16))
+	}
+	fn.fail = spec.Fail
+	fn.updated = now
+	return nil
+}
+
+// SetFunctionURL points a registered function at a runtime URL.
+func (s *Server) SetFunctionURL(projectID, functionID, url string) error {
+	return s.withFunction(projectID, functionID, func(fn *function) { fn.url = strings.TrimRight(url, "/") })
+}
+
+// SetFunctionFailing makes every execution of the function fail (or stops doing so).
+func (s *Server) SetFunctionFailing(projectID, functionID string, fail bool) error {
+	return s.withFunction(projectID, functionID, func(fn *function) { fn.fail = fail })
+}
+
+func (s *Server) withFunction(projectID, functionID string, f func(*function)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.projects[projectID]
+	if pr == nil {
+		return fmt.Errorf("localappwrite: no project %q", projectID)
+	}
+	fn := pr.functions[functionID]
+	if fn == nil {
+		return fmt.Errorf("localappwrite: no function %q", functionID)
+	}
+	f(fn)
+	return nil
+}
+
+func functionModel(fn *function) obj {
+	return obj{
+		{"$id", fn.id}, {"$createdAt", formatTime(fn.created)}, {"$updatedAt", formatTime(fn.updated)},
+		{"execute", nonNil(fn.execute)}, {"name", fn.name}, {"enabled", fn.enabled}, {"live", true},
+		{"logging", true}, {"runtime", fn.runtime}, {"deploymentId", fn.deploymentID},
+		{"deploymentCreatedAt", formatTime(fn.created)}, {"latestDeploymentId", fn.deploymentID},
+		{"latestDeploymentCreatedAt", formatTime(fn.created)}, {"latestDeploymentStatus", "ready"},
+		{"scopes", nonNil(fn.scopes)}, {"vars", []any{}}, {"events", nonNil(fn.events)}, {"schedule", ""},
+		{"timeout", fn.timeout}, {"entrypoint", "main.go"}, {"commands", ""}, {"version", "v5"},
+		{"installationId", ""}, {"providerRepositoryId", ""}, {"providerBranch", ""},
+		{"providerRootDirectory", ""}, {"providerSilentMode", false}, {"specification", "s-1vcpu-512mb"},
+	}
+}
+
+// executionModel renders Response/Model/Execution.php; functionId (SDK v1.0.0) and resourceId/resourceType
+// (newer Appwrite) are both present.
+func executionModel(ex *execution) obj {
+	return obj{
+		{"$id", ex.id}, {"$createdAt", formatTime(ex.created)}, {"$updatedAt", formatTime(ex.updated)},
+		{"$permissions", []string{}}, {"functionId", ex.functionID}, {"resourceId", ex.functionID},
+		{"resourceType", "functions"}, {"deploymentId", ex.deploymentID}, {"trigger", ex.trigger},
+		{"status", ex.status}, {"requestMethod", ex.method}, {"requestPath", ex.path},
+		{"requestHeaders", nonNilHeaders(ex.requestHeaders)}, {"responseStatusCode", ex.responseStatusCode},
+		{"responseBody", ex.responseBody}, {"responseHeaders", nonNilHeaders(ex.responseHeaders)},
+		{"logs", ex.logs}, {"errors", ex.errors}, {"duration", ex.duration}, {"scheduledAt", ""},
+	}
+}
+
+func nonNilHeaders(h []header) []header {
+	if h == nil {
+		return []header{}
+	}
+	return h
+}
+
+func (s *Server) getFunction(c *call) (int, any, *APIError) {
+	fn := c.pr.functions[c.r.PathValue("functionId")]
+	if fn == nil {
+		return 0, nil, newErr(ErrFunctionNotFound)
+	}
+	return http.StatusOK, functionModel(fn), nil
+}
+
+func (s *Server) getExecution(c *call) (int, any, *APIError) {
+	fn := c.pr.functions[c.r.PathValue("functionId")]
+	if fn == nil {
+		return 0, nil, newErr(ErrFunctionNotFound)
+	}
+	ex := fn.executions[c.r.PathValue("executionId")]
+	if ex == nil {
+		return 0, nil, newErr(ErrExecutionNotFound)
+	}
+	return http.StatusOK, executionModel(ex), nil
+}
+
+// runRequest is everything a runtime call needs, captured under the lock.
+type runRequest struct {
+	projectID, functionID string
+	url, secret           string
+	fail                  bool
+	timeout               time.Duration
+	method, path          string
+	body                  []byte
+	headers               http.Header
+}
+
+type runResult struct {
+	status   int
+	body     string
+	headers  []header
+	errors   string
+	duration float64
+	timedOut bool
+}
+
+const executionEvent = "functions.[functionId].executions.[executionId]."
+
+var allowedMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"}
+
+// createExecution copies POST /v1/functions/{id}/executions (Executions/Create.php): body (at most
+// 10,485,760 chars), async, path ("/"), method ("POST"), headers (object, at most 100 keys, none starting with
+// "x-appwrite-"), scheduledAt (not supported here). Sync executions are limited to 30 s
+// (function_synchronous_timeout, 408); async ones answer 202 with status "waiting".
+func (s *Server) createExecution(c *call) (int, any, *APIError) {
+	fn := c.pr.functions[c.r.PathValue("functionId")]
+	if fn == nil {
+		return 0, nil, newErr(ErrFunctionNotFound)
+	}
+	body, err := c.str("body", false, "", 10485760)
+	if err != nil {
+		return 0, nil, err
+	}
+	async, err := c.boolean("async", false)
+	if err != nil {
+		return 0, nil, err
+	}
+	path, err := c.str("path", false, "/", 2048)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !strings.HasPrefix(path, "/") {
+		return 0, nil, invalidParam("path", "Value must be a valid string and no longer than 2048 chars")
+	}
+	method, err := c.str("method", false, "POST", 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !slices.Contains(allowedMethods, method) {
+		return 0, nil, invalidParam("method", "Value must be one of (GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD)")
+	}
+	hdrs, _, err := c.object("headers", false)
+	if err != nil {
+		return 0, nil, err
+	}
+	const hdrDesc = "Invalid headers: keys must be alphanumeric or \"-\", at most 100 keys, and must not start with \"x-appwrite-\""
+	if len(hdrs) > 100 {
+		return 0, nil, invalidParam("headers", hdrDesc)
+	}
+	reqHeaders := http.Header{}
+	for k, v := range hdrs {
+		if strings.HasPrefix(k, "x-appwrite-") || strings.TrimFunc(k, func(r rune) bool {
+			return r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		}) != "" {
+			return 0, nil, invalidParam("headers", hdrDesc)
+		}
+		vs, ok := v.(string)
+		if !ok {
+			return 0, nil, invalidParam("headers", hdrDesc)
+		}
+		reqHeaders.Set(k, vs)
+	}
+	if c.has("scheduledAt") {
+		return 0, nil, invalidParam("scheduledAt", "Scheduled executions are not supported by the local stand-in.")
+	}
+
+	ex := s.newExecutionLocked(fn, "http", method, path, reqHeaders)
+	timeout := time.Duration(fn.timeout) * time.Second
+	if !async && timeout > 30*time.Second {
+		timeout = 30 * time.Second
+	}
+	rr, kerr := s.runRequestLocked(c.pr, fn, ex, timeout, []byte(body), reqHeaders)
+	if kerr != nil {
+		return 0, nil, newErr(ErrGeneralServerError, "%s", kerr.Error())
+	}
+	rr.headers.Set("x-appwrite-trigger", "http")
+	rr.headers.Set("x-appwrite-user-id", c.who.userID)
+	rr.headers.Set("x-appwrite-client-ip", clientIP(c.r))
+	params := []param{{"functionId", fn.id}, {"executionId", ex.id}}
+
+	if async {
+		ex.status = "waiting"
+		m := executionModel(ex)
+		c.emit(executionEvent+"create", m, params...)
+		pid, uid := c.pr.id, c.who.userID
+		s.q.enqueue(func(ctx context.Context) {
+			res := s.callRuntime(ctx, rr)
+			s.finishExecution(pid, fn.id, ex.id, res, false, uid)
+		})
+		return http.StatusAccepted, m, nil
+	}
+
+	// The runtime call happens after the lock is released (the function may call back into the API).
+	pid, uid := c.pr.id, c.who.userID
+	c.after = func(c *call) (int, any, *APIError) {
+		res := s.callRuntime(c.r.Context(), rr)
+		if res.timedOut {
+			s.finishExecution(pid, fn.id, ex.id, res, true, "")
+			return 0, nil, newErr(ErrFunctionSyncTimeout)
+		}
+		m := s.finishExecution(pid, fn.id, ex.id, res, true, "")
+		c.pending = append(c.pending, pendingEvent{project: pid, pattern: executionEvent + "create", params: params, payload: m, userID: uid})
+		return http.StatusCreated, m, nil
+	}
+	return 0, nil, nil
+}
+
+func clientIP(r *http.Request) string {
+	host := r.RemoteAddr
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	return strings.Trim(host, "[]")
+}
+
+func (s *Server) newExecutionLocked(fn *function, trigger, method, path string, reqHeaders http.Header) *execution {
+	now := s.now()
+	ex := &execution{
+		id: s.uniqueID(), functionID: fn.id, deploymentID: fn.deploymentID, trigger: trigger, status: "processing",
+		method: method, path: path, created: now, updated: now,
+	}
+	// Stored request headers: Appwrite keeps an allow-list (content-type, agent, content-length, host).
+	for _, k := range []string{"content-type", "agent", "content-length", "host"} {
+		if v := reqHeaders.Get(k); v != "" {
+			ex.requestHeaders = append(ex.requestHeaders, header{k, v})
+		}
+	}
+	fn.executions[ex.id] = ex
+	return ex
+}
+
+// runRequestLocked prepares the executor's request (open-runtimes/executor executeV5 + Appwrite's headers,
+// functions-runtime.md §2 and §4.2): x-open-runtimes-secret/-timeout/-logging/-log-id, Basic opr:<secret>,
+// x-appwrite-key (a dynamic key with the function's scopes, valid for timeout + 60 s), execution id and the
+// geo headers.
+func (s *Server) runRequestLocked(pr *project, fn *function, ex *execution, timeout time.Duration, body []byte, user http.Header) (runRequest, error) {
+	key, err := s.DynamicKey(pr.id, fn.scopes, time.Duration(fn.timeout)*time.Second+60*time.Second)
+	if err != nil {
+		return runRequest{}, err
+	}
+	h := user.Clone()
+	secs := int(timeout / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	h.Set("x-open-runtimes-secret", fn.secret)
+	h.Set("x-open-runtimes-timeout", strconv.Itoa(secs))
+	h.Set("x-open-runtimes-logging", "enabled")
+	h.Set("x-open-runtimes-log-id", ex.id)
+	if h.Get("authorization") == "" {
+		h.Set("authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("opr:"+fn.secret)))
+	}
+	h.Set("x-appwrite-key", key)
+	h.Set("x-appwrite-execution-id", ex.id)
+	h.Set("x-appwrite-user-jwt", "")
+	h.Set("x-appwrite-country-code", "")
+	h.Set("x-appwrite-continent-code", "")
+	h.Set("x-appwrite-continent-eu", "false")
+	return runRequest{
+		projectID: pr.id, functionID: fn.id, url: fn.url, secret: fn.secret, fail: fn.fail, timeout: timeout,
+		method: ex.method, path: ex.path, body: body, headers: h,
+	}, nil
+}
+
+// queueEventExecutionLocked queues an event-triggered execution (Workers/Functions.php): POST "/", body = the
+// event payload JSON, x-appwrite-trigger: event, x-appwrite-event: the first (fully concrete) event,
+// x-appwrite-user-id: the acting user, user-agent Appwrite/<version>.
+func (s *Server) queueEventExecutionLocked(pr *project, fn *function, events []string, payload []byte, userID string) {
+	h := http.Header{}
+	h.Set("content-type", "application/json")
+	h.Set("user-agent", "Appwrite/"+s.opts.Version)
+	ex := s.newExecutionLocked(fn, "event", http.MethodPost, "/", h)
+	ex.status = "waiting"
+	rr, err := s.runRequestLocked(pr, fn, ex, time.Duration(fn.timeout)*time.Second, payload, h)
+	if err != nil {
+		s.opts.Logf("localappwrite: event execution: %v", err)
+		return
+	}
+	rr.headers.Set("x-appwrite-trigger", "event")
+	rr.headers.Set("x-appwrite-event", events[0])
+	rr.headers.Set("x-appwrite-user-id", userID)
+	pid, fid, eid := pr.id, fn.id, ex.id
+	s.q.enqueue(func(ctx context.Context) {
+		res := s.callRuntime(ctx, rr)
+		s.finishExecution(pid, fid, eid, res, false, userID)
+	})
+}
+
+// callRuntime sends the execution to the runtime. A function marked failing, or without a URL, fails
+// without a call; a status >= 500 fails the execution (Appwrite: failed when the function returns >= 500).
+func (s *Server) callRuntime(ctx context.Context, rr runRequest) runResult {
+	start := s.now()
+	done := func(r runResult) runResult {
+		r.duration = s.now().Sub(start).Seconds()
+		return r
+	}
+	if rr.fail {
+		return done(runResult{status: 500, errors: "Execution failed (forced by the local Appwrite stand-in)."})
+	}
+	if rr.url == "" {
+		return done(runResult{status: 500, errors: "The function has no runtime URL registered with the local Appwrite stand-in."})
+	}
+	ctx, cancel := context.WithTimeout(ctx, rr.timeout+5*time.Second) // the executor's curl timeout is timeout+5
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, rr.method, rr.url+rr.path, strings.NewReader(string(rr.body)))
+	if err != nil {
+		return done(runResult{status: 500, errors: err.Error()})
+	}
+	req.Header = rr.headers
+	resp, err := s.opts.FunctionClient.Do(req)
+	if err != nil {
+		r := runResult{status: 500, errors: "Runtime request failed: " + err.Error()}
+		if errors.Is(err, context.DeadlineExceeded) {
+			r.timedOut, r.errors = true, "Execution timed out."
+		}
+		return done(r)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 22<<20))
+	r := runResult{status: resp.StatusCode, body: string(b)}
+	for k, vs := range resp.Header {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-open-runtimes-") {
+			continue
+		}
+		r.headers = append(r.headers, header{lk, vs[0]})
+	}
+	slices.SortFunc(r.headers, func(a, b header) int { return strings.Compare(a.Name, b.Name) })
+	return done(r)
+}
+
+// finishExecution stores the result and, for async/event executions, dispatches the execution's update event.
+// Stored (async) executions keep only content-type and content-length response headers.
+func (s *Server) finishExecution(projectID, functionID, executionID string, res runResult, sync bool, userID string) obj {
+	s.mu.Lock()
+	pr := s.projects[projectID]
+	var ex *execution
+	if pr != nil && pr.functions[functionID] != nil {
+		ex = pr.functions[functionID].executions[executionID]
+	}
+	if ex == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	ex.responseStatusCode = res.status
+	ex.responseBody = res.body
+	ex.errors = res.errors
+	ex.duration = res.duration
+	ex.updated = s.now()
+	ex.responseHeaders = nil
+	for _, h := range res.headers {
+		if sync || h.Name == "content-type" || h.Name == "content-length" {
+			ex.responseHeaders = append(ex.responseHeaders, h)
+		}
+	}
+	if res.status >= 500 || res.timedOut {
+		ex.status = "failed"
+	} else {
+		ex.status = "completed"
+	}
+	if !sync {
+		// Stored executions do not keep the response body.
+		ex.responseBody = ""
+	}
+	m := executionModel(ex)
+	s.mu.Unlock()
+	if !sync {
+		s.dispatch(pendingEvent{project: projectID, pattern: executionEvent + "update", payload: m, userID: userID,
+			params: []param{{"functionId", functionID}, {"executionId", executionID}}})
+	}
+	return m
+}

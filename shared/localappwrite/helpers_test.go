@@ -1,0 +1,171 @@
+package localappwrite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/appwrite/sdk-for-go/appwrite"
+	"github.com/appwrite/sdk-for-go/client"
+)
+
+const testProject = "proj1"
+
+var testKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// fixture is a stand-in served by an httptest server with one project and an all-scopes key.
+type fixture struct {
+	s   *Server
+	ts  *httptest.Server
+	key string
+}
+
+func newFixture(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	if opts.SigningKey == nil {
+		opts.SigningKey = testKey()
+	}
+	s := New(opts)
+	ts := httptest.NewServer(s)
+	s.SetBaseURL(ts.URL)
+	t.Cleanup(func() {
+		ts.Close()
+		_ = s.Close()
+	})
+	if err := s.SeedProject(ProjectSpec{ID: testProject, Members: []string{"user-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := s.CreateKey(testProject, projectScopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{s: s, ts: ts, key: key}
+}
+
+// sdk returns an Appwrite SDK v1.0.0 client for the fixture's project and the given key.
+func (f *fixture) sdk(key string) client.Client {
+	return appwrite.NewClient(appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject(testProject), appwrite.WithKey(key))
+}
+
+func (f *fixture) flush(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.s.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+}
+
+// appwriteErr unpacks an SDK error into status and Appwrite type, checking the body shape.
+func appwriteErr(t *testing.T, err error) (int, string) {
+	t.Helper()
+	var ae *client.AppwriteError
+	if !errors.As(err, &ae) {
+		t.Fatalf("want *client.AppwriteError, got %T %v", err, err)
+	}
+	var body map[string]any
+	if e := json.Unmarshal([]byte(ae.GetResponse()), &body); e != nil {
+		t.Fatalf("error body is not JSON: %q", ae.GetResponse())
+	}
+	for _, k := range []string{"message", "code", "type", "version"} {
+		if _, ok := body[k]; !ok {
+			t.Fatalf("error body %s lacks %q", ae.GetResponse(), k)
+		}
+	}
+	if int(body["code"].(float64)) != ae.GetStatusCode() {
+		t.Fatalf("code %v != status %d", body["code"], ae.GetStatusCode())
+	}
+	return ae.GetStatusCode(), body["type"].(string)
+}
+
+func wantErr(t *testing.T, err error, status int, typ string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want %d %s, got success", status, typ)
+	}
+	gotStatus, gotType := appwriteErr(t, err)
+	if gotStatus != status || gotType != typ {
+		t.Fatalf("want %d %s, got %d %s (%v)", status, typ, gotStatus, gotType, err)
+	}
+}
+
+// recorded is one request a recorder server received.
+type recorded struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+}
+
+// recorder is an httptest server that records requests and answers with a settable status.
+type recorder struct {
+	ts     *httptest.Server
+	mu     sync.Mutex
+	reqs   []recorded
+	status int
+	reply  func(w http.ResponseWriter, r *http.Request, body []byte)
+}
+
+func newRecorder(t *testing.T) *recorder {
+	rec := &recorder{status: http.StatusOK}
+	rec.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rec.mu.Lock()
+		rec.reqs = append(rec.reqs, recorded{r.Method, r.URL.RequestURI(), r.Header.Clone(), b})
+		status, reply := rec.status, rec.reply
+		rec.mu.Unlock()
+		if reply != nil {
+			reply(w, r, b)
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(rec.ts.Close)
+	return rec
+}
+
+func (r *recorder) setStatus(code int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = code
+}
+
+func (r *recorder) all() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recorded(nil), r.reqs...)
+}
+
+// call is client.Call with a JSON body, decoding the JSON result.
+func callJSON(t *testing.T, c client.Client, method, path string, params map[string]any) (map[string]any, error) {
+	t.Helper()
+	resp, err := c.Call(method, path, map[string]any{"content-type": "application/json"}, params)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if s, ok := resp.Result.(string); ok && s != "" {
+		if err := json.Unmarshal([]byte(s), &out); err != nil {
+			t.Fatalf("decoding %q: %v", s, err)
+		}
+	}
+	return out, nil
+}

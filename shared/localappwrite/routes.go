@@ -1,0 +1,445 @@
+package localappwrite
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// maxBody caps request bodies (Appwrite's router package_max_length is 12 MiB).
+const maxBody = 12 << 20
+
+// call is one authenticated API request.
+type call struct {
+	s       *Server
+	r       *http.Request
+	w       http.ResponseWriter
+	pr      *project
+	who     *principal
+	params  map[string]any
+	files   map[string]uploaded
+	legacy  bool // response format below 1.9.1
+	pending []pendingEvent
+	// after, when a handler sets it, runs once the state lock is released and produces the response
+	// (used for calls that wait on something outside, like a synchronous execution).
+	after handlerFunc
+}
+
+type uploaded struct {
+	name string
+	data []byte
+}
+
+type handlerFunc func(c *call) (status int, body any, err *APIError)
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	s.mux = m
+	api := func(pattern string, scopes []string, h handlerFunc) {
+		m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { s.serveAPI(w, r, scopes, h) })
+	}
+	// Webhooks (src/Appwrite/Platform/Modules/Webhooks/Http/Webhooks/*), with the projects alias.
+	for _, base := range []string{"/v1/webhooks", "/v1/projects/{projectId}/webhooks"} {
+		api("GET "+base, []string{"webhooks.read"}, s.listWebhooks)
+		api("POST "+base, []string{"webhooks.write"}, s.createWebhook)
+		api("GET "+base+"/{webhookId}", []string{"webhooks.read"}, s.getWebhook)
+		api("PUT "+base+"/{webhookId}", []string{"webhooks.write"}, s.updateWebhook)
+		api("DELETE "+base+"/{webhookId}", []string{"webhooks.write"}, s.deleteWebhook)
+		api("PUT "+base+"/{webhookId}/secret", []string{"webhooks.write"}, s.rotateWebhookSecret)
+		api("PATCH "+base+"/{webhookId}/secret", []string{"webhooks.write"}, s.rotateWebhookSecret)
+	}
+	// TablesDB.
+	api("GET /v1/tablesdb/{databaseId}", []string{"databases.read"}, s.getDatabase)
+	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}", []string{"tables.read", "collections.read"}, s.getTable)
+	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows", []string{"rows.read", "documents.read"}, s.listRows)
+	api("POST /v1/tablesdb/{databaseId}/tables/{tableId}/rows", []string{"rows.write", "documents.write"}, s.createRow)
+	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.read", "documents.read"}, s.getRow)
+	api("PATCH /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.write", "documents.write"}, s.updateRow)
+	api("PUT /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.write", "documents.write"}, s.upsertRow)
+	api("DELETE /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.write", "documents.write"}, s.deleteRow)
+	// Storage.
+	api("GET /v1/storage/buckets/{bucketId}", []string{"buckets.read"}, s.getBucket)
+	api("GET /v1/storage/buckets/{bucketId}/files/{fileId}", []string{"files.read"}, s.getFile)
+	api("POST /v1/storage/buckets/{bucketId}/files", []string{"files.write"}, s.createFile)
+	api("DELETE /v1/storage/buckets/{bucketId}/files/{fileId}", []string{"files.write"}, s.deleteFile)
+	// Users.
+	api("GET /v1/users", []string{"users.read"}, s.listUsers)
+	api("POST /v1/users", []string{"users.write"}, s.createUser)
+	api("GET /v1/users/{userId}", []string{"users.read"}, s.getUser)
+	// Functions.
+	api("GET /v1/functions/{functionId}", []string{"functions.read"}, s.getFunction)
+	api("POST /v1/functions/{functionId}/executions", []string{"executions.write", "execution.write"}, s.createExecution)
+	api("GET /v1/functions/{functionId}/executions/{executionId}", []string{"executions.read", "execution.read"}, s.getExecution)
+
+	// OAuth issuer (mcp-events.md §3.2: issuer {endpoint}/oauth2/{project}).
+	m.HandleFunc("GET /v1/oauth2/console/jwks", s.serveJWKS)
+	m.HandleFunc("GET /v1/oauth2/console/.well-known/openid-configuration", s.serveDiscovery)
+	m.HandleFunc("GET /v1/oauth2/console/.well-known/oauth-authorization-server", s.serveDiscovery)
+	m.HandleFunc("GET /.well-known/oauth-authorization-server/v1/oauth2/console", s.serveDiscovery)
+	m.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"name": "http", "ping": 0, "status": "pass"})
+	})
+
+	s.adminRoutes(m)
+
+	m.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { s.writeError(w, newErr(ErrGeneralRouteNotFound)) })
+}
+
+// serveAPI resolves the project, authenticates, checks the scope, parses params, runs h and queues the events
+// h produced (Appwrite's shutdown hook in app/controllers/shared/api.php; here just before the response).
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, scopes []string, h handlerFunc) {
+	pid := r.Header.Get("X-Appwrite-Project")
+	if v := r.PathValue("projectId"); v != "" && pid == "" {
+		pid = v
+	}
+	c := &call{s: s, r: r, w: w, legacy: isLegacyFormat(r.Header.Get("X-Appwrite-Response-Format"))}
+	if err := c.parseParams(); err != nil {
+		s.writeError(w, err)
+		return
+	}
+
+	s.mu.Lock()
+	status, body, apiErr := func() (int, any, *APIError) {
+		if pid == "" {
+			// No project: Appwrite falls back to the console project, where a project key is unknown.
+			return 0, nil, missingScope(&principal{label: "User", role: "guests"}, scopes[0])
+		}
+		pr := s.projects[pid]
+		if pr == nil {
+			return 0, nil, newErr(ErrProjectNotFound)
+		}
+		c.pr = pr
+		who, err := s.authenticate(r, pr)
+		if err != nil {
+			return 0, nil, err
+		}
+		c.who = who
+		allowed := false
+		for _, sc := range scopes {
+			if who.has(sc) {
+				allowed = true
+			}
+		}
+		if !allowed {
+			return 0, nil, missingScope(who, scopes[0])
+		}
+		return h(c)
+	}()
+	s.mu.Unlock()
+	if apiErr == nil && c.after != nil {
+		status, body, apiErr = c.after(c)
+	}
+	events := c.pending
+
+	if apiErr != nil {
+		s.writeError(w, apiErr)
+		return
+	}
+	// Events are queued before the response is written, so that a caller who got the response and then calls
+	// Flush waits for the deliveries it caused. The deliveries themselves still go out asynchronously.
+	for _, ev := range events {
+		s.dispatch(ev)
+	}
+	if status == http.StatusNoContent {
+		w.WriteHeader(status)
+	} else {
+		writeJSON(w, status, body)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(body)
+}
+
+// isLegacyFormat reports whether X-Appwrite-Response-Format asks for a version below 1.9.1 (response filter
+// V22 renames webhook fields back to security/httpUser/httpPass/signatureKey). No header = current format.
+func isLegacyFormat(v string) bool {
+	if v == "" {
+		return false
+	}
+	p, ok := parseVersion(v)
+	if !ok {
+		return false
+	}
+	return versionLess(p, [3]int{1, 9, 1})
+}
+
+var indexedKey = regexp.MustCompile(`^([^\[\]]+)((?:\[[^\[\]]*\])+)$`)
+
+// parseParams reads params like Appwrite's router: path values, query (GET; "k[]" arrays), JSON bodies, form and
+// multipart bodies (the SDK flattens arrays as "k[0]").
+func (c *call) parseParams() *APIError {
+	c.params = map[string]any{}
+	q := c.r.URL.Query()
+	for k, vs := range q {
+		addFormValue(c.params, k, vs)
+	}
+	if c.r.Body != nil && c.r.Method != http.MethodGet {
+		body, err := io.ReadAll(io.LimitReader(c.r.Body, maxBody+1))
+		if err != nil {
+			return newErr(ErrGeneralArgumentInvalid, "Could not read the request body.")
+		}
+		if len(body) > maxBody {
+			return newErr(ErrGeneralArgumentInvalid, "Request body too large.")
+		}
+		ct, ctParams, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
+		switch {
+		case ct == "application/json" && len(bytes.TrimSpace(body)) > 0:
+			dec := json.NewDecoder(bytes.NewReader(body))
+			dec.UseNumber()
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				return newErr(ErrGeneralArgumentInvalid, "Invalid JSON body: %s", err.Error())
+			}
+			for k, v := range m {
+				c.params[k] = v
+			}
+		case ct == "application/x-www-form-urlencoded":
+			vals, err := url.ParseQuery(string(body))
+			if err != nil {
+				return newErr(ErrGeneralArgumentInvalid, "Invalid form body.")
+			}
+			for k, vs := range vals {
+				addFormValue(c.params, k, vs)
+			}
+		case ct == "multipart/form-data":
+			mr, err := newMultipart(body, ctParams["boundary"])
+			if err != nil {
+				return newErr(ErrGeneralArgumentInvalid, "Invalid multipart body: %s", err.Error())
+			}
+			for k, vs := range mr.values {
+				addFormValue(c.params, k, vs)
+			}
+			c.files = mr.files
+		}
+	}
+	return nil
+}
+
+func addFormValue(params map[string]any, k string, vs []string) {
+	if strings.HasSuffix(k, "[]") {
+		name := strings.TrimSuffix(k, "[]")
+		arr, _ := params[name].([]any)
+		for _, v := range vs {
+			arr = append(arr, v)
+		}
+		params[name] = arr
+		return
+	}
+	if m := indexedKey.FindStringSubmatch(k); m != nil {
+		// "permissions[0]": collect into an array ordered by index.
+		name := m[1]
+		idx := strings.Trim(m[2], "[]")
+		holder, _ := params["\x00"+name].(map[string]string)
+		if holder == nil {
+			holder = map[string]string{}
+			params["\x00"+name] = holder
+		}
+		if len(vs) > 0 {
+			holder[idx] = vs[0]
+		}
+		keys := make([]string, 0, len(holder))
+		for k := range holder {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, _ := strconv.Atoi(keys[i])
+			b, _ := strconv.Atoi(keys[j])
+			return a < b
+		})
+		arr := make([]any, 0, len(keys))
+		for _, k := range keys {
+			arr = append(arr, holder[k])
+		}
+		params[name] = arr
+		return
+	}
+	if len(vs) > 0 {
+		params[k] = vs[0]
+	}
+}
+
+// ---- param accessors (validators copy utopia-php/framework's Text, Boolean, ArrayList, URL) ----
+
+func (c *call) has(name string) bool {
+	v, ok := c.params[name]
+	return ok && v != nil
+}
+
+// str reads a string param. max <= 0 means no Text length limit.
+func (c *call) str(name string, required bool, def string, max int) (string, *APIError) {
+	v, ok := c.params[name]
+	if !ok || v == nil {
+		if required {
+			return "", missingParam(name)
+		}
+		return def, nil
+	}
+	var s string
+	switch t := v.(type) {
+	case string:
+		s = t
+	case json.Number:
+		s = t.String()
+	case bool:
+		s = strconv.FormatBool(t)
+	default:
+		return "", invalidParam(name, textDescription(max))
+	}
+	if max > 0 && len([]rune(s)) > max {
+		return "", invalidParam(name, textDescription(max))
+	}
+	return s, nil
+}
+
+// textDescription copies utopia's Text::getDescription.
+func textDescription(max int) string {
+	if max <= 0 {
+		return "Value must be a valid string"
+	}
+	return fmt.Sprintf("Value must be a valid string and no longer than %d chars", max)
+}
+
+// boolean copies utopia's Boolean validator in loose mode: true/false, "true"/"false", 1/0, "1"/"0".
+func (c *call) boolean(name string, def bool) (bool, *APIError) {
+	v, ok := c.params[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	switch t := v.(type) {
+	case bool:
+		return t, nil
+	case string:
+		switch t {
+		case "true", "1":
+			return true, nil
+		case "false", "0":
+			return false, nil
+		}
+	case json.Number:
+		switch t.String() {
+		case "1":
+			return true, nil
+		case "0":
+			return false, nil
+		}
+	}
+	return false, invalidParam(name, "Value must be a valid boolean")
+}
+
+func (c *call) integer(name string, def int) (int, *APIError) {
+	v, ok := c.params[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	var s string
+	switch t := v.(type) {
+	case json.Number:
+		s = t.String()
+	case string:
+		s = t
+	default:
+		return 0, invalidParam(name, "Value must be a valid integer")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, invalidParam(name, "Value must be a valid integer")
+	}
+	return n, nil
+}
+
+// strArray reads an array of strings; desc is the ArrayList description for errors.
+func (c *call) strArray(name string, required bool, max int, desc string) ([]string, bool, *APIError) {
+	v, ok := c.params[name]
+	if !ok || v == nil {
+		if required {
+			return nil, false, missingParam(name)
+		}
+		return nil, false, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		if s, isStr := v.(string); isStr {
+			// A JSON-encoded array sent as a string (form bodies).
+			var list []any
+			if json.Unmarshal([]byte(s), &list) == nil {
+				arr = list
+				ok = true
+			}
+		}
+	}
+	if !ok || (max > 0 && len(arr) > max) {
+		return nil, true, invalidParam(name, desc)
+	}
+	out := make([]string, 0, len(arr))
+	for _, e := range arr {
+		s, isStr := e.(string)
+		if !isStr {
+			return nil, true, invalidParam(name, desc)
+		}
+		out = append(out, s)
+	}
+	return out, true, nil
+}
+
+// object reads a JSON object param (also accepted as a JSON string, like Appwrite's JSON validator).
+func (c *call) object(name string, required bool) (map[string]any, bool, *APIError) {
+	v, ok := c.params[name]
+	if !ok || v == nil {
+		if required {
+			return nil, false, missingParam(name)
+		}
+		return nil, false, nil
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		return t, true, nil
+	case string:
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err == nil && m != nil {
+			return m, true, nil
+		}
+	case []any:
+		if len(t) == 0 {
+			return map[string]any{}, true, nil
+		}
+	}
+	return nil, true, invalidParam(name, "Value must be a valid JSON string")
+}
+
+// customIDRe copies utopia-php/database's Key/UID validator used by CustomId: at most 36 chars of a-z, A-Z, 0-9,
+// period, hyphen and underscore, not starting with a special char.
+var customIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,35}$`)
+
+const customIDDescription = "Parameter must contain at most 36 chars. Valid chars are a-z, A-Z, 0-9, period, hyphen, and underscore. Can't start with a special char"
+
+func validCustomID(id string) bool { return customIDRe.MatchString(id) }
+
+// customID reads a CustomId param: "unique()" generates an id (Appwrite's ID::unique()).
+func (c *call) customID(name string) (string, *APIError) {
+	v, err := c.str(name, true, "", 0)
+	if err != nil {
+		return "", err
+	}
+	if v == "unique()" {
+		return c.s.uniqueID(), nil
+	}
+	if !validCustomID(v) {
+		return "", invalidParam(name, customIDDescription)
+	}
+	return v, nil
+}

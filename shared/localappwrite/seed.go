@@ -1,0 +1,173 @@
+package localappwrite
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// DemoOptions configure SeedDemo.
+type DemoOptions struct {
+	// ProjectID defaults to "demo".
+	ProjectID string
+	// FunctionURLs maps function names ("turn", "title", "mcp-events", "webhook-ingress") to their local URLs.
+	// The "title" function is registered with an event trigger on the conversations table; every named
+	// function is registered (so createExecution reaches it).
+	FunctionURLs map[string]string
+	// FunctionSecret is the x-open-runtimes-secret sent to every function ("" = none sent as empty).
+	FunctionSecret string
+	// TokenTTL is the lifetime of the demo user's OAuth token (24 h).
+	TokenTTL time.Duration
+}
+
+// Demo is what SeedDemo created: everything scripts and tests need to reach it. It is what
+// .dev/stack.json holds.
+type Demo struct {
+	// Endpoint is the API endpoint (<base>/v1), for appwrite.WithEndpoint.
+	Endpoint string `json:"endpoint"`
+	// ProjectID is the demo project.
+	ProjectID string `json:"projectId"`
+	// APIKey is a standard key with every scope the stand-in knows.
+	APIKey string `json:"apiKey"`
+	// DatabaseID and TableID name the seeded TablesDB table.
+	DatabaseID string `json:"databaseId"`
+	TableID    string `json:"tableId"`
+	// BucketID names the seeded bucket.
+	BucketID string `json:"bucketId"`
+	// FunctionID names the function triggered by new rows of the table.
+	FunctionID string `json:"functionId"`
+	// UserID and UserEmail identify the demo user, a project member.
+	UserID    string `json:"userId"`
+	UserEmail string `json:"userEmail"`
+	// OAuthToken is an RS256 access token of the demo user (use with X-Appwrite-Mode: admin).
+	OAuthToken string `json:"oauthToken"`
+	// Issuer and JWKSURL describe the OAuth issuer.
+	Issuer  string `json:"issuer"`
+	JWKSURL string `json:"jwksUrl"`
+	// AdminURL is the base of the admin endpoints.
+	AdminURL string `json:"adminUrl"`
+	// Functions maps function names to their local URLs.
+	Functions map[string]string `json:"functions"`
+}
+
+// Demo resource ids and the demo user.
+const (
+	DemoDatabaseID = "main"
+	DemoTableID    = "conversations"
+	DemoBucketID   = "uploads"
+	DemoFunctionID = "title"
+	DemoUserID     = "demo-user"
+	DemoUserEmail  = "demo@example.com"
+)
+
+// SeedDemo seeds the dev stack: a project with an API key holding every scope, a demo user who is a project
+// member, a database with a conversations table, a bucket, the functions (title triggered by new
+// conversation rows) and an OAuth token for the demo user (audience: the mcp-events URL when given).
+func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
+	pid := opts.ProjectID
+	if pid == "" {
+		pid = "demo"
+	}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = 24 * time.Hour
+	}
+	if err := s.SeedProject(ProjectSpec{ID: pid, Name: "Demo", Members: []string{DemoUserID}}); err != nil {
+		return nil, err
+	}
+	key, err := s.CreateKey(pid, projectScopes)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.SeedUser(pid, UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: "demo-password"}); err != nil {
+		if apiErr, ok := err.(*APIError); !ok || apiErr.Type != ErrUserAlreadyExists {
+			return nil, err
+		}
+	}
+	err = s.SeedDatabase(pid, DatabaseSpec{ID: DemoDatabaseID, Name: "Main", Tables: []TableSpec{{
+		ID: DemoTableID, Name: "Conversations",
+		Columns: []Column{
+			{Key: "title", Type: "string", Size: 256},
+			{Key: "userId", Type: "string", Size: 36},
+			{Key: "status", Type: "string", Size: 32},
+		},
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.SeedBucket(pid, BucketSpec{ID: DemoBucketID, Name: "Uploads"}); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(opts.FunctionURLs))
+	for n := range opts.FunctionURLs {
+		names = append(names, n)
+	}
+	if !slices.Contains(names, DemoFunctionID) {
+		names = append(names, DemoFunctionID)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		spec := FunctionSpec{ID: n, Name: n, URL: opts.FunctionURLs[n], Secret: opts.FunctionSecret,
+			Scopes:  []string{"rows.read", "rows.write", "tables.read", "databases.read", "users.read", "files.read", "webhooks.read", "webhooks.write"},
+			Execute: []string{"any"}, Timeout: 15}
+		if n == "turn" {
+			spec.Timeout = 30
+		}
+		if n == DemoFunctionID {
+			spec.Events = []string{fmt.Sprintf("databases.%s.tables.%s.rows.*.create", DemoDatabaseID, DemoTableID)}
+		}
+		if err := s.RegisterFunction(pid, spec); err != nil {
+			return nil, err
+		}
+	}
+	aud := opts.FunctionURLs["mcp-events"]
+	tok, err := s.MintToken(DemoUserID, aud, projectScopes, opts.TokenTTL)
+	if err != nil {
+		return nil, err
+	}
+	iss := s.Issuer()
+	s.mu.Lock()
+	base := s.baseURL
+	s.mu.Unlock()
+	fns := map[string]string{}
+	for k, v := range opts.FunctionURLs {
+		fns[k] = v
+	}
+	return &Demo{
+		Endpoint: s.Endpoint(), ProjectID: pid, APIKey: key, DatabaseID: DemoDatabaseID, TableID: DemoTableID,
+		BucketID: DemoBucketID, FunctionID: DemoFunctionID, UserID: DemoUserID, UserEmail: DemoUserEmail,
+		OAuthToken: tok, Issuer: iss, JWKSURL: iss + "/jwks", AdminURL: base + AdminPrefix, Functions: fns,
+	}, nil
+}
+
+// WriteStackJSON writes d to path (e.g. ".dev/stack.json"), creating the directory, readable by the owner only
+// (it holds a key and a token).
+func WriteStackJSON(path string, d *Demo) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadStackJSON reads a file written by WriteStackJSON.
+func ReadStackJSON(path string) (*Demo, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var d Demo
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("localappwrite: %s: %w", path, err)
+	}
+	return &d, nil
+}

@@ -1,0 +1,321 @@
+// Package localappwrite is an in-process stand-in for the parts of Appwrite this product depends on: projects,
+// API keys (including the dynamic/ephemeral keys of function executions), OAuth bearer tokens in admin mode,
+// project webhooks with Appwrite's validators and both response formats, TablesDB rows, Storage files, Users,
+// Functions executions and event triggers, Appwrite's event strings, and the webhook worker that signs and
+// delivers to every matching webhook. It also acts as the OAuth issuer for tests (JWKS + RS256 tokens).
+//
+// It is an http.Handler serving the API under /v1 and documented admin endpoints under /_local (see
+// docs/local-appwrite.md). Every behaviour copied from Appwrite names its source next to the code.
+package localappwrite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// AuthPasswordTooLong chooses how the stand-in answers a webhook whose authPassword (or another field kept in a
+// 255-character column) does not fit after encryption (appwrite#14293).
+type AuthPasswordTooLong int
+
+const (
+	// TooLong400 answers 400 general_argument_invalid (the fixed behaviour). It is the default.
+	TooLong400 AuthPasswordTooLong = iota
+	// TooLong500 answers 500 general_unknown, as Appwrite did before the fix.
+	TooLong500
+)
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// Clock returns the current time; time.Now when nil.
+	Clock func() time.Time
+	// DeliveryClient sends webhook deliveries. When nil a client with Appwrite's 15 s timeout is used.
+	// Its Timeout, when zero, is set to 15 s on a copy.
+	DeliveryClient *http.Client
+	// FunctionClient calls function runtimes (executions and event triggers); a plain client when nil.
+	FunctionClient *http.Client
+	// DeliveryIDHeader adds X-Appwrite-Webhook-Delivery-Id (same value on every retry of one delivery).
+	DeliveryIDHeader bool
+	// DeliveryRetries is how many times the worker retries a failed delivery before counting one failure.
+	// Appwrite's worker does not retry (0, the default).
+	DeliveryRetries int
+	// MaxFailedAttempts disables a webhook after that many consecutive failed deliveries
+	// (_APP_WEBHOOK_MAX_FAILED_ATTEMPTS, default 10).
+	MaxFailedAttempts int
+	// TooLong chooses the answer for values too long for their encrypted column.
+	TooLong AuthPasswordTooLong
+	// Issuer is the OAuth issuer (iss). When empty it is <base URL>/v1/oauth2/console once SetBaseURL or Start
+	// has run, and "http://127.0.0.1:8080/v1/oauth2/console" before.
+	Issuer string
+	// Audience is the default aud of minted tokens when MintToken gets none.
+	Audience string
+	// SigningKey signs OAuth access tokens (RS256). Generated (2048 bits) when nil.
+	SigningKey *rsa.PrivateKey
+	// KeySecret signs dynamic/ephemeral API keys (HS256, Appwrite's _APP_OPENSSL_KEY_V1). Random when nil.
+	KeySecret []byte
+	// EphemeralKeys makes function executions receive "ephemeral_" keys (Appwrite >= 1.9.6) instead of
+	// "dynamic_" (<= 1.9.0). Both prefixes are always accepted.
+	EphemeralKeys bool
+	// Version is the Appwrite version reported in error bodies and the delivery User-Agent ("1.9.6").
+	Version string
+	// Workers is the number of queue workers (2).
+	Workers int
+	// Logf receives diagnostics; log.Printf when nil. Use func(string, ...any){} to silence.
+	Logf func(format string, args ...any)
+}
+
+// Server is the stand-in. Create it with New, serve it as an http.Handler, and Close it to stop its workers.
+type Server struct {
+	opts   Options
+	mux    *http.ServeMux
+	signer *rsa.PrivateKey
+	kid    string
+
+	mu       sync.Mutex
+	baseURL  string
+	issuer   string
+	projects map[string]*project
+
+	deliveries    []*Delivery
+	deliveryIndex map[string]*Delivery
+
+	q *queue
+
+	insecureOnce sync.Once
+	insecure     *http.Client
+}
+
+// New builds a Server and starts its queue workers (stopped by Close).
+func New(opts Options) *Server {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.DeliveryClient == nil {
+		opts.DeliveryClient = &http.Client{Timeout: deliveryTimeout}
+	} else if opts.DeliveryClient.Timeout == 0 {
+		c := *opts.DeliveryClient
+		c.Timeout = deliveryTimeout
+		opts.DeliveryClient = &c
+	}
+	if opts.DeliveryClient.CheckRedirect == nil {
+		// Appwrite's worker follows at most 5 redirects (CURLOPT_MAXREDIRS 5 in older versions).
+		c := *opts.DeliveryClient
+		c.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			return nil
+		}
+		opts.DeliveryClient = &c
+	}
+	if opts.FunctionClient == nil {
+		opts.FunctionClient = &http.Client{}
+	}
+	if opts.MaxFailedAttempts <= 0 {
+		opts.MaxFailedAttempts = 10
+	}
+	if opts.Version == "" {
+		opts.Version = "1.9.6"
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	if len(opts.KeySecret) == 0 {
+		opts.KeySecret = randomBytes(32)
+	}
+	s := &Server{
+		opts:          opts,
+		projects:      map[string]*project{},
+		deliveryIndex: map[string]*Delivery{},
+	}
+	s.signer = opts.SigningKey
+	if s.signer == nil {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic("localappwrite: generating the OAuth signing key: " + err.Error())
+		}
+		s.signer = k
+	}
+	s.kid = keyID(&s.signer.PublicKey)
+	s.issuer = opts.Issuer
+	s.q = newQueue(opts.Workers)
+	s.routes()
+	return s
+}
+
+// SetBaseURL tells the server where it is reachable (e.g. an httptest.Server URL, without /v1). It sets the
+// issuer when Options.Issuer is empty and the API endpoint given to functions.
+func (s *Server) SetBaseURL(base string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.baseURL = strings.TrimRight(base, "/")
+	if s.opts.Issuer == "" {
+		s.issuer = s.baseURL + "/v1/oauth2/console"
+	}
+}
+
+// Endpoint returns the API endpoint (<base>/v1), as SDK clients want it.
+func (s *Server) Endpoint() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpointLocked()
+}
+
+func (s *Server) endpointLocked() string {
+	if s.baseURL == "" {
+		return "http://127.0.0.1:8080/v1"
+	}
+	return s.baseURL + "/v1"
+}
+
+// Issuer returns the OAuth issuer (iss of minted tokens).
+func (s *Server) Issuer() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.issuerLocked()
+}
+
+func (s *Server) issuerLocked() string {
+	if s.issuer == "" {
+		return "http://127.0.0.1:8080/v1/oauth2/console"
+	}
+	return s.issuer
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// Flush waits until the delivery and function queues are empty and no job is running (jobs enqueued by jobs
+// included), or ctx ends.
+func (s *Server) Flush(ctx context.Context) error { return s.q.flush(ctx) }
+
+// Close stops the queue: queued jobs are dropped, running ones see their context cancelled (aborting their
+// HTTP calls), and Close waits for the workers to return. The handler keeps answering API calls.
+func (s *Server) Close() error {
+	s.q.close()
+	return nil
+}
+
+// Running is a Server listening on a TCP address (see Start).
+type Running struct {
+	// Server is the stand-in.
+	Server *Server
+	// URL is the base URL (no /v1), e.g. http://127.0.0.1:8080.
+	URL string
+	srv *http.Server
+	ln  net.Listener
+	err chan error
+}
+
+// Start listens on addr (e.g. "127.0.0.1:8080"), serves a new Server there and returns at once. The server
+// stops when ctx ends or Shutdown is called.
+func Start(ctx context.Context, addr string, opts Options) (*Running, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("localappwrite: listen %s: %w", addr, err)
+	}
+	s := New(opts)
+	base := "http://" + ln.Addr().String()
+	s.SetBaseURL(base)
+	r := &Running{Server: s, URL: base, ln: ln, err: make(chan error, 1)}
+	r.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	// This goroutine runs the listener; it ends when Shutdown closes the server.
+	go func() { r.err <- r.srv.Serve(ln) }()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = r.Shutdown(sctx)
+		})
+		_ = stop
+	}
+	return r, nil
+}
+
+// Shutdown stops the HTTP server and the Server's workers.
+func (r *Running) Shutdown(ctx context.Context) error {
+	err := r.srv.Shutdown(ctx)
+	_ = r.Server.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Wait blocks until the HTTP server stops and returns its error (nil after Shutdown).
+func (r *Running) Wait() error {
+	err := <-r.err
+	r.err <- err
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// ---- small shared helpers ----
+
+func (s *Server) now() time.Time { return s.opts.Clock().UTC() }
+
+// formatTime is Appwrite's DateTime::formatTz: "2006-01-02T15:04:05.000+00:00".
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000-07:00")
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("localappwrite: crypto/rand: " + err.Error())
+	}
+	return b
+}
+
+// uniqueID copies Appwrite's ID::unique(): PHP uniqid() (13 hex digits of seconds+microseconds) padded with
+// random hex digits to 20 characters.
+func (s *Server) uniqueID() string {
+	t := s.now()
+	id := fmt.Sprintf("%08x%05x", t.Unix(), t.Nanosecond()/1000)
+	return id + hex.EncodeToString(randomBytes(4))[:7]
+}
+
+// parseVersion turns "1.8.0" into comparable numbers; ok is false for anything else.
+func parseVersion(v string) (parts [3]int, ok bool) {
+	fs := strings.Split(strings.TrimSpace(v), ".")
+	if len(fs) == 0 || len(fs) > 3 {
+		return parts, false
+	}
+	for i, f := range fs {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return parts, false
+		}
+		parts[i] = n
+	}
+	return parts, true
+}
+
+func versionLess(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
