@@ -1,0 +1,114 @@
+package handler_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	handler "appwrite-agent/functions/title"
+	"appwrite-agent/shared/localappwrite"
+	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/scriptedllm"
+
+	"github.com/appwrite/sdk-for-go/appwrite"
+	"github.com/appwrite/sdk-for-go/id"
+)
+
+// TestConversationRowGetsItsTitleFromTheEventTrigger runs the whole path on the local Appwrite stand-in: a
+// conversation row is created through the Appwrite SDK, Appwrite's event trigger executes the title
+// function through the local runtime with a dynamic key, the function asks the model and writes the title
+// back to the row, once.
+func TestConversationRowGetsItsTitleFromTheEventTrigger(t *testing.T) {
+	model := scriptedllm.New()
+	defer model.Close()
+	model.SetFallback(scriptedllm.Reply{Content: "Google OAuth Setup"})
+
+	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf})
+	api := httptest.NewServer(aw)
+	aw.SetBaseURL(api.URL)
+	defer func() { api.Close(); _ = aw.Close() }()
+
+	var mu sync.Mutex
+	var logs []string
+	fn := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{Secret: "rt-secret", LogDir: t.TempDir(), OnLog: func(_, l, e string) {
+		mu.Lock()
+		logs = append(logs, l+e)
+		mu.Unlock()
+	}}))
+	defer fn.Close()
+
+	t.Setenv("LLM_API_KEY", "env-key")
+	t.Setenv("LLM_MODEL", "gpt-4.1-mini")
+	t.Setenv("LLM_BASE_URL", model.BaseURL())
+	t.Setenv("APPWRITE_FUNCTION_API_ENDPOINT", api.URL+"/v1")
+	t.Setenv("APPWRITE_FUNCTION_PROJECT_ID", "agentapp")
+	t.Setenv("TITLE_DATABASE_ID", "agent")
+	t.Setenv("TITLE_TABLE_ID", "conversations")
+
+	must(t, aw.SeedProject(localappwrite.ProjectSpec{ID: "agentapp"}))
+	must(t, aw.SeedDatabase("agentapp", localappwrite.DatabaseSpec{ID: "agent", Tables: []localappwrite.TableSpec{
+		{ID: "conversations", Columns: []localappwrite.Column{{Key: "message", Type: "string", Size: 10000}, {Key: "title", Type: "string", Size: 120}}},
+		{ID: "messages", Columns: []localappwrite.Column{{Key: "message", Type: "string", Size: 10000}, {Key: "title", Type: "string", Size: 120}}},
+	}}))
+	// The function as appwrite.json declares it: row-create events, rows.read and rows.write.
+	must(t, aw.RegisterFunction("agentapp", localappwrite.FunctionSpec{ID: "title", URL: fn.URL, Secret: "rt-secret",
+		Events: []string{"databases.*.tables.*.rows.*.create"}, Scopes: []string{"rows.read", "rows.write"}, Timeout: 30}))
+	key, err := aw.CreateKey("agentapp", []string{"rows.read", "rows.write", "tables.read"})
+	must(t, err)
+
+	db := appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithEndpoint(api.URL+"/v1"), appwrite.WithProject("agentapp"), appwrite.WithKey(key)))
+	row, err := db.CreateRow("agent", "conversations", id.Unique(), map[string]any{"message": "how do I add Google OAuth to my app?"})
+	must(t, err)
+	other, err := db.CreateRow("agent", "messages", id.Unique(), map[string]any{"message": "not a conversation"})
+	must(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var title string
+	for ctx.Err() == nil {
+		must(t, aw.Flush(ctx))
+		got, err := db.GetRow("agent", "conversations", row.Id)
+		must(t, err)
+		var cols struct {
+			Title string `json:"title"`
+		}
+		must(t, got.Decode(&cols))
+		if title = cols.Title; title != "" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if title != "Google OAuth Setup" {
+		t.Fatalf("title %q", title)
+	}
+	// The function's own update must not start another execution, and the other table gets nothing.
+	must(t, aw.Flush(ctx))
+	time.Sleep(100 * time.Millisecond)
+	must(t, aw.Flush(ctx))
+	if n := len(model.Requests()); n != 1 {
+		t.Fatalf("the model was asked %d times, want once", n)
+	}
+	got, err := db.GetRow("agent", "messages", other.Id)
+	must(t, err)
+	var cols map[string]any
+	must(t, got.Decode(&cols))
+	if cols["title"] != nil && cols["title"] != "" {
+		t.Fatalf("the other table's row got a title: %v", cols["title"])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	joined := strings.Join(logs, "\n")
+	if !strings.Contains(joined, "titled row "+row.Id) || !strings.Contains(joined, "skipped: not the conversations table") {
+		t.Fatalf("execution logs: %s", joined)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
