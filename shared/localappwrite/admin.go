@@ -126,6 +126,10 @@ func (s *Server) adminRoutes(m *http.ServeMux) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	m.HandleFunc("POST "+p+"/scheduled/run", func(w http.ResponseWriter, r *http.Request) {
+		// Starts every delayed execution now, whatever its scheduledAt (tests and the demo skip the wait).
+		writeJSON(w, http.StatusOK, map[string]any{"started": s.RunScheduled(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))})
+	})
 	m.HandleFunc("GET "+p+"/jwks", s.serveJWKS)
 }
 
@@ -161,7 +165,7 @@ func (s *Server) adminIndex(w http.ResponseWriter, _ *http.Request) {
 			"POST " + p + "/projects/{projectId}/buckets", "POST " + p + "/projects/{projectId}/users",
 			"POST " + p + "/projects/{projectId}/functions", "PATCH " + p + "/projects/{projectId}/functions/{functionId}",
 			"POST " + p + "/oauth/token", "GET " + p + "/deliveries", "DELETE " + p + "/deliveries",
-			"POST " + p + "/deliveries/{deliveryId}/retry", "POST " + p + "/flush", "GET " + p + "/jwks",
+			"POST " + p + "/deliveries/{deliveryId}/retry", "POST " + p + "/flush", "POST " + p + "/scheduled/run", "GET " + p + "/jwks",
 		},
 	})
 }

@@ -44,6 +44,17 @@ type execution struct {
 	logs, errors                 string
 	duration                     float64
 	created, updated             time.Time
+	// scheduledAt and scheduled belong to a delayed execution: the request it will run with, kept until
+	// RunScheduled (or the server's minute ticker) starts it.
+	scheduledAt time.Time
+	scheduled   *scheduledRequest
+}
+
+// scheduledRequest is what a delayed execution runs with.
+type scheduledRequest struct {
+	body    []byte
+	headers http.Header
+	userID  string
 }
 
 // FunctionSpec describes a function to register. The function runs elsewhere as an HTTP server speaking the
@@ -162,7 +173,7 @@ func executionModel(ex *execution) obj {
 		{"status", ex.status}, {"requestMethod", ex.method}, {"requestPath", ex.path},
 		{"requestHeaders", nonNilHeaders(ex.requestHeaders)}, {"responseStatusCode", ex.responseStatusCode},
 		{"responseBody", ex.responseBody}, {"responseHeaders", nonNilHeaders(ex.responseHeaders)},
-		{"logs", ex.logs}, {"errors", ex.errors}, {"duration", ex.duration}, {"scheduledAt", ""},
+		{"logs", ex.logs}, {"errors", ex.errors}, {"duration", ex.duration}, {"scheduledAt", formatOptionalTime(ex.scheduledAt)},
 	}
 }
 
@@ -219,7 +230,7 @@ var allowedMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 
 // createExecution copies POST /v1/functions/{id}/executions (Executions/Create.php): body (at most
 // 10,485,760 chars), async, path ("/"), method ("POST"), headers (object, at most 100 keys, none starting with
-// "x-appwrite-"), scheduledAt (not supported here). Sync executions are limited to 30 s
+// "x-appwrite-"), scheduledAt (async only, at least a minute ahead; see scheduleExecution). Sync executions are limited to 30 s
 // (function_synchronous_timeout, 408); async ones answer 202 with status "waiting".
 func (s *Server) createExecution(c *call) (int, any, *APIError) {
 	fn := c.pr.functions[c.r.PathValue("functionId")]
@@ -270,7 +281,7 @@ func (s *Server) createExecution(c *call) (int, any, *APIError) {
 		reqHeaders.Set(k, vs)
 	}
 	if c.has("scheduledAt") {
-		return 0, nil, invalidParam("scheduledAt", "Scheduled executions are not supported by the local stand-in.")
+		return s.scheduleExecution(c, fn, async, method, path, []byte(body), reqHeaders)
 	}
 
 	ex := s.newExecutionLocked(fn, "http", method, path, reqHeaders)
@@ -478,4 +489,80 @@ func (s *Server) finishExecution(projectID, functionID, executionID string, res 
 			params: []param{{"functionId", functionID}, {"executionId", executionID}}})
 	}
 	return m
+}
+
+// scheduleExecution copies a delayed execution (Executions/Create.php with scheduledAt): only with async
+// (400 otherwise), an ISO 8601 date at least a minute ahead (Appwrite's DatetimeValidator with a 60 s offset),
+// answered 202 with status "scheduled"; Appwrite's schedule worker starts it at that minute. Here the server's
+// ticker starts due executions (see RunScheduled), with a dynamic key made when it runs.
+func (s *Server) scheduleExecution(c *call, fn *function, async bool, method, path string, body []byte, h http.Header) (int, any, *APIError) {
+	raw, err := c.str("scheduledAt", false, "", 64)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !async {
+		return 0, nil, invalidParam("scheduledAt", "Scheduled executions must run asynchronously. Set scheduledAt to a future date, or set async to true.")
+	}
+	at, perr := parseISOTime(raw)
+	if perr != nil || at.Before(s.now().Add(60*time.Second)) {
+		return 0, nil, invalidParam("scheduledAt", "Value must be valid date in the future with at least 60 seconds offset")
+	}
+	ex := s.newExecutionLocked(fn, "schedule", method, path, h)
+	ex.status = "scheduled"
+	ex.scheduledAt = at.Truncate(time.Minute)
+	ex.scheduled = &scheduledRequest{body: body, headers: h.Clone(), userID: c.who.userID}
+	m := executionModel(ex)
+	c.emit(executionEvent+"create", m, param{"functionId", fn.id}, param{"executionId", ex.id})
+	return http.StatusAccepted, m, nil
+}
+
+func parseISOTime(raw string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000-07:00", "2006-01-02T15:04:05-07:00", "2006-01-02T15:04:05.000Z0700", "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, raw); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not an ISO 8601 date: %q", raw)
+}
+
+func formatOptionalTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return formatTime(t)
+}
+
+// RunScheduled starts every delayed execution due at or before until (the server's ticker calls it each
+// second with the current time; tests call it with a later time to skip the wait) and returns how many it
+// started. They run on the queue: Flush waits for them.
+func (s *Server) RunScheduled(until time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, pr := range s.projects {
+		for _, fn := range pr.functions {
+			for _, ex := range fn.executions {
+				if ex.scheduled == nil || ex.scheduledAt.After(until) {
+					continue
+				}
+				req := ex.scheduled
+				ex.scheduled = nil
+				ex.status = "processing"
+				rr, err := s.runRequestLocked(pr, fn, ex, time.Duration(fn.timeout)*time.Second, req.body, req.headers)
+				if err != nil {
+					s.opts.Logf("localappwrite: scheduled execution %s: %v", ex.id, err)
+					continue
+				}
+				rr.headers.Set("x-appwrite-trigger", "schedule")
+				rr.headers.Set("x-appwrite-user-id", req.userID)
+				pid, fid, eid, uid := pr.id, fn.id, ex.id, req.userID
+				s.q.enqueue(func(ctx context.Context) {
+					res := s.callRuntime(ctx, rr)
+					s.finishExecution(pid, fid, eid, res, false, uid)
+				})
+				n++
+			}
+		}
+	}
+	return n
 }

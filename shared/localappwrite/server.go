@@ -153,7 +153,23 @@ func New(opts Options) *Server {
 	s.issuer = opts.Issuer
 	s.q = newQueue(opts.Workers)
 	s.routes()
+	// The schedule ticker lives until Close (owned by the Server, like the queue workers): it starts delayed
+	// executions when they are due, as Appwrite's schedule worker does.
+	go s.tickSchedules()
 	return s
+}
+
+func (s *Server) tickSchedules() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.q.ctx.Done():
+			return
+		case <-t.C:
+			s.RunScheduled(s.now())
+		}
+	}
 }
 
 // SetBaseURL tells the server where it is reachable (e.g. an httptest.Server URL, without /v1). It sets the

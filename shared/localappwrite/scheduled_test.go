@@ -1,0 +1,57 @@
+package localappwrite
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/appwrite/sdk-for-go/functions"
+)
+
+func TestScheduledExecutions(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 30, 0, time.UTC)
+	clock := func() time.Time { return now }
+	f := newFixture(t, Options{Clock: clock})
+	rt := runtimeStub(t, 200)
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "fn1", URL: rt.ts.URL, Secret: "rt-secret", Scopes: []string{"executions.write"}, Timeout: 30}); err != nil {
+		t.Fatal(err)
+	}
+	fns := functions.New(f.sdk(f.key))
+	at := "2026-12-01T10:03:00.000+00:00"
+
+	_, err := fns.CreateExecution("fn1", fns.WithCreateExecutionScheduledAt(at))
+	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
+	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt("2026-12-01T10:01:00.000+00:00"))
+	wantErr(t, err, 400, ErrGeneralArgumentInvalid) // 30 s ahead: under the 60 s offset
+	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt("tomorrow"))
+	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
+
+	ex, err := fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt(at),
+		fns.WithCreateExecutionPath("/jobs/retry"), fns.WithCreateExecutionBody("sealed-job"))
+	if err != nil || ex.Status != "scheduled" || ex.ScheduledAt == "" {
+		t.Fatalf("%+v %v", ex, err)
+	}
+	if n := f.s.RunScheduled(now); n != 0 || len(rt.all()) != 0 {
+		t.Fatalf("ran %d before its time", n)
+	}
+	now = now.Add(3 * time.Minute)
+	if n := f.s.RunScheduled(now); n != 1 {
+		t.Fatalf("started %d, want 1", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := rt.all()
+	if len(got) != 1 || got[0].Path != "/jobs/retry" || string(got[0].Body) != "sealed-job" || got[0].Header.Get("x-appwrite-trigger") != "schedule" || got[0].Header.Get("x-appwrite-key") == "" {
+		t.Fatalf("runtime got %+v", got)
+	}
+	done, err := fns.GetExecution("fn1", ex.Id)
+	if err != nil || done.Status != "completed" {
+		t.Fatalf("%+v %v", done, err)
+	}
+	if n := f.s.RunScheduled(now.Add(time.Hour)); n != 0 {
+		t.Fatalf("ran again: %d", n)
+	}
+}
