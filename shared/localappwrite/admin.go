@@ -131,6 +131,7 @@ func (s *Server) adminRoutes(m *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]any{"started": s.RunScheduled(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))})
 	})
 	m.HandleFunc("GET "+p+"/jwks", s.serveJWKS)
+	m.HandleFunc(DomainPrefix+"/{functionId}/{path...}", s.serveDomain)
 }
 
 // adminJSON decodes a JSON body into In, runs f and writes its result (201) or its error (400 {"message"}).
@@ -165,7 +166,7 @@ func (s *Server) adminIndex(w http.ResponseWriter, _ *http.Request) {
 			"POST " + p + "/projects/{projectId}/buckets", "POST " + p + "/projects/{projectId}/users",
 			"POST " + p + "/projects/{projectId}/functions", "PATCH " + p + "/projects/{projectId}/functions/{functionId}",
 			"POST " + p + "/oauth/token", "GET " + p + "/deliveries", "DELETE " + p + "/deliveries",
-			"POST " + p + "/deliveries/{deliveryId}/retry", "POST " + p + "/flush", "POST " + p + "/scheduled/run", "GET " + p + "/jwks",
+			"POST " + p + "/deliveries/{deliveryId}/retry", "POST " + p + "/flush", "POST " + p + "/scheduled/run", "GET " + p + "/jwks", DomainPrefix + "/{functionId}/{path...}",
 		},
 	})
 }

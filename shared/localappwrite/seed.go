@@ -49,8 +49,19 @@ type Demo struct {
 	JWKSURL string `json:"jwksUrl"`
 	// AdminURL is the base of the admin endpoints.
 	AdminURL string `json:"adminUrl"`
-	// Functions maps function names to their local URLs.
+	// Functions maps function names to their local URLs (the runtime servers).
 	Functions map[string]string `json:"functions"`
+	// Domains maps function names to their local function domains (through the stand-in, as Appwrite's
+	// router calls them: with the dynamic key and the http trigger headers).
+	Domains map[string]string `json:"domains"`
+}
+
+// demoFunctionScopes are the scopes appwrite.json gives each function.
+var demoFunctionScopes = map[string][]string{
+	"turn":            {},
+	"title":           {"rows.read", "rows.write"},
+	"mcp-events":      {},
+	"webhook-ingress": {"executions.write"},
 }
 
 // Demo resource ids and the demo user.
@@ -109,11 +120,11 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	}
 	slices.Sort(names)
 	for _, n := range names {
+		// Scopes and timeouts as appwrite.json declares them: the fewest each function needs.
 		spec := FunctionSpec{ID: n, Name: n, URL: opts.FunctionURLs[n], Secret: opts.FunctionSecret,
-			Scopes:  []string{"rows.read", "rows.write", "tables.read", "databases.read", "users.read", "files.read", "webhooks.read", "webhooks.write"},
-			Execute: []string{"any"}, Timeout: 15}
-		if n == "turn" {
-			spec.Timeout = 30
+			Scopes: demoFunctionScopes[n], Execute: []string{"any"}, Timeout: 30}
+		if n == "webhook-ingress" {
+			spec.Timeout = 60
 		}
 		if n == DemoFunctionID {
 			spec.Events = []string{fmt.Sprintf("databases.%s.tables.%s.rows.*.create", DemoDatabaseID, DemoTableID)}
@@ -131,14 +142,16 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	s.mu.Lock()
 	base := s.baseURL
 	s.mu.Unlock()
-	fns := map[string]string{}
+	fns, domains := map[string]string{}, map[string]string{}
 	for k, v := range opts.FunctionURLs {
 		fns[k] = v
+		domains[k] = base + DomainPrefix + "/" + k
 	}
 	return &Demo{
 		Endpoint: s.Endpoint(), ProjectID: pid, APIKey: key, DatabaseID: DemoDatabaseID, TableID: DemoTableID,
 		BucketID: DemoBucketID, FunctionID: DemoFunctionID, UserID: DemoUserID, UserEmail: DemoUserEmail,
 		OAuthToken: tok, Issuer: iss, JWKSURL: iss + "/jwks", AdminURL: base + AdminPrefix, Functions: fns,
+		Domains: domains,
 	}, nil
 }
 

@@ -56,7 +56,9 @@ func functionEnv(d *localappwrite.Demo, s secrets, urls map[string]string) map[s
 	events := []string{
 		"SEAL_KEYS=" + s.SealKeys,
 		"APPWRITE_WEBHOOK_SECRET_KEYS=" + s.WebhookKeys,
-		"MCP_EVENTS_INGRESS_URL=" + urls["webhook-ingress"],
+		// Appwrite delivers to the ingress through its function domain, which adds the dynamic key the
+		// ingress needs to schedule delayed retries.
+		"MCP_EVENTS_INGRESS_URL=" + d.Domains["webhook-ingress"],
 	}
 	return map[string][]string{
 		"turn":  append(append([]string{}, common...), agent...),
