@@ -1,0 +1,242 @@
+package handler_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	handler "appwrite-agent/functions/webhook-ingress"
+	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/eventcatalog"
+	"appwrite-agent/shared/localappwrite"
+	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/seal"
+	"appwrite-agent/shared/stdwebhooks"
+	"appwrite-agent/shared/webhookreceiver"
+
+	"github.com/appwrite/sdk-for-go/appwrite"
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/functions"
+	"github.com/appwrite/sdk-for-go/id"
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
+)
+
+// stack is the ingress deployed as a function of our own project on the local Appwrite stand-in, a user's
+// project with a table, and a subscriber.
+type stack struct {
+	t        *testing.T
+	aw       *localappwrite.Server
+	api      *httptest.Server
+	receiver *webhookreceiver.Receiver
+	userKey  string
+	ingress  string // the ingress function domain
+}
+
+func newStack(t *testing.T, opts localappwrite.Options) *stack {
+	t.Helper()
+	st := &stack{t: t, receiver: webhookreceiver.New(subSecret)}
+	t.Cleanup(st.receiver.Close)
+	opts.Logf = t.Logf
+	st.aw = localappwrite.New(opts)
+	st.api = httptest.NewServer(st.aw)
+	st.aw.SetBaseURL(st.api.URL)
+	t.Cleanup(func() { st.api.Close(); _ = st.aw.Close() })
+
+	fn := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
+	t.Cleanup(fn.Close)
+	must(t, st.aw.SeedProject(localappwrite.ProjectSpec{ID: "ours"}))
+	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Timeout: 60}))
+	st.ingress = st.aw.DomainURL("webhook-ingress")
+
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	must(t, os.WriteFile(caFile, st.receiver.CertPEM(), 0o600))
+	for k, v := range map[string]string{
+		"SEAL_KEYS": testSealKeys, "APPWRITE_WEBHOOK_SECRET_KEYS": testSigKeys, "MCP_EVENTS_INGRESS_URL": st.ingress,
+		"SAFEHTTP_ALLOW": "127.0.0.0/8", "SAFEHTTP_CA_FILE": caFile, "INGRESS_BUDGET_MS": "1500", "INGRESS_MAX_ATTEMPTS": "2",
+		"APPWRITE_FUNCTION_API_ENDPOINT": st.api.URL + "/v1", "APPWRITE_FUNCTION_PROJECT_ID": "ours", "APPWRITE_FUNCTION_ID": "webhook-ingress",
+	} {
+		t.Setenv(k, v)
+	}
+
+	must(t, st.aw.SeedProject(localappwrite.ProjectSpec{ID: projectID}))
+	must(t, st.aw.SeedDatabase(projectID, localappwrite.DatabaseSpec{ID: "db1", Tables: []localappwrite.TableSpec{{ID: "tickets"}, {ID: "other"}}}))
+	key, err := st.aw.CreateKey(projectID, []string{"rows.read", "rows.write", "webhooks.read", "webhooks.write"})
+	must(t, err)
+	st.userKey = key
+	return st
+}
+
+func (st *stack) client() client.Client {
+	return appwrite.NewClient(appwrite.WithEndpoint(st.api.URL+"/v1"), appwrite.WithProject(projectID), appwrite.WithKey(st.userKey))
+}
+
+// subscribe creates the Appwrite webhook exactly as mcp-events does: deterministic id, ingress URL, derived
+// secret, the sealed subscription in Basic auth, narrowed events.
+func (st *stack) subscribe(webhookID, event string, args map[string]string, expiry time.Time) {
+	st.t.Helper()
+	ring, _ := seal.ParseKeyring(testSealKeys)
+	sealer, _ := seal.NewSealer(ring, seal.DefaultBudget())
+	keys, _ := appwritesig.ParseKeys(testSigKeys)
+	secret, _ := stdwebhooks.ParseSecret(subSecret)
+	user, pass, err := sealer.Seal(webhookID, seal.Subscription{CallbackURL: st.receiver.URL(), Secret: secret, Event: event, Args: args, ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now()})
+	must(st.t, err)
+	whSecret, err := keys.Secret(webhookID)
+	must(st.t, err)
+	e, _ := eventcatalog.Lookup(event)
+	c := st.client()
+	_, err = c.Call("POST", "/webhooks", map[string]any{"content-type": "application/json", "x-appwrite-response-format": "1.9.1"}, map[string]any{
+		"webhookId": webhookID, "url": st.ingress + "/appwrite/webhooks/" + webhookID, "name": event + " → test receiver",
+		"events": e.AppwriteEvents(args), "tls": true, "authUsername": user, "authPassword": pass, "secret": whSecret,
+	})
+	must(st.t, err)
+}
+
+func (st *stack) createRow(table string) string {
+	st.t.Helper()
+	row, err := appwrite.NewTablesDB(st.client()).CreateRow("db1", table, id.Unique(), map[string]any{"title": "printer on fire", "email": "someone@example.com"})
+	must(st.t, err)
+	return row.Id
+}
+
+func (st *stack) flush() {
+	st.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	must(st.t, st.aw.Flush(ctx))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAppwriteWebhookToSubscriberOnTheStandIn: Appwrite's own worker delivers a row change to the ingress
+// through its function domain, and the subscriber gets exactly one verified, projected event; a change in
+// another table gets nothing; Appwrite re-sending the delivery keeps the eventId.
+func TestAppwriteWebhookToSubscriberOnTheStandIn(t *testing.T) {
+	st := newStack(t, localappwrite.Options{DeliveryIDHeader: true})
+	st.subscribe("sub-standin-1", "row.created", rowArgs, time.Now().Add(time.Hour))
+
+	rowID := st.createRow("tickets")
+	st.createRow("other")
+	st.flush()
+
+	events := st.receiver.Events()
+	if len(events) != 1 || len(st.receiver.Deliveries()) != 1 || !events[0].Verified {
+		t.Fatalf("receiver: %d events, %d requests, %+v", len(events), len(st.receiver.Deliveries()), events)
+	}
+	occ, err := events[0].Event()
+	must(t, err)
+	if occ.Name != "row.created" || occ.Data["row_id"] != rowID || occ.Data["table_id"] != "tickets" {
+		t.Fatalf("%+v", occ)
+	}
+	checkPayloadSchema(t, "row.created", occ.Data)
+
+	var ours []localappwrite.Delivery
+	for _, d := range st.aw.Deliveries() {
+		if d.WebhookID == "sub-standin-1" {
+			ours = append(ours, d)
+		}
+	}
+	// The webhook's events are narrowed to the table: Appwrite itself does not deliver the other row.
+	if len(ours) != 1 {
+		t.Fatalf("Appwrite made %d deliveries to the webhook, want 1", len(ours))
+	}
+	for _, d := range ours {
+		if !d.Success {
+			t.Fatalf("Appwrite counted a failed delivery: %+v", d.Attempts)
+		}
+	}
+	// Appwrite re-sends the same delivery: the same eventId reaches the subscriber.
+	for _, d := range ours {
+		must(t, st.aw.Redeliver(d.ID))
+	}
+	st.flush()
+	events = st.receiver.Events()
+	if len(events) != 2 || events[1].Header.Get("webhook-id") != events[0].Header.Get("webhook-id") {
+		t.Fatalf("after a redelivery: %d events, ids %v", len(events), ids(events))
+	}
+}
+
+// TestExecutionFailedFiltersOnTheStandIn: Appwrite delivers every execution of the function (it filters by
+// event name only); the ingress passes on the failed one alone.
+func TestExecutionFailedFiltersOnTheStandIn(t *testing.T) {
+	st := newStack(t, localappwrite.Options{})
+	okRuntime := httptest.NewServer(localruntime.New(func(ctx openruntimes.Context) openruntimes.Response { return ctx.Res.Text("fine") }, localruntime.Options{LogDir: t.TempDir()}))
+	defer okRuntime.Close()
+	must(t, st.aw.RegisterFunction(projectID, localappwrite.FunctionSpec{ID: "resize", URL: okRuntime.URL, Timeout: 15}))
+	key, err := st.aw.CreateKey(projectID, []string{"functions.read", "executions.read", "executions.write"})
+	must(t, err)
+	st.subscribe("sub-standin-3", "execution.failed", map[string]string{"function_id": "resize"}, time.Now().Add(time.Hour))
+	fns := functions.New(appwrite.NewClient(appwrite.WithEndpoint(st.api.URL+"/v1"), appwrite.WithProject(projectID), appwrite.WithKey(key)))
+
+	ok, err := fns.CreateExecution("resize")
+	must(t, err)
+	must(t, st.aw.SetFunctionFailing(projectID, "resize", true))
+	bad, err := fns.CreateExecution("resize")
+	must(t, err)
+	st.flush()
+	if ok.Status != "completed" || bad.Status != "failed" {
+		t.Fatalf("executions %s %s", ok.Status, bad.Status)
+	}
+	events := st.receiver.Events()
+	if len(events) != 1 || len(st.receiver.Deliveries()) != 1 {
+		t.Fatalf("%d events, %d requests", len(events), len(st.receiver.Deliveries()))
+	}
+	occ, err := events[0].Event()
+	must(t, err)
+	if occ.Name != "execution.failed" || occ.Data["execution_id"] != bad.Id || occ.Data["status"] != "failed" {
+		t.Fatalf("%+v", occ)
+	}
+	checkPayloadSchema(t, "execution.failed", occ.Data)
+}
+
+func ids(ds []webhookreceiver.Delivery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Header.Get("webhook-id"))
+	}
+	return out
+}
+
+// TestDelayedRetryOnTheStandIn: the subscriber is down through the whole budget; the ingress schedules a
+// delayed execution of itself with its dynamic key; when it runs, the subscriber has recovered and gets the
+// event once, with the same eventId and a fresh signature.
+func TestDelayedRetryOnTheStandIn(t *testing.T) {
+	st := newStack(t, localappwrite.Options{})
+	st.subscribe("sub-standin-2", "row.created", rowArgs, time.Now().Add(time.Hour))
+	st.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 503, 0 })
+
+	st.createRow("tickets")
+	st.flush()
+	failed := st.receiver.Deliveries()
+	if len(failed) != 2 || len(st.receiver.Events()) != 0 {
+		t.Fatalf("first execution: %d requests, %d events", len(failed), len(st.receiver.Events()))
+	}
+	st.receiver.SetBehaviour(nil)
+	if n := st.aw.RunScheduled(time.Now().Add(20 * time.Minute)); n != 1 {
+		t.Fatalf("%d delayed executions started, want 1", n)
+	}
+	st.flush()
+	events := st.receiver.Events()
+	if len(events) != 1 || !events[0].Verified || events[0].Header.Get("webhook-id") != failed[0].Header.Get("webhook-id") {
+		t.Fatalf("after the delayed retry: %+v", events)
+	}
+	if events[0].Header.Get("webhook-signature") == failed[0].Header.Get("webhook-signature") && events[0].Header.Get("webhook-timestamp") == failed[0].Header.Get("webhook-timestamp") {
+		t.Fatal("the retry was not signed afresh")
+	}
+	if n := st.aw.RunScheduled(time.Now().Add(time.Hour)); n != 0 {
+		t.Fatalf("another retry was scheduled after success: %d", n)
+	}
+	var body map[string]any
+	must(t, json.Unmarshal(events[0].Body, &body))
+	if body["name"] != "row.created" {
+		t.Fatalf("%v", body)
+	}
+}
