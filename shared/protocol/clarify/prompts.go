@@ -1,0 +1,526 @@
+package clarify
+
+import (
+	"strconv"
+
+	"appwrite-agent/shared/protocol/internal/pyjson"
+)
+
+// Envelope is the tool result: {"protocol","prompts","title"?}.
+type Envelope struct {
+	// Protocol is always Protocol in what the engine emits.
+	Protocol string
+	// Prompts holds 1 to MaxPrompts prompts with distinct ids.
+	Prompts []Prompt
+	// Title is the optional form title ("" omits it). It is written after
+	// prompts, as the engine writes it.
+	Title string
+}
+
+// Prompt is one ClarifyPrompt: Choice, Confirm or Text.
+type Prompt interface {
+	// PromptKind returns "choice", "confirm" or "text".
+	PromptKind() string
+	// PromptID returns the prompt id.
+	PromptID() string
+	// AppendJSON appends the prompt as compact JSON, keys in wire order.
+	AppendJSON(b []byte) []byte
+	isPrompt()
+}
+
+// Option is one choice option.
+type Option struct {
+	// ID matches IDPattern and is unique within the prompt.
+	ID string
+	// Label is required, at most MaxLabel characters.
+	Label string
+	// Description is optional, at most MaxDescription characters.
+	Description string
+}
+
+// Choice asks the user to pick one option (or several).
+type Choice struct {
+	// ID matches IDPattern.
+	ID string
+	// Question is required, at most MaxQuestion characters.
+	Question string
+	// Hint is optional helper text.
+	Hint string
+	// Required defaults to true when nil; the engine always writes it.
+	Required *bool
+	// Options holds MinOptions to MaxOptions options.
+	Options []Option
+	// AllowMultiple lets the user pick several options.
+	AllowMultiple bool
+}
+
+// Confirm is a yes/no gate.
+type Confirm struct {
+	// ID matches IDPattern.
+	ID string
+	// Question is required.
+	Question string
+	// Hint is optional helper text.
+	Hint string
+	// Required defaults to true when nil.
+	Required *bool
+	// ConfirmLabel defaults to "Confirm".
+	ConfirmLabel string
+	// CancelLabel defaults to "Cancel".
+	CancelLabel string
+	// Danger asks for destructive styling.
+	Danger bool
+}
+
+// Text asks for a free-form value.
+type Text struct {
+	// ID matches IDPattern.
+	ID string
+	// Question is required.
+	Question string
+	// Hint is optional helper text.
+	Hint string
+	// Required defaults to true when nil.
+	Required *bool
+	// Placeholder is optional, at most MaxPlaceholder characters.
+	Placeholder string
+	// DefaultValue is optional, at most MaxDefault characters.
+	DefaultValue string
+	// Multiline asks for a text area.
+	Multiline bool
+}
+
+func (Choice) isPrompt()  {}
+func (Confirm) isPrompt() {}
+func (Text) isPrompt()    {}
+
+// PromptKind returns "choice".
+func (Choice) PromptKind() string { return "choice" }
+
+// PromptKind returns "confirm".
+func (Confirm) PromptKind() string { return "confirm" }
+
+// PromptKind returns "text".
+func (Text) PromptKind() string { return "text" }
+
+// PromptID returns the prompt id.
+func (p Choice) PromptID() string { return p.ID }
+
+// PromptID returns the prompt id.
+func (p Confirm) PromptID() string { return p.ID }
+
+// PromptID returns the prompt id.
+func (p Text) PromptID() string { return p.ID }
+
+// ValidationError is a rejected tool argument; Error returns the message
+// that follows ErrorPrefix.
+type ValidationError struct {
+	// Msg is the engine's message, word for word.
+	Msg string
+}
+
+// Error returns Msg.
+func (e *ValidationError) Error() string { return e.Msg }
+
+func fail(msg string) error { return &ValidationError{Msg: msg} }
+
+// ---- encoding ----
+
+// AppendJSON appends the envelope as compact JSON.
+func (e Envelope) AppendJSON(b []byte) []byte {
+	b = append(b, `{"protocol":`...)
+	b = pyjson.AppendString(b, e.Protocol)
+	b = append(b, `,"prompts":[`...)
+	for i, p := range e.Prompts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = p.AppendJSON(b)
+	}
+	b = append(b, ']')
+	if e.Title != "" {
+		b = append(b, `,"title":`...)
+		b = pyjson.AppendString(b, e.Title)
+	}
+	return append(b, '}')
+}
+
+// String returns the envelope as compact JSON.
+func (e Envelope) String() string { return string(e.AppendJSON(nil)) }
+
+func str(b []byte, k, v string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	b = append(b, '"', ':')
+	return pyjson.AppendString(b, v)
+}
+
+func optStr(b []byte, k, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return str(b, k, v)
+}
+
+func boolean(b []byte, k string, v bool) []byte {
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	b = append(b, '"', ':')
+	return strconv.AppendBool(b, v)
+}
+
+func common(b []byte, id, kind, question, hint string, required *bool) []byte {
+	b = append(b, `{"id":`...)
+	b = pyjson.AppendString(b, id)
+	b = str(b, "kind", kind)
+	b = str(b, "question", question)
+	b = optStr(b, "hint", hint)
+	if required != nil {
+		b = boolean(b, "required", *required)
+	}
+	return b
+}
+
+// AppendJSON appends {"id","kind":"choice","question","hint"?,"required","options","allowMultiple"}.
+func (p Choice) AppendJSON(b []byte) []byte {
+	b = common(b, p.ID, "choice", p.Question, p.Hint, p.Required)
+	b = append(b, `,"options":[`...)
+	for i, o := range p.Options {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = pyjson.AppendString(b, o.ID)
+		b = str(b, "label", o.Label)
+		b = optStr(b, "description", o.Description)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	return append(boolean(b, "allowMultiple", p.AllowMultiple), '}')
+}
+
+// AppendJSON appends {"id","kind":"confirm","question","hint"?,"required","confirmLabel","cancelLabel","danger"}.
+func (p Confirm) AppendJSON(b []byte) []byte {
+	b = common(b, p.ID, "confirm", p.Question, p.Hint, p.Required)
+	b = optStr(b, "confirmLabel", p.ConfirmLabel)
+	b = optStr(b, "cancelLabel", p.CancelLabel)
+	return append(boolean(b, "danger", p.Danger), '}')
+}
+
+// AppendJSON appends {"id","kind":"text","question","hint"?,"required","placeholder"?,"defaultValue"?,"multiline"}.
+func (p Text) AppendJSON(b []byte) []byte {
+	b = common(b, p.ID, "text", p.Question, p.Hint, p.Required)
+	b = optStr(b, "placeholder", p.Placeholder)
+	b = optStr(b, "defaultValue", p.DefaultValue)
+	return append(boolean(b, "multiline", p.Multiline), '}')
+}
+
+// ---- validation ----
+
+// Validate checks the tool arguments and returns the normalized envelope or a
+// *ValidationError with the engine's exact message.
+func Validate(prompts, title string) (Envelope, error) {
+	list, err := parseArg(prompts)
+	if err != nil {
+		return Envelope{}, err
+	}
+	env, err := validateList(list)
+	if err != nil {
+		return Envelope{}, err
+	}
+	if env.Title, err = cleanTitle(title); err != nil {
+		return Envelope{}, err
+	}
+	return env, nil
+}
+
+// Emit is Validate followed by encoding.
+func Emit(prompts, title string) (string, error) {
+	env, err := Validate(prompts, title)
+	if err != nil {
+		return "", err
+	}
+	return env.String(), nil
+}
+
+// Result returns what the clarify tool returns: the envelope, or ErrorPrefix
+// followed by the message.
+func Result(prompts, title string) string {
+	out, err := Emit(prompts, title)
+	if err != nil {
+		return ErrorPrefix + err.Error()
+	}
+	return out
+}
+
+// Normalize validates typed prompts exactly as if the model had sent them as
+// JSON, and returns the normalized envelope.
+func Normalize(title string, prompts ...Prompt) (Envelope, error) {
+	b := []byte{'['}
+	for i, p := range prompts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if p == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = p.AppendJSON(b)
+	}
+	return Validate(string(append(b, ']')), title)
+}
+
+func cleanTitle(title string) (string, error) {
+	t := pyjson.Strip(pyjson.ValidUTF8(title))
+	if pyjson.Len(t) > MaxTitle {
+		return "", fail("title exceeds 120 characters")
+	}
+	return t, nil
+}
+
+func parseArg(prompts string) ([]pyjson.Value, error) {
+	text := pyjson.Strip(pyjson.ValidUTF8(prompts))
+	if text == "" {
+		return nil, fail("prompts is empty")
+	}
+	v, err := pyjson.Decode(text)
+	if err != nil {
+		return nil, fail("prompts must be valid JSON: " + err.Error())
+	}
+	return listOf(v)
+}
+
+func listOf(v pyjson.Value) ([]pyjson.Value, error) {
+	switch v.Kind {
+	case pyjson.Object:
+		return []pyjson.Value{v}, nil
+	case pyjson.Array:
+		return v.A, nil
+	}
+	return nil, fail("prompts JSON must be an object or an array of objects")
+}
+
+func validateList(list []pyjson.Value) (Envelope, error) {
+	if len(list) == 0 {
+		return Envelope{}, fail("prompts array is empty")
+	}
+	if len(list) > MaxPrompts {
+		return Envelope{}, fail("at most 5 clarify prompts per call")
+	}
+	out := make([]Prompt, 0, len(list))
+	for i := range list {
+		p, err := validatePrompt(&list[i])
+		if err != nil {
+			return Envelope{}, err
+		}
+		out = append(out, p)
+	}
+	for i := range out {
+		for j := 0; j < i; j++ {
+			if out[j].PromptID() == out[i].PromptID() {
+				return Envelope{}, fail("duplicate prompt id " + pyjson.ReprString(out[i].PromptID()))
+			}
+		}
+	}
+	return Envelope{Protocol: Protocol, Prompts: out}, nil
+}
+
+// prefix is repr(obj.get('kind') or obj.get('id')).
+func prefix(raw *pyjson.Value) string {
+	if k := raw.Lookup("kind"); k.Truthy() {
+		return k.Repr()
+	}
+	return raw.Lookup("id").Repr()
+}
+
+func requireStr(raw *pyjson.Value, key string) (string, error) {
+	v := raw.Lookup(key)
+	if v.Kind != pyjson.String {
+		return "", fail(prefix(raw) + ": " + key + " must be a string")
+	}
+	t := pyjson.Strip(v.S)
+	if t == "" {
+		return "", fail(prefix(raw) + ": " + key + " is required")
+	}
+	return t, nil
+}
+
+func optionalStr(raw *pyjson.Value, key string) (string, error) {
+	v := raw.Lookup(key)
+	if v.Kind == pyjson.Null {
+		return "", nil
+	}
+	if v.Kind != pyjson.String {
+		return "", fail(prefix(raw) + ": " + key + " must be a string")
+	}
+	return pyjson.Strip(v.S), nil
+}
+
+func optionalBool(raw *pyjson.Value, key string, def bool) (bool, error) {
+	v := raw.Lookup(key)
+	if v.Kind == pyjson.Null {
+		return def, nil
+	}
+	if v.Kind != pyjson.Bool {
+		return false, fail(prefix(raw) + ": " + key + " must be a boolean")
+	}
+	return v.B, nil
+}
+
+// ValidID reports whether s matches IDPattern.
+func ValidID(s string) bool {
+	if len(s) < 1 || len(s) > MaxIDLength || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func requireID(v pyjson.Value, ctx string) (string, error) {
+	if v.Kind != pyjson.String || !ValidID(pyjson.Strip(v.S)) {
+		return "", fail(ctx + ": id must match ^[a-z][a-z0-9_.-]{0,63}$ (got " + v.Repr() + ")")
+	}
+	return pyjson.Strip(v.S), nil
+}
+
+func validatePrompt(raw *pyjson.Value) (Prompt, error) {
+	if raw.Kind != pyjson.Object {
+		return nil, fail("each prompt must be a JSON object")
+	}
+	kv := raw.Lookup("kind")
+	kind := ""
+	if kv.Kind == pyjson.String {
+		kind = pyjson.Strip(kv.S)
+	}
+	if kind != "choice" && kind != "confirm" && kind != "text" {
+		return nil, fail("unknown or missing kind " + kv.Repr() + "; expected one of ['choice', 'confirm', 'text']")
+	}
+	id, err := requireID(raw.Lookup("id"), "prompt")
+	if err != nil {
+		return nil, err
+	}
+	question, err := requireStr(raw, "question")
+	if err != nil {
+		return nil, err
+	}
+	if pyjson.Len(question) > MaxQuestion {
+		return nil, fail("question exceeds 500 characters")
+	}
+	hint, err := optionalStr(raw, "hint")
+	if err != nil {
+		return nil, err
+	}
+	if pyjson.Len(hint) > MaxHint {
+		return nil, fail("hint exceeds 500 characters")
+	}
+	req, err := optionalBool(raw, "required", true)
+	if err != nil {
+		return nil, err
+	}
+	required := &req
+
+	switch kind {
+	case "choice":
+		ov := raw.Lookup("options")
+		if ov.Kind != pyjson.Array || len(ov.A) < MinOptions {
+			return nil, fail("choice.options must be an array with at least 2 items")
+		}
+		if len(ov.A) > MaxOptions {
+			return nil, fail("choice.options: at most 12 options")
+		}
+		opts := make([]Option, 0, len(ov.A))
+		for i := range ov.A {
+			o, err := validateOption(&ov.A[i], "choice.options["+strconv.Itoa(i)+"]")
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, o)
+		}
+		for i := range opts {
+			for j := 0; j < i; j++ {
+				if opts[j].ID == opts[i].ID {
+					return nil, fail("choice.options: duplicate id " + pyjson.ReprString(opts[i].ID))
+				}
+			}
+		}
+		multi, err := optionalBool(raw, "allowMultiple", false)
+		if err != nil {
+			return nil, err
+		}
+		return Choice{ID: id, Question: question, Hint: hint, Required: required, Options: opts, AllowMultiple: multi}, nil
+
+	case "confirm":
+		cl, err := optionalStr(raw, "confirmLabel")
+		if err != nil {
+			return nil, err
+		}
+		if cl == "" {
+			cl = "Confirm"
+		}
+		xl, err := optionalStr(raw, "cancelLabel")
+		if err != nil {
+			return nil, err
+		}
+		if xl == "" {
+			xl = "Cancel"
+		}
+		if pyjson.Len(cl) > MaxLabel || pyjson.Len(xl) > MaxLabel {
+			return nil, fail("confirm labels exceed 120 characters")
+		}
+		danger, err := optionalBool(raw, "danger", false)
+		if err != nil {
+			return nil, err
+		}
+		return Confirm{ID: id, Question: question, Hint: hint, Required: required, ConfirmLabel: cl, CancelLabel: xl, Danger: danger}, nil
+	}
+
+	ph, err := optionalStr(raw, "placeholder")
+	if err != nil {
+		return nil, err
+	}
+	if pyjson.Len(ph) > MaxPlaceholder {
+		return nil, fail("placeholder exceeds 200 characters")
+	}
+	dv, err := optionalStr(raw, "defaultValue")
+	if err != nil {
+		return nil, err
+	}
+	if pyjson.Len(dv) > MaxDefault {
+		return nil, fail("defaultValue exceeds 2000 characters")
+	}
+	ml, err := optionalBool(raw, "multiline", false)
+	if err != nil {
+		return nil, err
+	}
+	return Text{ID: id, Question: question, Hint: hint, Required: required, Placeholder: ph, DefaultValue: dv, Multiline: ml}, nil
+}
+
+func validateOption(raw *pyjson.Value, ctx string) (Option, error) {
+	if raw.Kind != pyjson.Object {
+		return Option{}, fail(ctx + ": option must be an object")
+	}
+	id, err := requireID(raw.Lookup("id"), ctx+".id")
+	if err != nil {
+		return Option{}, err
+	}
+	label, err := requireStr(raw, "label")
+	if err != nil {
+		return Option{}, err
+	}
+	if pyjson.Len(label) > MaxLabel {
+		return Option{}, fail(ctx + ": label exceeds 120 characters")
+	}
+	desc, err := optionalStr(raw, "description")
+	if err != nil {
+		return Option{}, err
+	}
+	if pyjson.Len(desc) > MaxDescription {
+		return Option{}, fail(ctx + ": description exceeds 300 characters")
+	}
+	return Option{ID: id, Label: label, Description: desc}, nil
+}

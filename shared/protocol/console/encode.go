@@ -1,0 +1,273 @@
+package console
+
+import (
+	"math"
+	"strconv"
+
+	"appwrite-agent/shared/protocol/internal/pyjson"
+)
+
+// AppendJSON appends the envelope as compact JSON: {"protocol":…,"actions":[…]}.
+// It writes what the struct holds; use Normalize first for values that did
+// not come out of Validate.
+func (e Envelope) AppendJSON(b []byte) []byte {
+	b = append(b, `{"protocol":`...)
+	b = pyjson.AppendString(b, e.Protocol)
+	b = append(b, `,"actions":[`...)
+	for i, a := range e.Actions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = a.AppendJSON(b)
+	}
+	return append(b, "]}"...)
+}
+
+// String returns the envelope as compact JSON.
+func (e Envelope) String() string { return string(e.AppendJSON(nil)) }
+
+func key(b []byte, k string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	return append(b, '"', ':')
+}
+
+func str(b []byte, k, v string) []byte {
+	return pyjson.AppendString(key(b, k), v)
+}
+
+func optStr(b []byte, k, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return str(b, k, v)
+}
+
+func boolean(b []byte, k string, v bool) []byte {
+	b = key(b, k)
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}
+
+func head(b []byte, t string) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, t...)
+	return append(b, '"')
+}
+
+// float writes f as json.dumps does, NaN and infinities included (Validate
+// never lets those through, so only unvalidated structs can hold them).
+func float(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
+	}
+	return pyjson.AppendFloat(b, f)
+}
+
+// AppendJSON appends {"type":"set_theme","theme":…}.
+func (a SetTheme) AppendJSON(b []byte) []byte {
+	return append(str(head(b, "set_theme"), "theme", string(a.Theme)), '}')
+}
+
+// AppendJSON appends {"type":"navigate","path":…,"hash"?,"replace"?}.
+func (a Navigate) AppendJSON(b []byte) []byte {
+	b = str(head(b, "navigate"), "path", a.Path)
+	if a.Hash != nil {
+		b = str(b, "hash", *a.Hash)
+	}
+	if a.Replace != nil {
+		b = boolean(b, "replace", *a.Replace)
+	}
+	return append(b, '}')
+}
+
+// AppendJSON appends {"type":"open_create","resource":…,"projectId"?}.
+func (a OpenCreate) AppendJSON(b []byte) []byte {
+	b = str(head(b, "open_create"), "resource", string(a.Resource))
+	return append(optStr(b, "projectId", a.ProjectID), '}')
+}
+
+// AppendJSON appends {"type":"open_dialog","dialog":…,"projectId"?}.
+func (a OpenDialog) AppendJSON(b []byte) []byte {
+	b = str(head(b, "open_dialog"), "dialog", string(a.Dialog))
+	return append(optStr(b, "projectId", a.ProjectID), '}')
+}
+
+// AppendJSON appends {"type":"toast","level":…,"message":…,"description"?}.
+func (a Toast) AppendJSON(b []byte) []byte {
+	b = str(head(b, "toast"), "level", string(a.Level))
+	b = str(b, "message", a.Message)
+	return append(optStr(b, "description", a.Description), '}')
+}
+
+// AppendJSON appends {"type":"show_pane","content":…}.
+func (a ShowPane) AppendJSON(b []byte) []byte {
+	return append(str(head(b, "show_pane"), "content", string(a.Content)), '}')
+}
+
+// AppendJSON appends {"type":"toggle_terminal"}.
+func (ToggleTerminal) AppendJSON(b []byte) []byte {
+	return append(head(b, "toggle_terminal"), '}')
+}
+
+// AppendJSON appends {"type":"scroll_to_card","cardId":…}.
+func (a ScrollToCard) AppendJSON(b []byte) []byte {
+	return append(str(head(b, "scroll_to_card"), "cardId", a.CardID), '}')
+}
+
+// appendItemBody appends ,"resourceId":…,"title":…,… (no braces).
+func (it *ResourceItem) appendBody(b []byte) []byte {
+	b = str(b, "resourceId", it.ResourceID)
+	b = str(b, "title", it.Title)
+	b = optStr(b, "subtitle", it.Subtitle)
+	b = optStr(b, "href", it.Href)
+	b = optStr(b, "status", it.Status)
+	if it.Metadata != nil {
+		b = append(key(b, "metadata"), '[')
+		for i, m := range it.Metadata {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"label":`...)
+			b = pyjson.AppendString(b, m.Label)
+			b = append(b, `,"value":`...)
+			b = pyjson.AppendString(b, m.Value)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if it.Fields != nil {
+		b = it.Fields.AppendJSON(key(b, "fields"))
+	}
+	return b
+}
+
+// AppendJSON appends the item as a JSON object.
+func (it ResourceItem) AppendJSON(b []byte) []byte {
+	b = append(b, '{')
+	start := len(b)
+	b = it.appendBody(b)
+	b = append(b[:start], b[start+1:]...) // drop the leading comma
+	return append(b, '}')
+}
+
+// AppendJSON appends the fields as a JSON object, in order.
+func (f Fields) AppendJSON(b []byte) []byte {
+	b = append(b, '{')
+	for i, e := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = pyjson.AppendString(b, e.Key)
+		b = append(b, ':')
+		b = e.Value.AppendJSON(b)
+	}
+	return append(b, '}')
+}
+
+// AppendJSON appends {"type":"resource","mutation":…,"resourceType":…,"resourceId":…,…}.
+func (a Resource) AppendJSON(b []byte) []byte {
+	b = str(head(b, "resource"), "mutation", string(a.Mutation))
+	b = str(b, "resourceType", a.ResourceType)
+	b = a.ResourceItem.appendBody(b)
+	return append(b, '}')
+}
+
+// AppendJSON appends {"type":"resource_list","resourceType":…,"items":[…],…}.
+func (a ResourceList) AppendJSON(b []byte) []byte {
+	b = str(head(b, "resource_list"), "resourceType", a.ResourceType)
+	b = append(key(b, "items"), '[')
+	for i := range a.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = a.Items[i].AppendJSON(b)
+	}
+	b = append(b, ']')
+	b = optStr(b, "title", a.Title)
+	b = optStr(b, "description", a.Description)
+	b = optStr(b, "listHref", a.ListHref)
+	b = optStr(b, "emptyMessage", a.EmptyMessage)
+	if a.Total != nil {
+		b = strconv.AppendInt(key(b, "total"), *a.Total, 10)
+	}
+	b = optStr(b, "projectId", a.ProjectID)
+	if a.Columns != nil {
+		b = append(key(b, "columns"), '[')
+		for i, c := range a.Columns {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"key":`...)
+			b = pyjson.AppendString(b, c.Key)
+			b = append(b, `,"label":`...)
+			b = pyjson.AppendString(b, c.Label)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// AppendJSON appends {"type":"chart","title":…,"metrics":[…],…}.
+func (a Chart) AppendJSON(b []byte) []byte {
+	b = str(head(b, "chart"), "title", a.Title)
+	b = append(key(b, "metrics"), '[')
+	for i, m := range a.Metrics {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"metric":`...)
+		b = pyjson.AppendString(b, m.Metric)
+		b = append(b, `,"points":[`...)
+		for j, p := range m.Points {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"time":`...)
+			b = pyjson.AppendString(b, p.Time)
+			b = append(b, `,"value":`...)
+			b = float(b, p.Value)
+			if p.Label != "" {
+				b = append(b, `,"label":`...)
+				b = pyjson.AppendString(b, p.Label)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, ']')
+	b = optStr(b, "description", a.Description)
+	b = optStr(b, "unitLabel", a.UnitLabel)
+	b = optStr(b, "interval", a.Interval)
+	b = optStr(b, "startAt", a.StartAt)
+	b = optStr(b, "endAt", a.EndAt)
+	b = optStr(b, "href", a.Href)
+	b = optStr(b, "projectId", a.ProjectID)
+	b = optStr(b, "chartType", string(a.ChartType))
+	b = optStr(b, "kind", string(a.Kind))
+	b = optStr(b, "axisFormat", string(a.AxisFormat))
+	if a.ChangePercent != nil {
+		b = float(key(b, "changePercent"), *a.ChangePercent)
+	}
+	return append(b, '}')
+}
+
+// AppendJSON appends {"type":"refresh","scopes":[…]}.
+func (a Refresh) AppendJSON(b []byte) []byte {
+	b = append(key(head(b, "refresh"), "scopes"), '[')
+	for i, s := range a.Scopes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = pyjson.AppendString(b, s)
+	}
+	return append(b, "]}"...)
+}

@@ -1,0 +1,633 @@
+package console
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"appwrite-agent/shared/protocol/internal/pyjson"
+)
+
+// ValidationError is a rejected tool argument. Error returns the message that
+// follows ErrorPrefix in the tool result, e.g. "actions array is empty".
+type ValidationError struct {
+	// Msg is the message, word for word as the Python engine words it.
+	Msg string
+}
+
+// Error returns Msg.
+func (e *ValidationError) Error() string { return e.Msg }
+
+func fail(msg string) error { return &ValidationError{Msg: msg} }
+
+// Validate checks the tool argument (a JSON string holding one action object
+// or an array of them) and returns the normalized envelope, or a
+// *ValidationError carrying the engine's exact message.
+func Validate(actions string) (Envelope, error) {
+	list, err := parseArg(actions)
+	if err != nil {
+		return Envelope{}, err
+	}
+	return validateList(list)
+}
+
+// Emit is Validate followed by encoding: it returns the canonical envelope
+// (compact JSON, keys in wire order, UTF-8 not escaped).
+func Emit(actions string) (string, error) {
+	env, err := Validate(actions)
+	if err != nil {
+		return "", err
+	}
+	return string(env.AppendJSON(make([]byte, 0, len(actions)+64))), nil
+}
+
+// Result returns what the console tool returns: the envelope, or
+// ErrorPrefix followed by the validation message.
+func Result(actions string) string {
+	out, err := Emit(actions)
+	if err != nil {
+		return ErrorPrefix + err.Error()
+	}
+	return out
+}
+
+// Normalize validates typed actions exactly as if the model had sent them as
+// JSON, and returns the normalized envelope (lower-cased enums, stripped
+// strings, defaults) or a *ValidationError.
+func Normalize(actions ...Action) (Envelope, error) {
+	b := []byte{'['}
+	for i, a := range actions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if a == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = a.AppendJSON(b)
+	}
+	b = append(b, ']')
+	return Validate(string(b))
+}
+
+func parseArg(actions string) ([]pyjson.Value, error) {
+	text := pyjson.Strip(pyjson.ValidUTF8(actions))
+	if text == "" {
+		return nil, fail("actions is empty")
+	}
+	v, err := pyjson.Decode(text)
+	if err != nil {
+		return nil, fail("actions must be valid JSON: " + err.Error())
+	}
+	return listOf(v)
+}
+
+func listOf(v pyjson.Value) ([]pyjson.Value, error) {
+	switch v.Kind {
+	case pyjson.Object:
+		return []pyjson.Value{v}, nil
+	case pyjson.Array:
+		return v.A, nil
+	}
+	return nil, fail("actions JSON must be an object or an array of objects")
+}
+
+func validateList(list []pyjson.Value) (Envelope, error) {
+	if len(list) == 0 {
+		return Envelope{}, fail("actions array is empty")
+	}
+	if len(list) > MaxActions {
+		return Envelope{}, fail("at most 20 console actions per call")
+	}
+	out := make([]Action, 0, len(list))
+	for i := range list {
+		a, err := validateAction(&list[i])
+		if err != nil {
+			return Envelope{}, err
+		}
+		out = append(out, a)
+	}
+	return Envelope{Protocol: Protocol, Actions: out}, nil
+}
+
+const typeList = "['chart', 'navigate', 'open_create', 'open_dialog', 'refresh', 'resource', 'resource_list', 'scroll_to_card', 'set_theme', 'show_pane', 'toast', 'toggle_terminal']"
+
+// prefix is repr(action.get('type')).
+func prefix(raw *pyjson.Value) string {
+	return raw.Lookup("type").Repr()
+}
+
+func requireStr(raw *pyjson.Value, key string) (string, error) {
+	v := raw.Lookup(key)
+	if v.Kind != pyjson.String {
+		return "", fail(prefix(raw) + ": " + key + " must be a string")
+	}
+	t := pyjson.Strip(v.S)
+	if t == "" {
+		return "", fail(prefix(raw) + ": " + key + " is required")
+	}
+	return t, nil
+}
+
+// optionalStr returns "" for absent (None, or empty after strip).
+func optionalStr(raw *pyjson.Value, key string) (string, error) {
+	v := raw.Lookup(key)
+	if v.Kind == pyjson.Null {
+		return "", nil
+	}
+	if v.Kind != pyjson.String {
+		return "", fail(prefix(raw) + ": " + key + " must be a string")
+	}
+	return pyjson.Strip(v.S), nil
+}
+
+func optionalBool(raw *pyjson.Value, key string) (*bool, error) {
+	v := raw.Lookup(key)
+	if v.Kind == pyjson.Null {
+		return nil, nil
+	}
+	if v.Kind != pyjson.Bool {
+		return nil, fail(prefix(raw) + ": " + key + " must be a boolean")
+	}
+	b := v.B
+	return &b, nil
+}
+
+func optionalNonNegInt(raw *pyjson.Value, key string) (*int64, error) {
+	v := raw.Lookup(key)
+	if v.Kind == pyjson.Null {
+		return nil, nil
+	}
+	if v.Kind != pyjson.Int {
+		return nil, fail(prefix(raw) + ": " + key + " must be an integer")
+	}
+	if strings.HasPrefix(v.S, "-") {
+		return nil, fail(prefix(raw) + ": " + key + " must be >= 0")
+	}
+	n, err := strconv.ParseInt(v.S, 10, 64)
+	if err != nil {
+		// Python has no upper bound; totals beyond int64 are refused here.
+		return nil, fail(prefix(raw) + ": " + key + " must be an integer")
+	}
+	return &n, nil
+}
+
+func oneOf[T ~string](raw *pyjson.Value, key string, allowed []T, msg string) (T, error) {
+	s, err := requireStr(raw, key)
+	if err != nil {
+		return "", err
+	}
+	s = pyjson.Lower(s)
+	for _, a := range allowed {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	return "", fail(msg)
+}
+
+func optionalOneOf[T ~string](raw *pyjson.Value, key string, allowed []T, msg string) (T, error) {
+	s, err := optionalStr(raw, key)
+	if err != nil || s == "" {
+		return "", err
+	}
+	s = pyjson.Lower(s)
+	for _, a := range allowed {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	return "", fail(msg)
+}
+
+var (
+	themes          = []Theme{ThemeLight, ThemeDark, ThemeSystem}
+	createResources = []CreateResource{CreateDatabase, CreateBucket, CreateUser, CreateTeam, CreateFunction, CreateSite}
+	dialogs         = []Dialog{DialogInviteMember, DialogCreateProject, DialogConnectMCP, DialogShortcuts, DialogDocsSearch, DialogFeedback, DialogSupport}
+	levels          = []ToastLevel{LevelSuccess, LevelError, LevelInfo, LevelWarning}
+	panes           = []PaneContent{PaneAgent, PaneDocs, PaneNone}
+	mutations       = []Mutation{MutationCreate, MutationUpdate, MutationDelete}
+	chartTypes      = []ChartType{ChartArea, ChartBar}
+	chartKinds      = []ChartKind{KindEvents, KindGauges}
+	axisFormats     = []AxisFormat{AxisCount, AxisBytes, AxisGBHours}
+)
+
+func validateAction(raw *pyjson.Value) (Action, error) {
+	if raw.Kind != pyjson.Object {
+		return nil, fail("each action must be a JSON object")
+	}
+	tv := raw.Lookup("type")
+	t := ""
+	if tv.Kind == pyjson.String {
+		t = pyjson.Strip(tv.S)
+	}
+	switch t {
+	case "set_theme":
+		theme, err := oneOf(raw, "theme", themes, "set_theme.theme must be one of ['dark', 'light', 'system']")
+		if err != nil {
+			return nil, err
+		}
+		return SetTheme{Theme: theme}, nil
+
+	case "navigate":
+		path, err := requireStr(raw, "path")
+		if err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(path, "/") {
+			return nil, fail("navigate.path must start with '/'")
+		}
+		out := Navigate{Path: path}
+		h, err := optionalStr(raw, "hash")
+		if err != nil {
+			return nil, err
+		}
+		if h != "" {
+			h = strings.TrimLeft(h, "#")
+			out.Hash = &h
+		}
+		if out.Replace, err = optionalBool(raw, "replace"); err != nil {
+			return nil, err
+		}
+		return out, nil
+
+	case "open_create":
+		res, err := oneOf(raw, "resource", createResources, "open_create.resource must be one of ['bucket', 'database', 'function', 'site', 'team', 'user']")
+		if err != nil {
+			return nil, err
+		}
+		out := OpenCreate{Resource: res}
+		if out.ProjectID, err = optionalStr(raw, "projectId"); err != nil {
+			return nil, err
+		}
+		return out, nil
+
+	case "open_dialog":
+		d, err := oneOf(raw, "dialog", dialogs, "open_dialog.dialog must be one of ['connect_mcp', 'create_project', 'docs_search', 'feedback', 'invite_member', 'shortcuts', 'support']")
+		if err != nil {
+			return nil, err
+		}
+		out := OpenDialog{Dialog: d}
+		if out.ProjectID, err = optionalStr(raw, "projectId"); err != nil {
+			return nil, err
+		}
+		return out, nil
+
+	case "toast":
+		level, err := oneOf(raw, "level", levels, "toast.level must be one of ['error', 'info', 'success', 'warning']")
+		if err != nil {
+			return nil, err
+		}
+		out := Toast{Level: level}
+		if out.Message, err = requireStr(raw, "message"); err != nil {
+			return nil, err
+		}
+		if out.Description, err = optionalStr(raw, "description"); err != nil {
+			return nil, err
+		}
+		return out, nil
+
+	case "show_pane":
+		c, err := oneOf(raw, "content", panes, "show_pane.content must be one of ['agent', 'docs', 'none']")
+		if err != nil {
+			return nil, err
+		}
+		return ShowPane{Content: c}, nil
+
+	case "toggle_terminal":
+		return ToggleTerminal{}, nil
+
+	case "scroll_to_card":
+		id, err := requireStr(raw, "cardId")
+		if err != nil {
+			return nil, err
+		}
+		return ScrollToCard{CardID: strings.TrimPrefix(id, "card-")}, nil
+
+	case "resource":
+		m, err := oneOf(raw, "mutation", mutations, "resource.mutation must be one of ['create', 'delete', 'update']")
+		if err != nil {
+			return nil, err
+		}
+		item, err := validateItem(raw, func() string { return "resource" })
+		if err != nil {
+			return nil, err
+		}
+		rt, err := requireStr(raw, "resourceType")
+		if err != nil {
+			return nil, err
+		}
+		return Resource{Mutation: m, ResourceType: pyjson.Lower(rt), ResourceItem: item}, nil
+
+	case "resource_list":
+		return validateResourceList(raw)
+
+	case "chart":
+		return validateChart(raw)
+
+	case "refresh":
+		sv := raw.Lookup("scopes")
+		if sv.Kind != pyjson.Array || len(sv.A) == 0 {
+			return nil, fail("refresh.scopes must be a non-empty array of strings")
+		}
+		scopes := make([]string, 0, len(sv.A))
+		for _, s := range sv.A {
+			if s.Kind != pyjson.String {
+				return nil, fail("refresh.scopes entries must be non-empty strings")
+			}
+			t := pyjson.Strip(s.S)
+			if t == "" {
+				return nil, fail("refresh.scopes entries must be non-empty strings")
+			}
+			scopes = append(scopes, pyjson.Lower(t))
+		}
+		return Refresh{Scopes: scopes}, nil
+	}
+	return nil, fail("unknown or missing type " + tv.Repr() + "; expected one of " + typeList)
+}
+
+func validateResourceList(raw *pyjson.Value) (Action, error) {
+	iv := raw.Lookup("items")
+	if iv.Kind != pyjson.Array {
+		return nil, fail("resource_list.items must be an array")
+	}
+	if len(iv.A) > MaxListItems {
+		return nil, fail("resource_list.items: at most 50 items per list")
+	}
+	out := ResourceList{Items: make([]ResourceItem, 0, len(iv.A))}
+	for i := range iv.A {
+		idx := i
+		item, err := validateItem(&iv.A[i], func() string { return "resource_list.items[" + strconv.Itoa(idx) + "]" })
+		if err != nil {
+			return nil, err
+		}
+		out.Items = append(out.Items, item)
+	}
+	rt, err := requireStr(raw, "resourceType")
+	if err != nil {
+		return nil, err
+	}
+	out.ResourceType = pyjson.Lower(rt)
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"title", &out.Title}, {"description", &out.Description}, {"listHref", &out.ListHref}, {"emptyMessage", &out.EmptyMessage}} {
+		if *f.dst, err = optionalStr(raw, f.key); err != nil {
+			return nil, err
+		}
+	}
+	if out.Total, err = optionalNonNegInt(raw, "total"); err != nil {
+		return nil, err
+	}
+	if out.Total == nil && len(out.Items) > 0 {
+		n := int64(len(out.Items))
+		out.Total = &n
+	}
+	if out.ProjectID, err = optionalStr(raw, "projectId"); err != nil {
+		return nil, err
+	}
+	if out.Columns, err = validateColumns(raw.Lookup("columns")); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func validateColumns(v pyjson.Value) ([]Column, error) {
+	const ctx = "resource_list"
+	switch {
+	case v.Kind == pyjson.Null:
+		return nil, nil
+	case v.Kind != pyjson.Array:
+		return nil, fail(ctx + ": columns must be an array")
+	case len(v.A) == 0:
+		return nil, fail(ctx + ": columns must not be empty when set")
+	case len(v.A) > MaxColumns:
+		return nil, fail(ctx + ": at most 12 columns")
+	}
+	cols := make([]Column, 0, len(v.A))
+	for i := range v.A {
+		c := &v.A[i]
+		if c.Kind != pyjson.Object {
+			return nil, fail(ctx + ": columns items must be objects")
+		}
+		k, l := c.Lookup("key"), c.Lookup("label")
+		if k.Kind != pyjson.String || pyjson.Strip(k.S) == "" {
+			return nil, fail(ctx + ": columns[].key must be a non-empty string")
+		}
+		if l.Kind != pyjson.String || pyjson.Strip(l.S) == "" {
+			return nil, fail(ctx + ": columns[].label must be a non-empty string")
+		}
+		cols = append(cols, Column{Key: pyjson.Strip(k.S), Label: pyjson.Strip(l.S)})
+	}
+	return cols, nil
+}
+
+// validateItem mirrors _validate_resource_item; ctx is computed only on error.
+func validateItem(raw *pyjson.Value, ctx func() string) (ResourceItem, error) {
+	if raw.Kind != pyjson.Object {
+		return ResourceItem{}, fail(ctx() + ": item must be an object")
+	}
+	var it ResourceItem
+	var err error
+	if it.ResourceID, err = requireStr(raw, "resourceId"); err != nil {
+		return it, err
+	}
+	if it.Title, err = requireStr(raw, "title"); err != nil {
+		return it, err
+	}
+	if it.Subtitle, err = optionalStr(raw, "subtitle"); err != nil {
+		return it, err
+	}
+	if it.Href, err = optionalStr(raw, "href"); err != nil {
+		return it, err
+	}
+	if it.Status, err = optionalStr(raw, "status"); err != nil {
+		return it, err
+	}
+	if it.Metadata, err = validateMetadata(raw.Lookup("metadata"), ctx); err != nil {
+		return it, err
+	}
+	if it.Fields, err = validateFields(raw.Lookup("fields"), ctx); err != nil {
+		return it, err
+	}
+	return it, nil
+}
+
+func validateMetadata(v pyjson.Value, ctx func() string) ([]MetadataEntry, error) {
+	switch {
+	case v.Kind == pyjson.Null:
+		return nil, nil
+	case v.Kind != pyjson.Array:
+		return nil, fail(ctx() + ": metadata must be an array")
+	case len(v.A) > MaxMetadata:
+		return nil, fail(ctx() + ": at most 20 metadata entries")
+	}
+	out := make([]MetadataEntry, 0, len(v.A))
+	for i := range v.A {
+		m := &v.A[i]
+		if m.Kind != pyjson.Object {
+			return nil, fail(ctx() + ": metadata items must be objects")
+		}
+		label, value := m.Lookup("label"), m.Lookup("value")
+		if label.Kind != pyjson.String || pyjson.Strip(label.S) == "" {
+			return nil, fail(ctx() + ": metadata[].label must be a non-empty string")
+		}
+		if value.Kind == pyjson.Null {
+			return nil, fail(ctx() + ": metadata[].value is required")
+		}
+		out = append(out, MetadataEntry{Label: pyjson.Strip(label.S), Value: value.PyStr()})
+	}
+	return out, nil
+}
+
+func validateFields(v pyjson.Value, ctx func() string) (Fields, error) {
+	switch {
+	case v.Kind == pyjson.Null:
+		return nil, nil
+	case v.Kind != pyjson.Object:
+		return nil, fail(ctx() + ": fields must be an object")
+	case len(v.O) > MaxFields:
+		return nil, fail(ctx() + ": at most 40 field entries")
+	}
+	out := make(Fields, 0, len(v.O))
+	for _, m := range v.O {
+		k := pyjson.Strip(m.Key)
+		if k == "" {
+			return nil, fail(ctx() + ": fields keys must be non-empty strings")
+		}
+		var fv FieldValue
+		switch m.Value.Kind {
+		case pyjson.Null:
+			fv = NullField()
+		case pyjson.Bool:
+			fv = BoolField(m.Value.B)
+		case pyjson.String:
+			fv = StringField(m.Value.S)
+		case pyjson.Int:
+			fv = FieldValue{kind: FieldInt, s: m.Value.S}
+		case pyjson.Float:
+			if math.IsNaN(m.Value.F) || math.IsInf(m.Value.F, 0) {
+				// Python would emit NaN/Infinity, which JSON.parse rejects.
+				return nil, fail(ctx() + ": fields." + m.Key + " must be string, number, boolean, or null")
+			}
+			fv = FloatField(m.Value.F)
+		default:
+			return nil, fail(ctx() + ": fields." + m.Key + " must be string, number, boolean, or null")
+		}
+		replaced := false
+		for i := range out {
+			if out[i].Key == k {
+				out[i].Value = fv
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, Field{Key: k, Value: fv})
+		}
+	}
+	return out, nil
+}
+
+// number mirrors `isinstance(v, bool) or not isinstance(v, (int, float))`
+// then float(v). Non-finite results are refused (Python would emit NaN or
+// Infinity, or raise OverflowError for huge ints).
+func number(v pyjson.Value) (float64, bool) {
+	switch v.Kind {
+	case pyjson.Float:
+		if math.IsNaN(v.F) || math.IsInf(v.F, 0) {
+			return 0, false
+		}
+		return v.F, true
+	case pyjson.Int:
+		f, err := strconv.ParseFloat(v.S, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return 0, false
+		}
+		return f, true
+	}
+	return 0, false
+}
+
+func validateChart(raw *pyjson.Value) (Action, error) {
+	mv := raw.Lookup("metrics")
+	if mv.Kind != pyjson.Array || len(mv.A) == 0 {
+		return nil, fail("chart.metrics must be a non-empty array")
+	}
+	if len(mv.A) > MaxChartMetrics {
+		return nil, fail("chart.metrics: at most 10 series")
+	}
+	out := Chart{Metrics: make([]ChartMetric, 0, len(mv.A))}
+	for i := range mv.A {
+		m := &mv.A[i]
+		ctx := "chart.metrics[" + strconv.Itoa(i) + "]"
+		if m.Kind != pyjson.Object {
+			return nil, fail(ctx + " must be an object")
+		}
+		name := m.Lookup("metric")
+		if name.Kind != pyjson.String || pyjson.Strip(name.S) == "" {
+			return nil, fail(ctx + ".metric must be a non-empty string")
+		}
+		pv := m.Lookup("points")
+		if pv.Kind != pyjson.Array {
+			return nil, fail(ctx + ".points must be an array")
+		}
+		if len(pv.A) > MaxChartPoints {
+			return nil, fail(ctx + ".points: at most 5000 points")
+		}
+		points := make([]ChartPoint, 0, len(pv.A))
+		for j := range pv.A {
+			p := &pv.A[j]
+			if p.Kind != pyjson.Object {
+				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "] must be an object")
+			}
+			tm := p.Lookup("time")
+			if tm.Kind != pyjson.String || pyjson.Strip(tm.S) == "" {
+				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].time must be a non-empty string")
+			}
+			val, ok := number(p.Lookup("value"))
+			if !ok {
+				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].value must be a number")
+			}
+			pt := ChartPoint{Time: pyjson.Strip(tm.S), Value: val}
+			if lv := p.Lookup("label"); lv.Kind != pyjson.Null {
+				if lv.Kind != pyjson.String {
+					return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].label must be a string")
+				}
+				pt.Label = pyjson.Strip(lv.S)
+			}
+			points = append(points, pt)
+		}
+		out.Metrics = append(out.Metrics, ChartMetric{Metric: pyjson.Strip(name.S), Points: points})
+	}
+	var err error
+	if out.Title, err = requireStr(raw, "title"); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"description", &out.Description}, {"unitLabel", &out.UnitLabel}, {"interval", &out.Interval},
+		{"startAt", &out.StartAt}, {"endAt", &out.EndAt}, {"href", &out.Href}, {"projectId", &out.ProjectID}} {
+		if *f.dst, err = optionalStr(raw, f.key); err != nil {
+			return nil, err
+		}
+	}
+	if out.ChartType, err = optionalOneOf(raw, "chartType", chartTypes, "chart.chartType must be one of ['area', 'bar']"); err != nil {
+		return nil, err
+	}
+	if out.Kind, err = optionalOneOf(raw, "kind", chartKinds, "chart.kind must be one of ['events', 'gauges']"); err != nil {
+		return nil, err
+	}
+	if out.AxisFormat, err = optionalOneOf(raw, "axisFormat", axisFormats, "chart.axisFormat must be one of ['bytes', 'count', 'gbhours']"); err != nil {
+		return nil, err
+	}
+	if cv := raw.Lookup("changePercent"); cv.Kind != pyjson.Null {
+		f, ok := number(cv)
+		if !ok {
+			return nil, fail("chart.changePercent must be a number")
+		}
+		out.ChangePercent = &f
+	}
+	return out, nil
+}

@@ -1,0 +1,26 @@
+package prototest_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"appwrite-agent/shared/protocol/internal/prototest"
+)
+
+// update is accepted (and unused) so that go test ./protocol/... -update works.
+var _ = flag.Bool("update", false, "rewrite golden files (unused in this package)")
+
+func ExampleLoad() {
+	dir, _ := os.MkdirTemp("", "prototest")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "golden.jsonl")
+	_ = os.WriteFile(path, []byte(`{"name":"empty","in":"","out":"Error: invalid console actions — actions is empty"}`+"\n"), 0o644)
+	for _, c := range prototest.Load(&testing.T{}, path) {
+		fmt.Printf("%s: %q -> %s\n", c.Name, c.In, c.Out)
+	}
+	// Output:
+	// empty: "" -> Error: invalid console actions — actions is empty
+}

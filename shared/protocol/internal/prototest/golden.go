@@ -1,0 +1,114 @@
+// Package prototest holds the protocol packages' test helpers.
+//
+// Golden files are JSON lines {"name"?, "in", "title"?, "out", "note"?,
+// "python"?}: out is the exact tool result for in. The expected results were
+// produced by the Python engine's validators; a line with a note records
+// where this implementation deliberately differs (python then holds the
+// Python engine's result). Snapshot files pin a tool's name, description and
+// argument schema.
+package prototest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// Case is one golden line.
+type Case struct {
+	// Name labels a hand-written case.
+	Name string `json:"name,omitempty"`
+	// In is the tool argument.
+	In string `json:"in"`
+	// Title is clarify's title argument.
+	Title string `json:"title,omitempty"`
+	// Out is the expected tool result.
+	Out string `json:"out"`
+	// Note explains a deliberate difference from the Python engine.
+	Note string `json:"note,omitempty"`
+	// Python is what the Python engine returns, when it differs from Out.
+	Python string `json:"python,omitempty"`
+}
+
+// Load reads a golden file.
+func Load(t testing.TB, path string) []Case {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []Case
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var c Case
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// Outputs returns every Out of a golden file (for coverage checks).
+func Outputs(t testing.TB, paths ...string) []string {
+	t.Helper()
+	var outs []string
+	for _, p := range paths {
+		for _, c := range Load(t, p) {
+			outs = append(outs, c.Out)
+		}
+	}
+	return outs
+}
+
+// Run checks every case against fn, or rewrites Out from fn when update is set.
+func Run(t *testing.T, path string, update bool, fn func(in, title string) string) {
+	t.Helper()
+	cases := Load(t, path)
+	if update {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		for _, c := range cases {
+			c.Out = fn(c.In, c.Title)
+			if c.Python == c.Out {
+				c.Python, c.Note = "", ""
+			}
+			if err := enc.Encode(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	fails := 0
+	for i, c := range cases {
+		if got := fn(c.In, c.Title); got != c.Out {
+			fails++
+			if fails <= 20 {
+				t.Errorf("%s line %d %s\n in:   %q\n got:  %q\n want: %q", path, i+1, c.Name, trunc(c.In), trunc(got), trunc(c.Out))
+			}
+		}
+	}
+	if fails > 0 {
+		t.Errorf("%d of %d golden cases differ", fails, len(cases))
+	}
+}
+
+func trunc(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
+}

@@ -1,0 +1,129 @@
+package memory_test
+
+import (
+	"encoding/json"
+	"flag"
+	"strings"
+	"testing"
+
+	"appwrite-agent/shared/protocol/consoleparse"
+	"appwrite-agent/shared/protocol/internal/prototest"
+	"appwrite-agent/shared/protocol/memory"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden and snapshot files in testdata/")
+
+// TestMessageCoverage checks that every error message of the reference
+// (agent-engine.md §3) appears in the golden outputs.
+func TestMessageCoverage(t *testing.T) {
+	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
+	outs = append(outs, memory.Call(json.RawMessage(`{"actions":5}`)))
+	for _, m := range []string{
+		"— actions is empty",
+		"— actions must be valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+		"— actions JSON must be an object or an array of objects",
+		"— actions must be a JSON string, object, or array",
+		"— actions array is empty",
+		"— at most 10 memory actions per call",
+		"— each action must be an object",
+		"— type must be one of ['forget', 'set']; got 'Set'",
+		"— type must be one of ['forget', 'set']; got None",
+		"— type must be one of ['forget', 'set']; got 3",
+		"— 'set': key must be a string",
+		"— 'set': key is required",
+		"— key must match ^[a-z][a-z0-9_.-]{1,127}$ (got 'a')",
+		"— key must match ^[a-z][a-z0-9_.-]{1,127}$ (got 'Ab')",
+		"— scope must be one of ['project', 'team', 'user']",
+		"— scope='team' is reserved; only scope=user is supported currently",
+		"— scope='project' is reserved; only scope=user is supported currently",
+		"— 'set': scope must be a string",
+		"— 'set': ownerId must be a string",
+		"— 'set': content is required",
+		"— 'set': content must be a string",
+		"— content exceeds 8192 characters",
+		"— category must be one of ['fact', 'instruction', 'preference']",
+		"— priority must be between 0 and 1000000",
+		"— 'set': priority must be an integer",
+		"— forget actions must not include content",
+		"— forget actions must not include category",
+		"— forget actions must not include priority",
+	} {
+		found := false
+		for _, o := range outs {
+			if strings.Contains(o, m) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("no golden output contains %q", m)
+		}
+	}
+}
+
+// TestNormalize checks typed actions and the defaults.
+func TestNormalize(t *testing.T) {
+	env, err := memory.Normalize(
+		memory.Set{Key: "style.concise", Content: " Prefer concise answers "},
+		memory.Set{Key: "prefer.region", Content: "fra", Category: memory.CategoryFact, Priority: 10, OwnerID: "u1"},
+		memory.Forget{Key: "old.key"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"protocol":"appwrite.memory/v1","actions":[` +
+		`{"type":"set","key":"style.concise","scope":"user","content":"Prefer concise answers","category":"preference","priority":0},` +
+		`{"type":"set","key":"prefer.region","scope":"user","ownerId":"u1","content":"fra","category":"fact","priority":10},` +
+		`{"type":"forget","key":"old.key","scope":"user"}]}`
+	if got := env.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if _, err := memory.Normalize(memory.Set{Key: "k", Content: "c"}); err == nil || !strings.HasPrefix(err.Error(), "key must match") {
+		t.Errorf("short key: %v", err)
+	}
+}
+
+// TestCall covers the forms the model's arguments can take.
+func TestCall(t *testing.T) {
+	const forget = `{"protocol":"appwrite.memory/v1","actions":[{"type":"forget","key":"ab","scope":"user"}]}`
+	for _, c := range []struct{ args, want string }{
+		{`{"actions":"[{\"type\":\"forget\",\"key\":\"ab\"}]"}`, forget},
+		{`{"actions":[{"type":"forget","key":"ab"}]}`, forget},
+		{`{"actions":{"type":"forget","key":"ab"}}`, forget},
+		{`{"actions":null}`, memory.ErrorPrefix + "actions must be a JSON string, object, or array"},
+		{`[]`, memory.ErrorPrefix + "actions must be a JSON string, object, or array"},
+	} {
+		if got := memory.Call(json.RawMessage(c.args)); got != c.want {
+			t.Errorf("Call(%s) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestToolSchemaSnapshot pins what turn gives the model for this tool.
+func TestToolSchemaSnapshot(t *testing.T) {
+	prototest.Snapshot(t, "testdata/tool_schema.json", *update, memory.ToolName, memory.ToolDescription, memory.ToolSchema())
+}
+
+// FuzzResult checks that the validator never panics and that every envelope
+// is read back by the consumer-side parser unchanged.
+func FuzzResult(f *testing.F) {
+	for _, c := range prototest.Load(f, "testdata/examples.jsonl") {
+		f.Add(c.In)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := memory.Result(in)
+		if strings.HasPrefix(out, "Error:") {
+			if !strings.HasPrefix(out, memory.ErrorPrefix) {
+				t.Fatalf("error without prefix: %q", out)
+			}
+			return
+		}
+		env := consoleparse.ParseMemoryEnvelope(out)
+		if env == nil || len(env.Skipped) > 0 {
+			t.Fatalf("parser rejected %q: %+v", out, env)
+		}
+		if back := env.Envelope.String(); back != out {
+			t.Fatalf("round trip differs:\n%q\n%q", out, back)
+		}
+	})
+}

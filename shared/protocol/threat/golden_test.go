@@ -1,0 +1,18 @@
+package threat_test
+
+import (
+	"testing"
+
+	"appwrite-agent/shared/protocol/internal/prototest"
+	"appwrite-agent/shared/protocol/threat"
+)
+
+// TestGolden checks the tool result for every line of testdata/golden.jsonl,
+// whose expected outputs were produced by the Python engine's validator.
+//
+// testdata/examples.jsonl holds the examples of the protocol documents and
+// of the tool description, with the Python engine's output for each.
+func TestGolden(t *testing.T) {
+	prototest.Run(t, "testdata/examples.jsonl", *update, func(in, _ string) string { return threat.Result(in) })
+	prototest.Run(t, "testdata/golden.jsonl", *update, func(in, _ string) string { return threat.Result(in) })
+}
