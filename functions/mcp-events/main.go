@@ -1,18 +1,131 @@
 // Package handler is the mcp-events function: an MCP server that subscribes MCP clients to Appwrite project events.
+//
+// Main routes GET /health itself and hands the MCP endpoint ("/" and "/mcp") and the OAuth
+// protected-resource metadata to mcpserver. The open-runtimes contract gives the function one
+// openruntimes.Context per request and takes one buffered openruntimes.Response back, so the request is turned
+// into an *http.Request and the answer recorded (mcp-go answers JSON, never SSE, in this setup).
 package handler
 
 import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/config"
+	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/fnhttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
+// requestBudget bounds one execution, below the 30 s synchronous limit of function domains.
+const requestBudget = 28 * time.Second
+
+// process holds the process's server. The runtime calls Main once per request with no start-up hook, so
+// the server (and its JWKS cache) is built on first use and reused while the configuration fingerprint
+// (config.Fingerprint over every variable read) stays the same; a different fingerprint builds a new one.
+// This is the only process-wide state; it is a cache, never a store: a new process rebuilds it from the
+// environment and loses nothing.
+var process struct {
+	mu          sync.Mutex
+	fingerprint string
+	srv         *mcpserver.Server
+	err         error
+}
+
+func processServer() (*mcpserver.Server, error) {
+	fp := config.Fingerprint(os.Getenv)
+	process.mu.Lock()
+	defer process.mu.Unlock()
+	if process.fingerprint != fp || (process.srv == nil && process.err == nil) {
+		process.srv, process.err = mcpserver.New(os.Getenv, mcpserver.Options{})
+		process.fingerprint = fp
+	}
+	return process.srv, process.err
+}
+
 // Main is the entry point the open-runtimes Go server calls for every request.
 func Main(Context openruntimes.Context) openruntimes.Response {
-	switch {
-	case Context.Req.Method == "GET" && Context.Req.Path == "/health":
+	if Context.Req.Method == "GET" && Context.Req.Path == "/health" {
 		return fnhttp.Health(Context)
-	default:
+	}
+	if !mcpserver.Handles(Context.Req.Path) {
 		return fnhttp.NotFound(Context)
 	}
+	srv, err := processServer()
+	if err != nil {
+		Context.Error("mcp-events configuration: " + err.Error())
+		return fnhttp.Error(Context, http.StatusServiceUnavailable, "misconfigured",
+			"the mcp-events function is not configured; see its logs")
+	}
+	return Serve(srv, Context)
+}
+
+// New returns an entry point bound to srv instead of the process server: tests run several instances side
+// by side with it.
+func New(srv *mcpserver.Server) func(openruntimes.Context) openruntimes.Response {
+	return func(Context openruntimes.Context) openruntimes.Response {
+		if Context.Req.Method == "GET" && Context.Req.Path == "/health" {
+			return fnhttp.Health(Context)
+		}
+		if !mcpserver.Handles(Context.Req.Path) {
+			return fnhttp.NotFound(Context)
+		}
+		return Serve(srv, Context)
+	}
+}
+
+// Serve runs one request through srv and returns its buffered answer.
+func Serve(srv *mcpserver.Server, Context openruntimes.Context) openruntimes.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
+	defer cancel()
+	ctx = mcpserver.WithLog(ctx, func(line string) { Context.Log(line) })
+	req := Context.Req
+	u := &url.URL{Path: req.Path, RawQuery: req.QueryString}
+	r, err := http.NewRequestWithContext(ctx, req.Method, u.String(), bytes.NewReader(req.BodyBinary()))
+	if err != nil {
+		return fnhttp.Error(Context, http.StatusBadRequest, "invalid_request", "unparsable request")
+	}
+	for k, v := range req.Headers {
+		r.Header.Set(k, v)
+	}
+	r.Host = req.Host
+	w := &buffered{header: http.Header{}, status: http.StatusOK}
+	srv.ServeHTTP(w, r)
+	headers := map[string]string{}
+	for k, vs := range w.header {
+		if len(vs) > 0 {
+			headers[strings.ToLower(k)] = vs[0]
+		}
+	}
+	body := w.body.Bytes()
+	if w.status >= 400 && len(body) == 0 {
+		// An empty error body would be replaced by an HTML page on function domains.
+		return fnhttp.Error(Context, w.status, "error", http.StatusText(w.status))
+	}
+	return openruntimes.Response{Body: body, StatusCode: w.status, Headers: headers}
+}
+
+// buffered is an http.ResponseWriter that keeps the whole answer (it is not an http.Flusher).
+type buffered struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (b *buffered) Header() http.Header { return b.header }
+func (b *buffered) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+func (b *buffered) Write(p []byte) (int, error) {
+	b.wrote = true
+	return b.body.Write(p)
 }

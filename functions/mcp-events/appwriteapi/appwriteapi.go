@@ -1,0 +1,317 @@
+// Package appwriteapi is the mcp-events function's access to a user's Appwrite project: the few REST calls it
+// makes (read a table, bucket, function or the users list to authorize a subscription; get, list, create,
+// update and delete project webhooks), made with the caller's OAuth bearer token in admin mode.
+//
+// Every request carries Authorization: Bearer <token>, X-Appwrite-Project and X-Appwrite-Mode: admin. Webhooks
+// are read in both field spellings: response format 1.8.0 (security, httpUser, httpPass, signatureKey) and the
+// current one (tls, authUsername, authPassword, secret).
+package appwriteapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ResponseFormat is the response format this client asks for (the Go SDK v1.0.0's).
+const ResponseFormat = "1.8.0"
+
+// maxResponseBytes bounds every Appwrite answer.
+const maxResponseBytes = 4 << 20
+
+// Error is an Appwrite API error ({"message","code","type"}) or a transport failure (Status 0).
+type Error struct {
+	// Status is the HTTP status; 0 when no answer arrived.
+	Status int
+	// Type is Appwrite's error type, e.g. "webhook_not_found".
+	Type string
+	// Message is Appwrite's message.
+	Message string
+	// Err is the transport error when Status is 0.
+	Err error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("appwrite: %v", e.Err)
+	}
+	return fmt.Sprintf("appwrite: %d %s: %s", e.Status, e.Type, e.Message)
+}
+
+// Unwrap returns the transport error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// StatusOf returns the HTTP status of an *Error in err's chain, or 0.
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
+// Client calls one Appwrite endpoint.
+type Client struct {
+	endpoint string
+	http     *http.Client
+}
+
+// New returns a client for endpoint (ending in /v1) over hc (http.DefaultClient when nil).
+func New(endpoint string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{endpoint: strings.TrimRight(endpoint, "/"), http: hc}
+}
+
+// Project is a Client bound to a project and a caller's token.
+type Project struct {
+	c       *Client
+	project string
+	token   string
+}
+
+// Project binds the client to project, calling with the bearer token.
+func (c *Client) Project(project, token string) *Project {
+	return &Project{c: c, project: project, token: token}
+}
+
+// ID returns the project id.
+func (p *Project) ID() string { return p.project }
+
+func (p *Project) do(ctx context.Context, method, path string, query url.Values, body any, out any) error {
+	u := p.c.endpoint + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return &Error{Err: err}
+	}
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	req.Header.Set("X-Appwrite-Project", p.project)
+	req.Header.Set("X-Appwrite-Mode", "admin")
+	req.Header.Set("X-Appwrite-Response-Format", ResponseFormat)
+	req.Header.Set("X-SDK-Name", "mcp-events")
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := p.c.http.Do(req)
+	if err != nil {
+		return &Error{Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return &Error{Err: err}
+	}
+	if resp.StatusCode >= 300 {
+		e := &Error{Status: resp.StatusCode}
+		var body struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		}
+		if json.Unmarshal(data, &body) == nil {
+			e.Type, e.Message = body.Type, body.Message
+		}
+		return e
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return &Error{Status: resp.StatusCode, Type: "invalid_response", Message: err.Error()}
+		}
+	}
+	return nil
+}
+
+func seg(s string) string { return url.PathEscape(s) }
+
+// GetTable reads a TablesDB table.
+func (p *Project) GetTable(ctx context.Context, databaseID, tableID string) error {
+	return p.do(ctx, http.MethodGet, "/tablesdb/"+seg(databaseID)+"/tables/"+seg(tableID), nil, nil, nil)
+}
+
+// GetBucket reads a Storage bucket.
+func (p *Project) GetBucket(ctx context.Context, bucketID string) error {
+	return p.do(ctx, http.MethodGet, "/storage/buckets/"+seg(bucketID), nil, nil, nil)
+}
+
+// GetFunction reads a function.
+func (p *Project) GetFunction(ctx context.Context, functionID string) error {
+	return p.do(ctx, http.MethodGet, "/functions/"+seg(functionID), nil, nil, nil)
+}
+
+// ListUsers lists at most one user: enough to prove the caller may read the project's users.
+func (p *Project) ListUsers(ctx context.Context) error {
+	q := url.Values{"queries[]": {`{"method":"limit","values":[1]}`}}
+	return p.do(ctx, http.MethodGet, "/users", q, nil, nil)
+}
+
+// Webhook is a project webhook.
+type Webhook struct {
+	ID           string
+	Name         string
+	URL          string
+	Events       []string
+	Enabled      bool
+	TLS          bool
+	AuthUsername string
+	AuthPassword string
+	// Secret is only returned on creation and secret rotation.
+	Secret string
+}
+
+// UnmarshalJSON accepts both response formats.
+func (w *Webhook) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		ID           string   `json:"$id"`
+		Name         string   `json:"name"`
+		URL          string   `json:"url"`
+		Events       []string `json:"events"`
+		Enabled      *bool    `json:"enabled"`
+		TLS          *bool    `json:"tls"`
+		Security     *bool    `json:"security"`
+		AuthUsername *string  `json:"authUsername"`
+		HTTPUser     *string  `json:"httpUser"`
+		AuthPassword *string  `json:"authPassword"`
+		HTTPPass     *string  `json:"httpPass"`
+		Secret       *string  `json:"secret"`
+		SignatureKey *string  `json:"signatureKey"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*w = Webhook{ID: raw.ID, Name: raw.Name, URL: raw.URL, Events: raw.Events, Enabled: raw.Enabled == nil || *raw.Enabled}
+	w.TLS = pickBool(raw.TLS, raw.Security)
+	w.AuthUsername = pickStr(raw.AuthUsername, raw.HTTPUser)
+	w.AuthPassword = pickStr(raw.AuthPassword, raw.HTTPPass)
+	w.Secret = pickStr(raw.Secret, raw.SignatureKey)
+	return nil
+}
+
+func pickBool(a, b *bool) bool {
+	if a != nil {
+		return *a
+	}
+	return b != nil && *b
+}
+
+func pickStr(a, b *string) string {
+	if a != nil && *a != "" {
+		return *a
+	}
+	if b != nil {
+		return *b
+	}
+	return ""
+}
+
+// WebhookInput is what Create and Update send.
+type WebhookInput struct {
+	Name         string
+	URL          string
+	Events       []string
+	TLS          bool
+	AuthUsername string
+	AuthPassword string
+}
+
+func (in WebhookInput) params() map[string]any {
+	return map[string]any{
+		"name": in.Name, "url": in.URL, "events": in.Events, "enabled": true,
+		// Both spellings: format 1.8.0 servers read security/httpUser/httpPass, newer ones tls/auth*.
+		"tls": in.TLS, "security": in.TLS,
+		"authUsername": in.AuthUsername, "httpUser": in.AuthUsername,
+		"authPassword": in.AuthPassword, "httpPass": in.AuthPassword,
+	}
+}
+
+// GetWebhook reads a webhook.
+func (p *Project) GetWebhook(ctx context.Context, id string) (*Webhook, error) {
+	var w Webhook
+	if err := p.do(ctx, http.MethodGet, "/webhooks/"+seg(id), nil, nil, &w); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// ListWebhooks lists the project's webhooks whose id starts with prefix (all of them, page by page, at most
+// maxPages pages of 100).
+func (p *Project) ListWebhooks(ctx context.Context, prefix string) ([]Webhook, error) {
+	const pageSize, maxPages = 100, 10
+	var out []Webhook
+	for page := 0; page < maxPages; page++ {
+		q := url.Values{"queries[]": {
+			fmt.Sprintf(`{"method":"limit","values":[%d]}`, pageSize),
+			fmt.Sprintf(`{"method":"offset","values":[%d]}`, page*pageSize),
+		}}
+		if prefix != "" {
+			b, _ := json.Marshal(map[string]any{"method": "startsWith", "attribute": "$id", "values": []string{prefix}})
+			q["queries[]"] = append(q["queries[]"], string(b))
+		}
+		var res struct {
+			Total    int       `json:"total"`
+			Webhooks []Webhook `json:"webhooks"`
+		}
+		if err := p.do(ctx, http.MethodGet, "/webhooks", q, nil, &res); err != nil {
+			return nil, err
+		}
+		for _, w := range res.Webhooks {
+			if strings.HasPrefix(w.ID, prefix) {
+				out = append(out, w)
+			}
+		}
+		if len(res.Webhooks) < pageSize {
+			break
+		}
+	}
+	return out, nil
+}
+
+// CreateWebhook creates a webhook with the given id and signature secret.
+func (p *Project) CreateWebhook(ctx context.Context, id, secret string, in WebhookInput) (*Webhook, error) {
+	params := in.params()
+	params["webhookId"] = id
+	params["secret"] = secret
+	var w Webhook
+	if err := p.do(ctx, http.MethodPost, "/webhooks", nil, params, &w); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// UpdateWebhook replaces a webhook's fields (enabled again, so failed-delivery counters reset).
+func (p *Project) UpdateWebhook(ctx context.Context, id string, in WebhookInput) (*Webhook, error) {
+	var w Webhook
+	if err := p.do(ctx, http.MethodPut, "/webhooks/"+seg(id), nil, in.params(), &w); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// SetWebhookSecret sets a webhook's signature secret.
+func (p *Project) SetWebhookSecret(ctx context.Context, id, secret string) error {
+	return p.do(ctx, http.MethodPut, "/webhooks/"+seg(id)+"/secret", nil,
+		map[string]any{"secret": secret, "signatureKey": secret}, nil)
+}
+
+// DeleteWebhook deletes a webhook.
+func (p *Project) DeleteWebhook(ctx context.Context, id string) error {
+	return p.do(ctx, http.MethodDelete, "/webhooks/"+seg(id), nil, nil, nil)
+}

@@ -1,0 +1,262 @@
+// Package config reads the mcp-events configuration from environment variables (docs/events.md lists each
+// one). Nothing else in the function reads the environment.
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/mcperr"
+)
+
+// Environment variable names.
+const (
+	EnvEnabled          = "MCP_EVENTS_ENABLED"
+	EnvPublicURL        = "MCP_EVENTS_PUBLIC_URL"
+	EnvIssuer           = "MCP_EVENTS_OAUTH_ISSUER"
+	EnvJWKSURL          = "MCP_EVENTS_OAUTH_JWKS_URL"
+	EnvAudience         = "MCP_EVENTS_OAUTH_AUDIENCE"
+	EnvScopes           = "MCP_EVENTS_OAUTH_SCOPES"
+	EnvAppwriteEndpoint = "MCP_EVENTS_APPWRITE_ENDPOINT"
+	EnvFunctionEndpoint = "APPWRITE_FUNCTION_API_ENDPOINT"
+	EnvIngressURL       = "MCP_EVENTS_INGRESS_URL"
+	EnvTTLDefault       = "MCP_EVENTS_TTL_DEFAULT"
+	EnvTTLMin           = "MCP_EVENTS_TTL_MIN"
+	EnvTTLMax           = "MCP_EVENTS_TTL_MAX"
+	EnvRotationGrace    = "MCP_EVENTS_ROTATION_GRACE"
+	EnvErrorCodes       = "MCP_EVENTS_ERROR_CODES"
+	EnvChallengeTimeout = "MCP_EVENTS_CHALLENGE_TIMEOUT"
+	EnvRequestTimeout   = "MCP_EVENTS_REQUEST_TIMEOUT"
+	EnvUsernameBudget   = "MCP_EVENTS_SEAL_USERNAME_BUDGET"
+	EnvPasswordBudget   = "MCP_EVENTS_SEAL_PASSWORD_BUDGET"
+	EnvCallbackCAFile   = "MCP_EVENTS_CALLBACK_CA_FILE"
+	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are read by the shared packages seal,
+	// appwritesig and safehttp; they are listed here so that the configuration fingerprint covers them.
+	EnvSealKeys      = "SEAL_KEYS"
+	EnvWebhookKeys   = "APPWRITE_WEBHOOK_SECRET_KEYS"
+	EnvSafeAllow     = "SAFEHTTP_ALLOW"
+	EnvSafeAllowHTTP = "SAFEHTTP_ALLOW_HTTP"
+)
+
+// Defaults.
+const (
+	DefaultTTL              = time.Hour
+	DefaultTTLMin           = 5 * time.Minute
+	DefaultTTLMax           = 24 * time.Hour
+	DefaultRotationGrace    = 10 * time.Minute
+	DefaultChallengeTimeout = 5 * time.Second
+	DefaultRequestTimeout   = 25 * time.Second
+)
+
+// defaultScopes are advertised in the protected-resource metadata and the 401 challenge when
+// MCP_EVENTS_OAUTH_SCOPES is unset: what the six events need.
+var defaultScopes = []string{
+	"webhooks.read", "webhooks.write", "tables.read", "rows.read", "buckets.read", "files.read",
+	"users.read", "functions.read", "executions.read",
+}
+
+// Config is the whole configuration.
+type Config struct {
+	// Enabled switches the events extension on (MCP_EVENTS_ENABLED). Off, events are neither advertised nor
+	// served: events/* answers Method not found.
+	Enabled bool
+	// PublicURL is the function's public base URL, without a trailing slash.
+	PublicURL string
+	// Issuer is the OAuth issuer (iss).
+	Issuer string
+	// JWKSURL is where the issuer's keys are (default Issuer + "/jwks").
+	JWKSURL string
+	// Audiences are the accepted aud values (default PublicURL, PublicURL + "/", PublicURL + "/mcp").
+	Audiences []string
+	// Scopes are advertised as scopes_supported.
+	Scopes []string
+	// AppwriteEndpoint is the Appwrite API endpoint, ending in /v1.
+	AppwriteEndpoint string
+	// IngressURL is the webhook-ingress function's public base URL; webhooks point at
+	// IngressURL + "/appwrite/webhooks/{id}".
+	IngressURL string
+	// TTLDefault, TTLMin and TTLMax bound subscription grants; a client's ttlMs is clamped into
+	// [TTLMin, TTLMax].
+	TTLDefault, TTLMin, TTLMax time.Duration
+	// RotationGrace is how long the previous secret keeps signing after a rotation.
+	RotationGrace time.Duration
+	// Codes is the error numbering.
+	Codes mcperr.Numbering
+	// ChallengeTimeout bounds the verification POST.
+	ChallengeTimeout time.Duration
+	// RequestTimeout bounds the handling of one request (below the 30 s platform limit).
+	RequestTimeout time.Duration
+	// UsernameBudget and PasswordBudget bound the sealed envelope (0: the seal package defaults).
+	UsernameBudget, PasswordBudget int
+	// CallbackCAFile is a PEM file of extra root certificates for callback TLS (tests, development).
+	CallbackCAFile string
+	// Fingerprint identifies this configuration (a hash over every variable read, secrets included).
+	Fingerprint string
+}
+
+// Getenv is os.Getenv's signature; FromEnv takes it so tests can pass a map.
+type Getenv func(string) string
+
+// FromEnv reads the configuration through getenv (os.Getenv when nil).
+func FromEnv(getenv Getenv) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := Config{}
+	var err error
+	if c.Enabled, err = boolVar(getenv, EnvEnabled); err != nil {
+		return c, err
+	}
+	if c.PublicURL, err = urlVar(getenv, EnvPublicURL, true); err != nil {
+		return c, err
+	}
+	if c.Issuer, err = urlVar(getenv, EnvIssuer, true); err != nil {
+		return c, err
+	}
+	if c.JWKSURL, err = urlVar(getenv, EnvJWKSURL, false); err != nil {
+		return c, err
+	}
+	if c.JWKSURL == "" {
+		c.JWKSURL = c.Issuer + "/jwks"
+	}
+	c.Audiences = list(getenv(EnvAudience))
+	if len(c.Audiences) == 0 {
+		c.Audiences = []string{c.PublicURL, c.PublicURL + "/", c.PublicURL + "/mcp"}
+	}
+	c.Scopes = list(getenv(EnvScopes))
+	if len(c.Scopes) == 0 {
+		c.Scopes = append([]string(nil), defaultScopes...)
+	}
+	ep := getenv(EnvAppwriteEndpoint)
+	if ep == "" {
+		ep = getenv(EnvFunctionEndpoint)
+	}
+	if c.AppwriteEndpoint, err = urlValue(EnvAppwriteEndpoint, ep, c.Enabled); err != nil {
+		return c, err
+	}
+	if c.IngressURL, err = urlVar(getenv, EnvIngressURL, c.Enabled); err != nil {
+		return c, err
+	}
+	if c.TTLDefault, err = durVar(getenv, EnvTTLDefault, DefaultTTL); err != nil {
+		return c, err
+	}
+	if c.TTLMin, err = durVar(getenv, EnvTTLMin, DefaultTTLMin); err != nil {
+		return c, err
+	}
+	if c.TTLMax, err = durVar(getenv, EnvTTLMax, DefaultTTLMax); err != nil {
+		return c, err
+	}
+	if c.TTLMin > c.TTLMax || c.TTLDefault < c.TTLMin || c.TTLDefault > c.TTLMax {
+		return c, fmt.Errorf("%s, %s, %s: need min <= default <= max", EnvTTLMin, EnvTTLDefault, EnvTTLMax)
+	}
+	if c.RotationGrace, err = durVar(getenv, EnvRotationGrace, DefaultRotationGrace); err != nil {
+		return c, err
+	}
+	if c.Codes, err = mcperr.ParseNumbering(strings.ToLower(strings.TrimSpace(getenv(EnvErrorCodes)))); err != nil {
+		return c, fmt.Errorf("%s: %w", EnvErrorCodes, err)
+	}
+	if c.ChallengeTimeout, err = durVar(getenv, EnvChallengeTimeout, DefaultChallengeTimeout); err != nil {
+		return c, err
+	}
+	if c.RequestTimeout, err = durVar(getenv, EnvRequestTimeout, DefaultRequestTimeout); err != nil {
+		return c, err
+	}
+	if c.UsernameBudget, err = intVar(getenv, EnvUsernameBudget); err != nil {
+		return c, err
+	}
+	if c.PasswordBudget, err = intVar(getenv, EnvPasswordBudget); err != nil {
+		return c, err
+	}
+	c.CallbackCAFile = strings.TrimSpace(getenv(EnvCallbackCAFile))
+	c.Fingerprint = Fingerprint(getenv)
+	return c, nil
+}
+
+// names lists every variable the function's configuration depends on.
+var names = []string{
+	EnvEnabled, EnvPublicURL, EnvIssuer, EnvJWKSURL, EnvAudience, EnvScopes, EnvAppwriteEndpoint,
+	EnvFunctionEndpoint, EnvIngressURL, EnvTTLDefault, EnvTTLMin, EnvTTLMax, EnvRotationGrace, EnvErrorCodes,
+	EnvChallengeTimeout, EnvRequestTimeout, EnvUsernameBudget, EnvPasswordBudget, EnvCallbackCAFile,
+	EnvSealKeys, EnvWebhookKeys, EnvSafeAllow, EnvSafeAllowHTTP,
+}
+
+// Fingerprint hashes the values of every variable in names: two processes with the same fingerprint have
+// the same configuration. The hash is not reversible and is safe to log.
+func Fingerprint(getenv Getenv) string {
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s=%q\n", n, getenv(n))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func list(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func boolVar(getenv Getenv, name string) (bool, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s: %q is not a boolean", name, v)
+	}
+	return b, nil
+}
+
+func urlVar(getenv Getenv, name string, required bool) (string, error) {
+	return urlValue(name, getenv(name), required)
+}
+
+func urlValue(name, v string, required bool) (string, error) {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	if v == "" {
+		if required {
+			return "", fmt.Errorf("%s: required", name)
+		}
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("%s: %q is not an http(s) URL", name, v)
+	}
+	return v, nil
+}
+
+func durVar(getenv Getenv, name string, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive Go duration (e.g. 90m)", name, v)
+	}
+	return d, nil
+}
+
+func intVar(getenv Getenv, name string) (int, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s: %q is not a positive integer", name, v)
+	}
+	return n, nil
+}

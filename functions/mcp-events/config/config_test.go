@@ -1,0 +1,68 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/config"
+	"appwrite-agent/functions/mcp-events/mcperr"
+)
+
+func env(m map[string]string) config.Getenv { return func(k string) string { return m[k] } }
+
+func base() map[string]string {
+	return map[string]string{
+		config.EnvPublicURL: "https://mcp.test/", config.EnvIssuer: "https://iss.test/v1/oauth2/console",
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := config.FromEnv(env(base()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Enabled || c.PublicURL != "https://mcp.test" || c.JWKSURL != "https://iss.test/v1/oauth2/console/jwks" {
+		t.Fatalf("%+v", c)
+	}
+	if strings.Join(c.Audiences, " ") != "https://mcp.test https://mcp.test/ https://mcp.test/mcp" {
+		t.Fatalf("audiences %v", c.Audiences)
+	}
+	if c.TTLDefault != time.Hour || c.TTLMin != 5*time.Minute || c.TTLMax != 24*time.Hour || c.Codes != mcperr.Sketch {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{config.EnvPublicURL: ""}, "MCP_EVENTS_PUBLIC_URL: required"},
+		{map[string]string{config.EnvEnabled: "yes please"}, "not a boolean"},
+		{map[string]string{config.EnvEnabled: "true"}, "MCP_EVENTS_APPWRITE_ENDPOINT: required"},
+		{map[string]string{config.EnvTTLMin: "2h"}, "min <= default <= max"},
+		{map[string]string{config.EnvTTLDefault: "soon"}, "not a positive Go duration"},
+		{map[string]string{config.EnvErrorCodes: "v3"}, "unknown error numbering"},
+		{map[string]string{config.EnvIssuer: "ftp://x"}, "not an http(s) URL"},
+	} {
+		m := base()
+		for k, v := range c.set {
+			m[k] = v
+		}
+		if _, err := config.FromEnv(env(m)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.set, err, c.want)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a, b := base(), base()
+	if config.Fingerprint(env(a)) != config.Fingerprint(env(b)) {
+		t.Fatal("same configuration, different fingerprints")
+	}
+	b[config.EnvSealKeys] = "k2:x"
+	if config.Fingerprint(env(a)) == config.Fingerprint(env(b)) {
+		t.Fatal("a key change must change the fingerprint")
+	}
+}

@@ -1,0 +1,446 @@
+// Package mcpserver is the mcp-events MCP server over Streamable HTTP: OAuth resource server in front,
+// events/* dispatched by this package, every other method handled by mcp-go (server/discover at protocol
+// 2026-07-28 and legacy initialize), with the events capability advertised in both shapes.
+//
+// The server is stateless: mcp-go runs in stateless mode with JSON (not SSE) answers, because a function
+// answers with one buffered body, and any replica may serve any request.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/functions/mcp-events/config"
+	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/functions/mcp-events/metrics"
+	"appwrite-agent/functions/mcp-events/oauth"
+	"appwrite-agent/functions/mcp-events/subscriptions"
+	"appwrite-agent/shared/eventcatalog"
+
+	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/seal"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// ServerName and ServerVersion identify the server in serverInfo.
+const (
+	ServerName    = "appwrite-mcp-events"
+	ServerVersion = "1.0.0"
+)
+
+// ExtensionID is the events extension identifier.
+const ExtensionID = "io.modelcontextprotocol/events"
+
+// Instructions are returned by server/discover and initialize.
+const Instructions = "Subscribe to events in your Appwrite projects (rows, files, users, failed function " +
+	"executions) with events/list and events/subscribe; deliveries are Standard Webhooks signed POSTs " +
+	"carrying IDs only."
+
+// maxRequestBytes bounds a request body.
+const maxRequestBytes = 1 << 20
+
+// Options are test and wiring hooks; the zero value is production.
+type Options struct {
+	// HTTPClient calls Appwrite and the JWKS URL (a client with a 10 s timeout when nil).
+	HTTPClient *http.Client
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Server is one instance of the MCP server. It is safe for concurrent use and keeps no subscription state.
+type Server struct {
+	cfg      config.Config
+	resource oauth.Resource
+	verifier *oauth.Verifier
+	mcp      *server.MCPServer
+	http     *server.StreamableHTTPServer
+	subs     *subscriptions.Service // nil when events are off
+}
+
+// New builds a server from the environment read through getenv (os.Getenv when nil).
+func New(getenv config.Getenv, o Options) (*Server, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg, err := config.FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	s := &Server{
+		cfg:      cfg,
+		resource: oauth.Resource{PublicURL: cfg.PublicURL, Issuer: cfg.Issuer, Scopes: cfg.Scopes},
+		verifier: oauth.NewVerifier(cfg.Issuer, cfg.Audiences, oauth.NewJWKS(cfg.JWKSURL, hc)),
+	}
+	opts := []server.ServerOption{server.WithInstructions(Instructions)}
+	if cfg.Enabled {
+		opts = append(opts, server.WithExtensions(map[string]any{ExtensionID: map[string]any{}}))
+	}
+	s.mcp = server.NewMCPServer(ServerName, ServerVersion, opts...)
+	// mcp-go's own logger is silenced: functions log through Context.Log only (native output is captured
+	// as noise by the runtime); everything worth logging is logged by this package.
+	s.http = server.NewStreamableHTTPServer(s.mcp, server.WithStateLess(true), server.WithDisableStreaming(true),
+		server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
+	if !cfg.Enabled {
+		return s, nil
+	}
+
+	ring, err := seal.ParseKeyring(getenv(config.EnvSealKeys))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvSealKeys, err)
+	}
+	budget := seal.DefaultBudget()
+	if cfg.UsernameBudget != 0 {
+		budget.Username = cfg.UsernameBudget
+	}
+	if cfg.PasswordBudget != 0 {
+		budget.Password = cfg.PasswordBudget
+	}
+	sealer, err := seal.NewSealer(ring, budget)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := appwritesig.ParseKeys(getenv(config.EnvWebhookKeys))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvWebhookKeys, err)
+	}
+	allow, err := safehttp.ParseAllowlist(getenv(config.EnvSafeAllow))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvSafeAllow, err)
+	}
+	cbOpts := safehttp.Options{
+		AllowPrivate: allow, ConnectTimeout: cfg.ChallengeTimeout, HeaderTimeout: cfg.ChallengeTimeout,
+		TotalTimeout: cfg.ChallengeTimeout, MaxResponseBytes: 64 << 10,
+	}
+	if cfg.CallbackCAFile != "" {
+		pem, err := os.ReadFile(cfg.CallbackCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", config.EnvCallbackCAFile, err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate in %s", config.EnvCallbackCAFile, cfg.CallbackCAFile)
+		}
+		cbOpts.TLSConfig = &tls.Config{RootCAs: pool}
+	}
+	s.subs, err = subscriptions.New(subscriptions.Options{
+		Appwrite: appwriteapi.New(cfg.AppwriteEndpoint, hc), Sealer: sealer, SigKeys: keys,
+		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,
+		TTLDefault: cfg.TTLDefault, TTLMin: cfg.TTLMin, TTLMax: cfg.TTLMax, RotationGrace: cfg.RotationGrace,
+		ChallengeTimeout: cfg.ChallengeTimeout, Now: o.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Config returns the server's configuration.
+func (s *Server) Config() config.Config { return s.cfg }
+
+type logKey struct{}
+
+// WithLog returns a context whose requests log (diagnostics and metric lines) to sink.
+func WithLog(ctx context.Context, sink metrics.Sink) context.Context {
+	return context.WithValue(ctx, logKey{}, sink)
+}
+
+func logSink(ctx context.Context) metrics.Sink {
+	if l, ok := ctx.Value(logKey{}).(metrics.Sink); ok {
+		return l
+	}
+	return nil
+}
+
+// Handles reports whether path is served by this package.
+func Handles(path string) bool {
+	switch path {
+	case "/", "/mcp", oauth.MetadataPath, oauth.MetadataPath + "/mcp":
+		return true
+	}
+	return false
+}
+
+// ServeHTTP serves the MCP endpoint ("/" and "/mcp") and the protected-resource metadata.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case oauth.MetadataPath, oauth.MetadataPath + "/mcp":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed", "message": "use GET"})
+			return
+		}
+		writeJSON(w, http.StatusOK, s.resource.Metadata(strings.TrimPrefix(r.URL.Path, oauth.MetadataPath)))
+	case "/", "/mcp":
+		s.serveMCP(w, r)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "message": "no route for " + r.Method + " " + r.URL.Path})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func (s *Server) unauthorized(w http.ResponseWriter, path, desc string) {
+	w.Header().Set("WWW-Authenticate", s.resource.Challenge(path, desc))
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
+}
+
+// rpcHead is the part of a JSON-RPC message the dispatcher looks at.
+type rpcHead struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	tok, ok := oauth.BearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		s.unauthorized(w, r.URL.Path, "Authentication required")
+		return
+	}
+	principal, err := s.verifier.Verify(ctx, tok)
+	if err != nil {
+		if sink := logSink(ctx); sink != nil {
+			sink("auth: " + err.Error())
+		}
+		desc := strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
+		s.unauthorized(w, r.URL.Path, desc)
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+		if err != nil || len(body) > maxRequestBytes {
+			writeJSON(w, http.StatusRequestEntityTooLarge, rpcError(nil, mcperr.CodeInvalidParams, "request body too large or unreadable", nil))
+			return
+		}
+	}
+	var head rpcHead
+	if r.Method == http.MethodPost {
+		_ = json.Unmarshal(body, &head) // a batch or invalid JSON goes to mcp-go, which answers it
+	}
+	if s.cfg.Enabled && strings.HasPrefix(head.Method, "events/") {
+		s.serveEvents(w, r.WithContext(ctx), principal, head)
+		return
+	}
+	rec := newRecorder()
+	s.http.Handle(rec, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
+	out := rec.body.Bytes()
+	if rec.status == http.StatusOK && strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") {
+		if patched, err := s.decorate(out, head.Method); err == nil {
+			out = patched
+			rec.header.Del("Content-Length")
+		}
+	}
+	for k, vs := range rec.header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(out)
+}
+
+// decorate adds resultType "complete" to a result that lacks it and, on server/discover and initialize
+// with events on, the top-level capabilities.events the design-sketch clients (ChatGPT) read, beside
+// capabilities.extensions[ExtensionID] that mcp-go already sends.
+func (s *Server) decorate(body []byte, method string) ([]byte, error) {
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return nil, err
+	}
+	raw, ok := msg["result"]
+	if !ok {
+		return nil, errors.New("no result")
+	}
+	var result map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &result); err != nil {
+		return nil, err
+	}
+	if _, ok := result["resultType"]; !ok {
+		result["resultType"] = json.RawMessage(`"complete"`)
+	}
+	if s.cfg.Enabled && (method == string(mcp.MethodServerDiscover) || method == string(mcp.MethodInitialize)) {
+		var caps map[string]json.RawMessage
+		if c, ok := result["capabilities"]; ok {
+			if err := json.Unmarshal(c, &caps); err != nil {
+				return nil, err
+			}
+		}
+		if caps == nil {
+			caps = map[string]json.RawMessage{}
+		}
+		caps["events"] = json.RawMessage(`{}`)
+		var ext map[string]json.RawMessage
+		if e, ok := caps["extensions"]; ok {
+			_ = json.Unmarshal(e, &ext)
+		}
+		if ext == nil {
+			ext = map[string]json.RawMessage{}
+		}
+		if _, ok := ext[ExtensionID]; !ok {
+			ext[ExtensionID] = json.RawMessage(`{}`)
+		}
+		b, _ := json.Marshal(ext)
+		caps["extensions"] = b
+		c, _ := json.Marshal(caps)
+		result["capabilities"] = c
+	}
+	r, err := json.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	msg["result"] = r
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+// rpcResponse is a JSON-RPC answer.
+type rpcResponse struct {
+	JSONRPC string            `json:"jsonrpc"`
+	ID      json.RawMessage   `json:"id"`
+	Result  any               `json:"result,omitempty"`
+	Error   *mcperr.WireError `json:"error,omitempty"`
+}
+
+func rpcError(id json.RawMessage, code int, msg string, data map[string]any) rpcResponse {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	return rpcResponse{JSONRPC: "2.0", ID: id, Error: &mcperr.WireError{Code: code, Message: msg, Data: data}}
+}
+
+// ListResult is the result of events/list.
+type ListResult struct {
+	ResultType string                 `json:"resultType"`
+	Events     []eventcatalog.Listing `json:"events"`
+}
+
+// List returns the catalog entries the scopes allow.
+func List(scopes map[string]bool) ListResult {
+	out := ListResult{ResultType: "complete", Events: []eventcatalog.Listing{}}
+	for _, e := range eventcatalog.All() {
+		if len(e.MissingScopes(scopes)) == 0 {
+			out.Events = append(out.Events, e.Listing())
+		}
+	}
+	return out
+}
+
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Principal, head rpcHead) {
+	if len(head.ID) == 0 || string(head.ID) == "null" {
+		w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	call := subscriptions.Call{Principal: p, Log: logSink(ctx)}
+	var result any
+	var merr *mcperr.Error
+	if head.JSONRPC != "2.0" {
+		writeJSON(w, http.StatusOK, rpcError(head.ID, -32600, "Invalid JSON-RPC version", nil))
+		return
+	}
+	switch head.Method {
+	case "events/list":
+		result = List(p.Scopes)
+	case "events/subscribe":
+		var params subscriptions.SubscribeParams
+		if err := decodeParams(head.Params, &params); err != nil {
+			merr = err
+			break
+		}
+		res, err := s.subs.Subscribe(ctx, call, params)
+		if err != nil {
+			merr = err
+		} else {
+			result = res
+		}
+	case "events/unsubscribe":
+		var params subscriptions.UnsubscribeParams
+		if err := decodeParams(head.Params, &params); err != nil {
+			merr = err
+			break
+		}
+		res, err := s.subs.Unsubscribe(ctx, call, params)
+		if err != nil {
+			merr = err
+		} else {
+			result = res
+		}
+	default:
+		writeJSON(w, http.StatusOK, rpcError(head.ID, mcperr.CodeMethodNotFound, "Method "+head.Method+" not found", nil))
+		return
+	}
+	if merr != nil {
+		we := s.cfg.Codes.Wire(merr)
+		writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: "2.0", ID: head.ID, Error: &we})
+		return
+	}
+	writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: "2.0", ID: head.ID, Result: result})
+}
+
+func decodeParams(raw json.RawMessage, v any) *mcperr.Error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return mcperr.Invalid("params", "params: required object")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return mcperr.Invalid(te.Field, "%s: must be %s", te.Field, te.Type.String())
+		}
+		return mcperr.Invalid("params", "params: not a valid object")
+	}
+	return nil
+}
+
+// recorder is a buffered, non-streaming server.HTTPResponseWriter: mcp-go answers with one JSON body.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}, status: http.StatusOK} }
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+}
+func (r *recorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	return r.body.Write(p)
+}
+func (r *recorder) Flush()          {}
+func (r *recorder) CanStream() bool { return false }

@@ -1,0 +1,611 @@
+// Package subscriptions implements events/subscribe and events/unsubscribe: validation, authorization with
+// the caller's token, the callback verification handshake, and the Appwrite webhook that is the subscription
+// (deterministic id, derived signature secret, sealed envelope, narrowed Appwrite events). Nothing is stored
+// anywhere else, so any replica serves any call.
+package subscriptions
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/functions/mcp-events/metrics"
+	"appwrite-agent/functions/mcp-events/oauth"
+	"appwrite-agent/shared/eventcatalog"
+
+	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/seal"
+	"appwrite-agent/shared/stdwebhooks"
+)
+
+// IDPrefix starts every subscription id, and so every webhook this server manages.
+const IDPrefix = "mcpev_"
+
+// IDLength is the length of a subscription id: IDPrefix + 30 hex digits (120 bits), Appwrite's 36-character
+// custom-id limit.
+const IDLength = 36
+
+// WebhookPath is the ingress path of a subscription's webhook: IngressURL + WebhookPath + id.
+const WebhookPath = "/appwrite/webhooks/"
+
+// MaxWebhookURL is Appwrite's url column size.
+const MaxWebhookURL = 255
+
+// cleanupBudget bounds the opportunistic cleanup after a subscribe.
+const cleanupBudget = 3 * time.Second
+
+// Options configure a Service.
+type Options struct {
+	// Appwrite is the project API client.
+	Appwrite *appwriteapi.Client
+	// Sealer seals envelopes.
+	Sealer *seal.Sealer
+	// SigKeys derive webhook signature secrets.
+	SigKeys *appwritesig.Keys
+	// Callback is the SSRF-safe client for verification POSTs, built from CallbackOptions.
+	Callback *http.Client
+	// CallbackOptions are the safehttp options of Callback (used to check destinations up front).
+	CallbackOptions safehttp.Options
+	// IngressURL is the webhook-ingress base URL.
+	IngressURL string
+	// TTLDefault, TTLMin, TTLMax bound grants.
+	TTLDefault, TTLMin, TTLMax time.Duration
+	// RotationGrace is how long a replaced secret keeps signing.
+	RotationGrace time.Duration
+	// ChallengeTimeout bounds the verification POST.
+	ChallengeTimeout time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Service serves events/subscribe and events/unsubscribe. It holds no per-subscription state.
+type Service struct {
+	o Options
+}
+
+// New returns a Service.
+func New(o Options) (*Service, error) {
+	if o.Appwrite == nil || o.Sealer == nil || o.SigKeys == nil || o.Callback == nil {
+		return nil, errors.New("subscriptions: Appwrite, Sealer, SigKeys and Callback are required")
+	}
+	if n := len(strings.TrimRight(o.IngressURL, "/")) + len(WebhookPath) + IDLength; n > MaxWebhookURL {
+		return nil, fmt.Errorf("subscriptions: ingress URL too long: webhook URLs would be %d characters, Appwrite stores %d", n, MaxWebhookURL)
+	}
+	o.IngressURL = strings.TrimRight(o.IngressURL, "/")
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{o: o}, nil
+}
+
+// Delivery is the delivery object of events/subscribe and events/unsubscribe.
+type Delivery struct {
+	Mode   string `json:"mode"`
+	URL    string `json:"url"`
+	Secret string `json:"secret"`
+}
+
+// SubscribeParams are the params of events/subscribe.
+type SubscribeParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Delivery  *Delivery       `json:"delivery"`
+	Cursor    json.RawMessage `json:"cursor"`
+	MaxAgeMs  json.RawMessage `json:"maxAgeMs"`
+	// TTLMs is kept raw to tell absent (server default) from null (no expiry requested) from a number.
+	TTLMs json.RawMessage `json:"ttlMs"`
+}
+
+// SubscribeResult is the result of events/subscribe.
+type SubscribeResult struct {
+	ResultType    string  `json:"resultType"`
+	ID            string  `json:"id"`
+	RefreshBefore string  `json:"refreshBefore"`
+	Cursor        *string `json:"cursor"`
+	Truncated     bool    `json:"truncated"`
+}
+
+// UnsubscribeParams are the params of events/unsubscribe.
+type UnsubscribeParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Delivery  *Delivery       `json:"delivery"`
+}
+
+// EmptyResult is the result of events/unsubscribe.
+type EmptyResult struct {
+	ResultType string `json:"resultType"`
+}
+
+// ID derives the subscription id from its identity (principal, callback URL, event name, canonical
+// arguments): IDPrefix + the first 30 hex digits of SHA-256 over the length-prefixed parts.
+func ID(principal, callbackURL, event string, args map[string]string) string {
+	h := sha256.New()
+	for _, p := range []string{"mcp-events/subscription/v1", principal, callbackURL, event, eventcatalog.Canonical(args)} {
+		fmt.Fprintf(h, "%d:%s\n", len(p), p)
+	}
+	return IDPrefix + hex.EncodeToString(h.Sum(nil))[:IDLength-len(IDPrefix)]
+}
+
+// WebhookURL returns the ingress URL of subscription id.
+func (s *Service) WebhookURL(id string) string { return s.o.IngressURL + WebhookPath + id }
+
+// clampTTL turns the client's ttlMs into the granted duration.
+func (s *Service) clampTTL(raw json.RawMessage) (time.Duration, error) {
+	ttl := s.o.TTLDefault
+	switch v := strings.TrimSpace(string(raw)); v {
+	case "":
+	case "null":
+		// No expiry requested: this server never grants one (it stores nothing), so it grants the maximum.
+		ttl = s.o.TTLMax
+	default:
+		var ms float64
+		if err := json.Unmarshal(raw, &ms); err != nil {
+			return 0, mcperr.Invalid("ttlMs", "ttlMs: must be a number of milliseconds or null")
+		}
+		if ms > float64(s.o.TTLMax/time.Millisecond) {
+			ttl = s.o.TTLMax
+		} else {
+			ttl = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return min(max(ttl, s.o.TTLMin), s.o.TTLMax), nil
+}
+
+// checkURL validates a callback URL: absolute https, no credentials or fragment, not too long, and (without
+// sending anything) a destination the SSRF policy allows.
+func (s *Service) checkURL(ctx context.Context, raw string) *mcperr.Error {
+	if raw == "" {
+		return mcperr.Invalid("delivery.url", "delivery.url: required")
+	}
+	if len(raw) > seal.MaxURLBytes {
+		return mcperr.Invalid("delivery.url", "delivery.url: longer than %d bytes", seal.MaxURLBytes)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || !u.IsAbs() {
+		return mcperr.Invalid("delivery.url", "delivery.url: not an absolute URL")
+	}
+	if u.Scheme != "https" {
+		return mcperr.Invalid("delivery.url", "delivery.url: must use https (got %q)", u.Scheme)
+	}
+	if u.User != nil || u.Fragment != "" {
+		return mcperr.Invalid("delivery.url", "delivery.url: must not carry credentials or a fragment")
+	}
+	if err := safehttp.CheckDestination(ctx, raw, s.o.CallbackOptions); err != nil {
+		var blocked *safehttp.BlockedError
+		if errors.As(err, &blocked) || errors.Is(err, safehttp.ErrBlocked) {
+			return mcperr.Invalid("delivery.url", "delivery.url: destination not allowed (%s)", blockedWhy(err))
+		}
+		// Resolution failures are reported by the verification POST itself.
+	}
+	return nil
+}
+
+func blockedWhy(err error) string {
+	var b *safehttp.BlockedError
+	if errors.As(err, &b) && b.Why != "" {
+		return b.Why
+	}
+	return "private or reserved address"
+}
+
+// Call carries what one request knows about its caller.
+type Call struct {
+	// Principal is the verified caller.
+	Principal *oauth.Principal
+	// Log receives diagnostics and metric lines.
+	Log metrics.Sink
+}
+
+func (c Call) logf(format string, args ...any) {
+	if c.Log != nil {
+		c.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func count(c Call, op, event, outcome string) {
+	metrics.Count(c.Log, metrics.SubscriptionsTotal, map[string]string{"op": op, "event": event, "outcome": outcome})
+}
+
+func outcomeOf(err *mcperr.Error) string {
+	switch err.Kind {
+	case mcperr.InvalidParams:
+		return metrics.OutcomeInvalidParams
+	case mcperr.Forbidden:
+		return metrics.OutcomeForbidden
+	case mcperr.NotFound:
+		return metrics.OutcomeNotFound
+	case mcperr.Unsupported:
+		return metrics.OutcomeUnsupported
+	case mcperr.CallbackEndpointError:
+		return metrics.OutcomeCallbackError
+	default:
+		return metrics.OutcomeError
+	}
+}
+
+// prepared is a validated request.
+type prepared struct {
+	event   eventcatalog.Event
+	args    map[string]string // all arguments, project_id included
+	project string
+	url     string
+	id      string
+}
+
+func (s *Service) prepare(ctx context.Context, c Call, name string, rawArgs json.RawMessage, d *Delivery, checkURL bool) (*prepared, *mcperr.Error) {
+	if name == "" {
+		return nil, mcperr.Invalid("name", "name: required")
+	}
+	ev, ok := eventcatalog.Lookup(name)
+	if !ok {
+		return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "event"}, "unknown event %q", name)
+	}
+	if d == nil {
+		return nil, mcperr.Invalid("delivery", "delivery: required object (mode, url and, to subscribe, secret)")
+	}
+	if d.Mode != "" && d.Mode != "webhook" {
+		return nil, mcperr.New(mcperr.Unsupported, map[string]any{"feature": "deliveryMode", "value": d.Mode},
+			"delivery mode %q is not supported; only webhook", d.Mode)
+	}
+	if checkURL {
+		if err := s.checkURL(ctx, d.URL); err != nil {
+			return nil, err
+		}
+	} else if d.URL == "" {
+		return nil, mcperr.Invalid("delivery.url", "delivery.url: required")
+	}
+	args, err := ev.ValidateArgs(rawArgs)
+	if err != nil {
+		return nil, mcperr.Invalid("arguments", "%s", err.Error())
+	}
+	return &prepared{
+		event: ev, args: args, project: args[eventcatalog.ArgProject], url: d.URL,
+		id: ID(c.Principal.Subject, d.URL, ev.Name, args),
+	}, nil
+}
+
+// Subscribe serves events/subscribe.
+func (s *Service) Subscribe(ctx context.Context, c Call, p SubscribeParams) (*SubscribeResult, *mcperr.Error) {
+	res, outcome, err := s.subscribe(ctx, c, p)
+	if err != nil {
+		outcome = outcomeOf(err)
+		c.logf("events/subscribe %s: %s", p.Name, err.Error())
+	}
+	event := p.Name
+	if _, ok := eventcatalog.Lookup(event); !ok {
+		event = "unknown"
+	}
+	count(c, "subscribe", event, outcome)
+	return res, err
+}
+
+func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*SubscribeResult, string, *mcperr.Error) {
+	pr, merr := s.prepare(ctx, c, p.Name, p.Arguments, p.Delivery, true)
+	if merr != nil {
+		return nil, "", merr
+	}
+	secret, err := stdwebhooks.ParseSecret(p.Delivery.Secret)
+	if err != nil {
+		return nil, "", mcperr.Invalid("delivery.secret", "delivery.secret: must be %q followed by standard base64 of %d to %d random bytes",
+			stdwebhooks.SecretPrefix, stdwebhooks.MinSecretBytes, stdwebhooks.MaxSecretBytes)
+	}
+	ttl, terr := s.clampTTL(p.TTLMs)
+	if terr != nil {
+		return nil, "", mcperr.As(terr)
+	}
+	if missing := pr.event.MissingScopes(c.Principal.Scopes); len(missing) > 0 {
+		return nil, "", mcperr.New(mcperr.Forbidden, map[string]any{"missingScopes": missing},
+			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
+	}
+	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
+	if err := s.authorize(ctx, proj, pr); err != nil {
+		return nil, "", err
+	}
+
+	now := s.o.Now().UTC().Truncate(time.Second)
+	existing, err := proj.GetWebhook(ctx, pr.id)
+	if err != nil && appwriteapi.StatusOf(err) != http.StatusNotFound {
+		return nil, "", mapAppwrite(err, "webhook", "")
+	}
+	if err != nil {
+		existing = nil
+	}
+	var prev *seal.Subscription
+	if existing != nil {
+		if sub, oerr := s.o.Sealer.Open(pr.id, pr.project, existing.AuthUsername, existing.AuthPassword); oerr == nil {
+			prev = &sub
+		} else {
+			c.logf("events/subscribe: existing webhook %s does not open (%v); replacing it", pr.id, oerr)
+		}
+	}
+
+	sub := seal.Subscription{
+		CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: withoutProject(pr.args),
+		ProjectID: pr.project, Expiry: now.Add(ttl),
+	}
+	outcome := metrics.OutcomeCreated
+	if prev != nil {
+		outcome = metrics.OutcomeRefreshed
+		if !bytes.Equal(prev.Secret, secret) {
+			outcome = metrics.OutcomeRotated
+			sub.PrevSecret, sub.PrevSecretUntil = prev.Secret, now.Add(s.o.RotationGrace)
+		} else if len(prev.PrevSecret) > 0 && now.Before(prev.PrevSecretUntil) {
+			sub.PrevSecret, sub.PrevSecretUntil = prev.PrevSecret, prev.PrevSecretUntil
+		}
+	}
+	// An existing, unexpired envelope for the same (principal, url) that records a verification proves the
+	// handshake already happened: refreshes skip it on every replica. A lapsed subscription is re-verified.
+	verified := prev != nil && !prev.VerifiedAt.IsZero() && prev.CallbackURL == pr.url && !prev.Expired(now)
+	if verified {
+		sub.VerifiedAt = prev.VerifiedAt
+	} else {
+		sub.VerifiedAt = now
+	}
+	// Seal first, so that a subscription that cannot fit is refused before the endpoint is contacted.
+	user, pass, err := s.o.Sealer.Seal(pr.id, sub)
+	var tooLong *seal.TooLongError
+	if errors.As(err, &tooLong) && len(sub.PrevSecret) > 0 {
+		// Keeping the previous secret does not fit: rotate without a grace window rather than fail.
+		c.logf("events/subscribe %s: previous secret dropped, envelope too long with it", pr.id)
+		sub.PrevSecret, sub.PrevSecretUntil = nil, time.Time{}
+		user, pass, err = s.o.Sealer.Seal(pr.id, sub)
+	}
+	if err != nil {
+		return nil, "", sealError(err)
+	}
+	if !verified {
+		if err := s.verifyCallback(ctx, pr, secret); err != nil {
+			return nil, "", err
+		}
+	}
+	whSecret, err := s.o.SigKeys.Secret(pr.id)
+	if err != nil {
+		return nil, "", mcperr.As(err)
+	}
+	in := appwriteapi.WebhookInput{
+		Name: webhookName(pr), URL: s.WebhookURL(pr.id), Events: pr.event.AppwriteEvents(pr.args),
+		TLS: true, AuthUsername: user, AuthPassword: pass,
+	}
+	if err := s.upsert(ctx, proj, pr.id, whSecret, in, existing != nil); err != nil {
+		return nil, "", err
+	}
+	s.cleanup(ctx, c, proj, pr.id)
+	return &SubscribeResult{
+		ResultType: "complete", ID: pr.id, RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339),
+		Cursor: nil, Truncated: false,
+	}, outcome, nil
+}
+
+func withoutProject(args map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range args {
+		if k != eventcatalog.ArgProject {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// webhookName is what the Console shows: the event, its target and the callback host, at most 128 characters.
+func webhookName(pr *prepared) string {
+	target := ""
+	switch pr.event.Target {
+	case eventcatalog.TargetTable:
+		target = pr.args[eventcatalog.ArgDatabase] + "/" + pr.args[eventcatalog.ArgTable]
+	case eventcatalog.TargetBucket:
+		target = pr.args[eventcatalog.ArgBucket]
+	case eventcatalog.TargetFunction:
+		target = pr.args[eventcatalog.ArgFunction]
+	}
+	host := pr.url
+	if u, err := url.Parse(pr.url); err == nil {
+		host = u.Host
+	}
+	name := "MCP events: " + pr.event.Name
+	if target != "" {
+		name += " on " + target
+	}
+	name += " -> " + host
+	if len(name) > 128 {
+		name = name[:125] + "..."
+	}
+	return name
+}
+
+// authorize reads the subscription's target with the caller's token.
+func (s *Service) authorize(ctx context.Context, proj *appwriteapi.Project, pr *prepared) *mcperr.Error {
+	var err error
+	kind := string(pr.event.Target)
+	switch pr.event.Target {
+	case eventcatalog.TargetTable:
+		err = proj.GetTable(ctx, pr.args[eventcatalog.ArgDatabase], pr.args[eventcatalog.ArgTable])
+	case eventcatalog.TargetBucket:
+		err = proj.GetBucket(ctx, pr.args[eventcatalog.ArgBucket])
+	case eventcatalog.TargetFunction:
+		err = proj.GetFunction(ctx, pr.args[eventcatalog.ArgFunction])
+	case eventcatalog.TargetUsers:
+		err = proj.ListUsers(ctx)
+	}
+	if err != nil {
+		return mapAppwrite(err, kind, pr.project)
+	}
+	return nil
+}
+
+var paramRe = regexp.MustCompile("Invalid `([A-Za-z]+)` param")
+
+// fieldNames maps Appwrite webhook params to the subscription fields that fill them.
+var fieldNames = map[string]string{
+	"authUsername": "envelope (delivery.url, delivery.secret and arguments sealed in authUsername)",
+	"authPassword": "envelope (delivery.url, delivery.secret and arguments sealed in authPassword)",
+	"httpUser":     "envelope (delivery.url, delivery.secret and arguments sealed in authUsername)",
+	"httpPass":     "envelope (delivery.url, delivery.secret and arguments sealed in authPassword)",
+	"url":          "webhook url (MCP_EVENTS_INGRESS_URL)",
+	"name":         "webhook name",
+	"events":       "arguments (Appwrite refused the event pattern)",
+}
+
+// mapAppwrite maps an Appwrite failure to an MCP error: 401/403 Forbidden, 404 NotFound (data.kind), 400
+// InvalidParams naming the field, anything else (5xx, transport) an internal error with a retry hint. An
+// Appwrite 5xx is never passed through as such.
+func mapAppwrite(err error, kind, project string) *mcperr.Error {
+	var ae *appwriteapi.Error
+	if !errors.As(err, &ae) {
+		return mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
+	}
+	where := ""
+	if project != "" {
+		where = " in project " + project
+	}
+	switch {
+	case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
+		return mcperr.New(mcperr.Forbidden, map[string]any{"appwriteType": ae.Type},
+			"Appwrite refused access to the %s%s: %s", kind, where, ae.Message)
+	case ae.Status == http.StatusNotFound:
+		k := kind
+		if strings.HasPrefix(ae.Type, "project_") {
+			k = "project"
+		}
+		return mcperr.New(mcperr.NotFound, map[string]any{"kind": k, "appwriteType": ae.Type},
+			"%s not found%s: %s", k, where, ae.Message)
+	case ae.Status == http.StatusBadRequest:
+		field := "arguments"
+		if m := paramRe.FindStringSubmatch(ae.Message); m != nil {
+			if f, ok := fieldNames[m[1]]; ok {
+				field = f
+			} else {
+				field = m[1]
+			}
+		}
+		return mcperr.Invalid(field, "Appwrite refused the subscription's %s: %s", field, ae.Message)
+	case ae.Status == 0:
+		return mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
+	default:
+		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status},
+			"Appwrite failed (%d %s); retry later", ae.Status, ae.Type)
+	}
+}
+
+var largestField = map[string]string{
+	"callbackUrl":    "delivery.url",
+	"arguments":      "arguments",
+	"secret":         "delivery.secret",
+	"previousSecret": "delivery.secret",
+	"event":          "name",
+}
+
+func sealError(err error) *mcperr.Error {
+	var tl *seal.TooLongError
+	if errors.As(err, &tl) {
+		field := largestField[tl.Largest]
+		if field == "" {
+			field = tl.Largest
+		}
+		return mcperr.New(mcperr.InvalidParams, map[string]any{"field": field, "length": tl.Length, "budget": tl.Budget},
+			"the subscription does not fit in an Appwrite webhook: the sealed envelope needs %d characters of %s, %d are available; shorten %s (%d bytes)",
+			tl.Length, tl.Field, tl.Budget, field, tl.LargestBytes)
+	}
+	var fe *seal.FieldError
+	if errors.As(err, &fe) {
+		return mcperr.Invalid(fe.Field, "%s: %s", fe.Field, fe.Reason)
+	}
+	return mcperr.As(err)
+}
+
+// upsert creates the webhook or updates it in place, and sets its derived signature secret.
+func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, secret string, in appwriteapi.WebhookInput, exists bool) *mcperr.Error {
+	if !exists {
+		_, err := proj.CreateWebhook(ctx, id, secret, in)
+		if err == nil {
+			return nil
+		}
+		if appwriteapi.StatusOf(err) != http.StatusConflict {
+			return mapAppwrite(err, "webhook", proj.ID())
+		}
+		// Another replica created it in the meantime: update it.
+	}
+	if _, err := proj.UpdateWebhook(ctx, id, in); err != nil {
+		return mapAppwrite(err, "webhook", proj.ID())
+	}
+	if err := proj.SetWebhookSecret(ctx, id, secret); err != nil {
+		return mapAppwrite(err, "webhook", proj.ID())
+	}
+	return nil
+}
+
+// cleanup deletes managed webhooks of the project whose envelopes opened and expired. Envelopes this
+// server cannot open (another deployment's keys) are left alone. Failures only log.
+func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string) {
+	ctx, cancel := context.WithTimeout(ctx, cleanupBudget)
+	defer cancel()
+	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
+	if err != nil {
+		c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
+		return
+	}
+	now := s.o.Now()
+	for _, w := range hooks {
+		if w.ID == keep || len(w.ID) != IDLength {
+			continue
+		}
+		sub, err := s.o.Sealer.Open(w.ID, proj.ID(), w.AuthUsername, w.AuthPassword)
+		if err != nil || !sub.Expired(now) {
+			continue
+		}
+		if err := proj.DeleteWebhook(ctx, w.ID); err != nil && appwriteapi.StatusOf(err) != http.StatusNotFound {
+			c.logf("cleanup %s: delete expired webhook %s: %v", proj.ID(), w.ID, err)
+			continue
+		}
+		c.logf("cleanup %s: deleted expired subscription webhook %s", proj.ID(), w.ID)
+	}
+}
+
+// Unsubscribe serves events/unsubscribe.
+func (s *Service) Unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
+	res, err := s.unsubscribe(ctx, c, p)
+	outcome := metrics.OutcomeUnsubscribed
+	if err != nil {
+		outcome = outcomeOf(err)
+		c.logf("events/unsubscribe %s: %s", p.Name, err.Error())
+	}
+	event := p.Name
+	if _, ok := eventcatalog.Lookup(event); !ok {
+		event = "unknown"
+	}
+	count(c, "unsubscribe", event, outcome)
+	return res, err
+}
+
+func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
+	pr, merr := s.prepare(ctx, c, p.Name, p.Arguments, p.Delivery, false)
+	if merr != nil {
+		return nil, merr
+	}
+	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
+	if err := proj.DeleteWebhook(ctx, pr.id); err != nil {
+		if appwriteapi.StatusOf(err) == http.StatusNotFound {
+			var ae *appwriteapi.Error
+			if errors.As(err, &ae) && strings.HasPrefix(ae.Type, "project_") {
+				return nil, mapAppwrite(err, "project", pr.project)
+			}
+			return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "subscription"},
+				"no subscription to %s for these arguments and this delivery URL", pr.event.Name)
+		}
+		return nil, mapAppwrite(err, "webhook", pr.project)
+	}
+	s.cleanup(ctx, c, proj, pr.id)
+	return &EmptyResult{ResultType: "complete"}, nil
+}

@@ -1,0 +1,87 @@
+package subscriptions
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/eventcatalog"
+)
+
+func TestIDIsDeterministicAndKeyed(t *testing.T) {
+	args := map[string]string{"project_id": "p", "database_id": "d", "table_id": "t"}
+	a := ID("user-1", "https://cb/x", "row.created", args)
+	if a != ID("user-1", "https://cb/x", "row.created", map[string]string{"table_id": "t", "project_id": "p", "database_id": "d"}) {
+		t.Fatal("argument order changed the id")
+	}
+	if len(a) != IDLength || !strings.HasPrefix(a, IDPrefix) {
+		t.Fatalf("id %q", a)
+	}
+	for _, other := range []string{
+		ID("user-2", "https://cb/x", "row.created", args),
+		ID("user-1", "https://cb/y", "row.created", args),
+		ID("user-1", "https://cb/x", "row.updated", args),
+		ID("user-1", "https://cb/x", "row.created", map[string]string{"project_id": "p", "database_id": "d", "table_id": "u"}),
+	} {
+		if other == a {
+			t.Fatal("a key part did not change the id")
+		}
+	}
+}
+
+func TestClampTTL(t *testing.T) {
+	s := &Service{o: Options{TTLDefault: time.Hour, TTLMin: 5 * time.Minute, TTLMax: 24 * time.Hour}}
+	for _, c := range []struct {
+		raw  string
+		want time.Duration
+	}{
+		{"", time.Hour}, {"null", 24 * time.Hour}, {"1", 5 * time.Minute}, {"-5", 5 * time.Minute},
+		{"7200000", 2 * time.Hour}, {"1e300", 24 * time.Hour}, {"3600000.5", time.Hour},
+	} {
+		got, err := s.clampTTL(json.RawMessage(c.raw))
+		if err != nil || got != c.want {
+			t.Errorf("%q: %v %v, want %v", c.raw, got, err, c.want)
+		}
+	}
+	if _, err := s.clampTTL(json.RawMessage(`"soon"`)); err == nil {
+		t.Error("a string ttlMs was accepted")
+	}
+}
+
+func TestMapAppwrite(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		kind  mcperr.Kind
+		field string
+	}{
+		{&appwriteapi.Error{Status: 401, Type: "user_unauthorized"}, mcperr.Forbidden, ""},
+		{&appwriteapi.Error{Status: 403, Type: "general_access_forbidden"}, mcperr.Forbidden, ""},
+		{&appwriteapi.Error{Status: 404, Type: "table_not_found"}, mcperr.NotFound, ""},
+		{&appwriteapi.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `authPassword` param: Value is too long"}, mcperr.InvalidParams, "authPassword"},
+		{&appwriteapi.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `url` param: x"}, mcperr.InvalidParams, "MCP_EVENTS_INGRESS_URL"},
+		{&appwriteapi.Error{Status: 500, Type: "general_unknown"}, mcperr.Internal, ""},
+		{&appwriteapi.Error{Err: errors.New("dial")}, mcperr.Internal, ""},
+	} {
+		e := mapAppwrite(c.err, "table", "p")
+		if e.Kind != c.kind {
+			t.Errorf("%v: %s, want %s", c.err, e.Kind, c.kind)
+		}
+		if c.field != "" && !strings.Contains(e.Data["field"].(string), c.field) {
+			t.Errorf("%v: field %v", c.err, e.Data["field"])
+		}
+	}
+}
+
+func TestWebhookNameFits(t *testing.T) {
+	ev, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
+	long := strings.Repeat("a", 36)
+	name := webhookName(&prepared{event: ev, url: "https://" + strings.Repeat("h", 200) + "/x",
+		args: map[string]string{"project_id": "p", "database_id": long, "table_id": long}})
+	if len(name) > 128 {
+		t.Fatalf("%d characters", len(name))
+	}
+}

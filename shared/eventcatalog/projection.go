@@ -1,0 +1,171 @@
+package eventcatalog
+
+// This file is the ingress side of the catalog: which Appwrite deliveries belong to a subscription, and the
+// projection of Appwrite's resource model (whole rows, user emails, phones, prefs) to the event's
+// PayloadSchema.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// payload is the part of Appwrite's resource models the catalog reads.
+type payload struct {
+	ID                 string   `json:"$id"`
+	CreatedAt          string   `json:"$createdAt"`
+	UpdatedAt          string   `json:"$updatedAt"`
+	DatabaseID         string   `json:"$databaseId"`
+	TableID            string   `json:"$tableId"`
+	CollectionID       string   `json:"$collectionId"`
+	BucketID           string   `json:"bucketId"`
+	MimeType           string   `json:"mimeType"`
+	SizeOriginal       *int64   `json:"sizeOriginal"`
+	FunctionID         string   `json:"functionId"`
+	ResourceID         string   `json:"resourceId"`
+	ResourceType       string   `json:"resourceType"`
+	DeploymentID       string   `json:"deploymentId"`
+	Trigger            string   `json:"trigger"`
+	Status             any      `json:"status"`
+	ResponseStatusCode *int     `json:"responseStatusCode"`
+	Duration           *float64 `json:"duration"`
+}
+
+func (p payload) tableID() string {
+	if p.TableID != "" {
+		return p.TableID
+	}
+	return p.CollectionID
+}
+
+func (p payload) functionID() string {
+	if p.FunctionID != "" {
+		return p.FunctionID
+	}
+	if p.ResourceType == "" || p.ResourceType == "functions" {
+		return p.ResourceID
+	}
+	return ""
+}
+
+func (p payload) statusString() string {
+	s, _ := p.Status.(string)
+	return s
+}
+
+func rowFilter(a map[string]string, p payload) bool {
+	return p.ID != "" && p.DatabaseID == a[ArgDatabase] && p.tableID() == a[ArgTable]
+}
+
+func rowProjection(p payload) map[string]any {
+	return map[string]any{ArgDatabase: p.DatabaseID, ArgTable: p.tableID(), "row_id": p.ID, "created_at": p.CreatedAt, "updated_at": p.UpdatedAt}
+}
+
+func fileFilter(a map[string]string, p payload) bool { return p.ID != "" && p.BucketID == a[ArgBucket] }
+
+// fileProjection leaves out the file's name: names are user content.
+func fileProjection(p payload) map[string]any {
+	m := map[string]any{ArgBucket: p.BucketID, "file_id": p.ID, "mime_type": p.MimeType, "created_at": p.CreatedAt}
+	if p.SizeOriginal != nil {
+		m["size_bytes"] = *p.SizeOriginal
+	}
+	return m
+}
+
+func userFilter(_ map[string]string, p payload) bool { return p.ID != "" }
+
+// userProjection leaves out everything personal: name, email, phone, prefs, labels, targets.
+func userProjection(p payload) map[string]any {
+	m := map[string]any{"user_id": p.ID, "created_at": p.CreatedAt}
+	if b, ok := p.Status.(bool); ok {
+		m["status"] = b
+	}
+	return m
+}
+
+// executionFailedFilter passes only failed executions of the subscribed function: a synchronous execution
+// is created with its final status, an asynchronous one is created waiting and updated when it ends.
+func executionFailedFilter(a map[string]string, p payload) bool {
+	return p.ID != "" && p.statusString() == "failed" && p.functionID() == a[ArgFunction]
+}
+
+// executionProjection leaves out logs, errors, request and response bodies and headers.
+func executionProjection(p payload) map[string]any {
+	m := map[string]any{ArgFunction: p.functionID(), "execution_id": p.ID, "deployment_id": p.DeploymentID, "trigger": p.Trigger,
+		"status": p.statusString(), "created_at": p.CreatedAt, "updated_at": p.UpdatedAt}
+	if p.ResponseStatusCode != nil {
+		m["response_status_code"] = *p.ResponseStatusCode
+	}
+	if p.Duration != nil {
+		m["duration"] = *p.Duration
+	}
+	return m
+}
+
+// MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
+// on commas) matches the subscription's patterns.
+func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
+	for _, pattern := range e.AppwriteEvents(args) {
+		for _, ev := range delivered {
+			if MatchPattern(pattern, strings.TrimSpace(ev)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MatchPattern reports whether an Appwrite event matches a pattern segment by segment, "*" matching any one
+// segment (Appwrite's own matching is exact string membership over the generated wildcard forms; this is
+// the same relation).
+func MatchPattern(pattern, event string) bool {
+	ps, es := strings.Split(pattern, "."), strings.Split(event, ".")
+	if len(ps) != len(es) {
+		return false
+	}
+	for i := range ps {
+		if ps[i] != "*" && ps[i] != es[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Occurrence is what the ingress learns from one Appwrite payload.
+type Occurrence struct {
+	// Data is the projected payload, conforming to PayloadSchema (project_id included).
+	Data map[string]any
+	// ResourceID and Version identify the change: the resource's $id and $updatedAt.
+	ResourceID, Version string
+	// Timestamp is when the change happened ($updatedAt, else $createdAt; empty when the payload has
+	// neither).
+	Timestamp string
+}
+
+// ErrNotThisSubscription means the payload does not belong to the subscription (another table, a status
+// that is not failed, ...): nothing is delivered.
+var ErrNotThisSubscription = errors.New("eventcatalog: payload does not match the subscription")
+
+// Project decodes an Appwrite payload, applies the event's filter for args and projects it.
+func (e Event) Project(projectID string, args map[string]string, body []byte) (Occurrence, error) {
+	var p payload
+	if err := json.Unmarshal(body, &p); err != nil {
+		return Occurrence{}, fmt.Errorf("eventcatalog: payload is not a JSON resource model: %w", err)
+	}
+	if !e.filter(args, p) {
+		return Occurrence{}, ErrNotThisSubscription
+	}
+	data := e.project(p)
+	data[ArgProject] = projectID
+	for k, v := range data {
+		if s, ok := v.(string); ok && s == "" {
+			delete(data, k)
+		}
+	}
+	ts := p.UpdatedAt
+	if ts == "" {
+		ts = p.CreatedAt
+	}
+	return Occurrence{Data: data, ResourceID: p.ID, Version: p.UpdatedAt, Timestamp: ts}, nil
+}
