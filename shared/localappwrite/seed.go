@@ -101,6 +101,7 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 		ID: DemoTableID, Name: "Conversations",
 		Columns: []Column{
 			{Key: "title", Type: "string", Size: 256},
+			{Key: "message", Type: "string", Size: 10000},
 			{Key: "userId", Type: "string", Size: 36},
 			{Key: "status", Type: "string", Size: 32},
 		},

@@ -11,14 +11,19 @@ import (
 // receivers use their own certificates (scripts/dev). Unset means the system roots only.
 const EnvCAFile = "SAFEHTTP_CA_FILE"
 
-// CAFromEnv returns base with TLSConfig trusting the system roots (or base's RootCAs, when set) plus the
-// certificates of the PEM file named by EnvCAFile, when it is set. An unreadable file or one without
-// certificates is an error.
+// CAFromEnv is WithCAFile with the file named by EnvCAFile, when it is set.
 func CAFromEnv(base Options) (Options, error) {
 	path := os.Getenv(EnvCAFile)
 	if path == "" {
 		return base, nil
 	}
+	return WithCAFile(base, path)
+}
+
+// WithCAFile returns base with TLSConfig trusting the system roots (or base's RootCAs, when set) plus the
+// certificates of the PEM file at path. An unreadable file or one without certificates is an error naming
+// EnvCAFile.
+func WithCAFile(base Options, path string) (Options, error) {
 	pem, err := os.ReadFile(path)
 	if err != nil {
 		return base, fmt.Errorf("%s: %w", EnvCAFile, err)

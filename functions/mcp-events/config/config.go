@@ -35,7 +35,7 @@ const (
 	EnvRequestTimeout   = "MCP_EVENTS_REQUEST_TIMEOUT"
 	EnvUsernameBudget   = "MCP_EVENTS_SEAL_USERNAME_BUDGET"
 	EnvPasswordBudget   = "MCP_EVENTS_SEAL_PASSWORD_BUDGET"
-	EnvCallbackCAFile   = "MCP_EVENTS_CALLBACK_CA_FILE"
+	EnvCallbackCAFile   = "SAFEHTTP_CA_FILE" // shared with webhook-ingress (safehttp.EnvCAFile)
 	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are read by the shared packages seal,
 	// appwritesig and safehttp; they are listed here so that the configuration fingerprint covers them.
 	EnvSealKeys      = "SEAL_KEYS"

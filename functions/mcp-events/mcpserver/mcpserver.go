@@ -9,8 +9,6 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,18 +129,9 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 		TotalTimeout: cfg.ChallengeTimeout, MaxResponseBytes: 64 << 10,
 	}
 	if cfg.CallbackCAFile != "" {
-		pem, err := os.ReadFile(cfg.CallbackCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", config.EnvCallbackCAFile, err)
+		if cbOpts, err = safehttp.WithCAFile(cbOpts, cfg.CallbackCAFile); err != nil {
+			return nil, err
 		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no PEM certificate in %s", config.EnvCallbackCAFile, cfg.CallbackCAFile)
-		}
-		cbOpts.TLSConfig = &tls.Config{RootCAs: pool}
 	}
 	s.subs, err = subscriptions.New(subscriptions.Options{
 		Appwrite: appwriteapi.New(cfg.AppwriteEndpoint, hc), Sealer: sealer, SigKeys: keys,

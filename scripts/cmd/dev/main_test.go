@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/localappwrite"
 
@@ -31,15 +34,14 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts four binaries")
 	}
-	ports := map[string]*int{}
+	ports := map[string]int{}
 	for _, name := range staging.Functions {
-		p := freePort(t)
-		ports[name] = &p
+		ports[name] = freePort(t)
 	}
 	appwriteAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, "127.0.0.1", ports, appwriteAddr) }()
+	go func() { done <- run(ctx, io.Discard, "127.0.0.1", ports, appwriteAddr, false) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -48,8 +50,8 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	}()
 
 	for _, name := range staging.Functions {
-		url := "http://127.0.0.1:" + strconv.Itoa(*ports[name]) + "/health"
-		if err := waitHealthy(ctx, url); err != nil {
+		url := "http://127.0.0.1:" + strconv.Itoa(ports[name]) + "/health"
+		if err := stack.WaitHealthy(ctx, url, 2*time.Minute); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		res, err := http.Get(url)
@@ -73,12 +75,35 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stack.Endpoint != "http://"+appwriteAddr+"/v1" || stack.Functions["turn"] != "http://127.0.0.1:"+strconv.Itoa(*ports["turn"]) || stack.OAuthToken == "" || stack.APIKey == "" {
+	if stack.Endpoint != "http://"+appwriteAddr+"/v1" || stack.Functions["turn"] != "http://127.0.0.1:"+strconv.Itoa(ports["turn"]) || stack.OAuthToken == "" || stack.APIKey == "" {
 		t.Fatalf("stack.json: %+v", stack)
 	}
 	client := appwrite.NewClient(appwrite.WithEndpoint(stack.Endpoint), appwrite.WithProject(stack.ProjectID), appwrite.WithKey(stack.APIKey))
 	table, err := appwrite.NewTablesDB(client).GetTable(stack.DatabaseID, stack.TableID)
 	if err != nil || table.Id != stack.TableID {
 		t.Fatalf("seeded table: %+v %v", table, err)
+	}
+}
+
+// TestDemoPrintsAVerifiedDelivery runs scripts/dev -demo: ChatGPT's flow against the local stack, ending in a
+// delivered event whose signature the Standard Webhooks library verifies.
+func TestDemoPrintsAVerifiedDelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole stack")
+	}
+	ports := map[string]int{}
+	for _, name := range staging.Functions {
+		ports[name] = freePort(t)
+	}
+	var out strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := run(ctx, &out, "127.0.0.1", ports, "127.0.0.1:"+strconv.Itoa(freePort(t)), true); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"server/discover", "row.created, row.updated", "the receiver answered the signed challenge", `"name": "row.created"`, "signature verified with the Standard Webhooks library: yes"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -1,0 +1,204 @@
+// Package e2e runs the product as deployed (staged binaries on the local open-runtimes server, the local
+// Appwrite stand-in) and drives it as its users do.
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"appwrite-agent/scripts/internal/eventsclient"
+	"appwrite-agent/scripts/internal/stack"
+	"appwrite-agent/shared/localappwrite"
+	"appwrite-agent/shared/webhookreceiver"
+
+	"github.com/appwrite/sdk-for-go/appwrite"
+	"github.com/appwrite/sdk-for-go/id"
+	"github.com/appwrite/sdk-for-go/tablesdb"
+)
+
+type world struct {
+	t   *testing.T
+	st  *stack.Stack
+	rcv *webhookreceiver.Receiver
+	sec string
+	mcp *eventsclient.Client
+	db  *tablesdb.TablesDB
+}
+
+func start(t *testing.T, env map[string][]string) *world {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the whole stack")
+	}
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw)
+	w := &world{t: t, sec: "whsec_" + base64.StdEncoding.EncodeToString(raw)}
+	w.rcv = webhookreceiver.New(w.sec)
+	t.Cleanup(w.rcv.Close)
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "receiver.pem")
+	if err := os.WriteFile(ca, w.rcv.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if env == nil {
+		env = map[string][]string{}
+	}
+	env["*"] = append(env["*"], "SAFEHTTP_CA_FILE="+ca)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Appwrite: localappwrite.Options{DeliveryIDHeader: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Stop)
+	w.st = st
+	d := st.Demo
+	w.mcp = &eventsclient.Client{Endpoint: st.URLs["mcp-events"] + "/mcp", Token: d.OAuthToken}
+	w.db = appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithEndpoint(d.Endpoint), appwrite.WithProject(d.ProjectID), appwrite.WithKey(d.APIKey)))
+	if err := st.Appwrite.Server.SeedDatabase(d.ProjectID, localappwrite.DatabaseSpec{ID: d.DatabaseID, Tables: []localappwrite.TableSpec{{ID: "other"}}}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) args() map[string]string {
+	return map[string]string{"project_id": w.st.Demo.ProjectID, "database_id": w.st.Demo.DatabaseID, "table_id": w.st.Demo.TableID}
+}
+
+func (w *world) row(table string) string {
+	w.t.Helper()
+	row, err := w.db.CreateRow(w.st.Demo.DatabaseID, table, id.Unique(), map[string]any{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return row.Id
+}
+
+// settle waits until Appwrite's queues are idle (deliveries and the executions they cause).
+func (w *world) settle() {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.st.Appwrite.Server.Flush(ctx); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) events() []webhookreceiver.Delivery { return w.rcv.Events() }
+
+// TestEventsThroughMCPAndIngress: ChatGPT's flow from subscribe to a signed event, through the staged
+// mcp-events and webhook-ingress binaries and Appwrite's own webhook worker.
+func TestEventsThroughMCPAndIngress(t *testing.T) {
+	w := start(t, nil)
+	ctx := context.Background()
+
+	list, err := w.mcp.List(ctx)
+	if err != nil || len(list) != 6 {
+		t.Fatalf("events/list: %v %v", list, err)
+	}
+	var schema map[string]json.RawMessage
+	for _, e := range list {
+		if e.Name == "row.created" {
+			var s struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(e.PayloadSchema, &s); err != nil {
+				t.Fatal(err)
+			}
+			schema = s.Properties
+		}
+	}
+
+	sub, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.rcv.Deliveries()); n != 1 || !w.rcv.Deliveries()[0].Verified {
+		t.Fatalf("challenge: %d requests", n)
+	}
+
+	// A subscribed change: exactly one verified POST whose body matches payloadSchema.
+	rowID := w.row(w.st.Demo.TableID)
+	w.row("other") // not subscribed: nothing
+	w.settle()
+	evs := w.events()
+	if len(evs) != 1 || len(w.rcv.Deliveries()) != 2 {
+		t.Fatalf("%d events, %d requests", len(evs), len(w.rcv.Deliveries()))
+	}
+	ev := evs[0]
+	occ, err := ev.Event()
+	if err != nil || !ev.Verified || occ.Name != "row.created" || occ.Data["row_id"] != rowID || ev.Header.Get("X-MCP-Subscription-Id") != sub.ID {
+		t.Fatalf("%+v %+v %v", ev, occ, err)
+	}
+	for k := range occ.Data {
+		if _, ok := schema[k]; !ok {
+			t.Errorf("data.%s is not in the advertised payloadSchema", k)
+		}
+	}
+
+	// Appwrite re-sends the same delivery: same eventId.
+	for _, d := range w.st.Appwrite.Server.Deliveries() {
+		if d.WebhookID == sub.ID {
+			if err := w.st.Appwrite.Server.Redeliver(d.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.settle()
+	evs = w.events()
+	if len(evs) != 2 || evs[1].Header.Get("webhook-id") != evs[0].Header.Get("webhook-id") {
+		t.Fatalf("redelivery: %d events", len(evs))
+	}
+
+	// A restarted ingress loses nothing.
+	if err := w.st.Restart("webhook-ingress"); err != nil {
+		t.Fatal(err)
+	}
+	w.row(w.st.Demo.TableID)
+	w.settle()
+	if n := len(w.events()); n != 3 {
+		t.Fatalf("after the ingress restart: %d events", n)
+	}
+
+	// After events/unsubscribe nothing is delivered.
+	if err := w.mcp.Unsubscribe(ctx, "row.created", w.args(), w.rcv.URL()); err != nil {
+		t.Fatal(err)
+	}
+	w.row(w.st.Demo.TableID)
+	w.settle()
+	if n := len(w.events()); n != 3 {
+		t.Fatalf("after unsubscribe: %d events", n)
+	}
+}
+
+// TestExpiredSubscriptionDeliversNothing: a grant that ran out is refused by the ingress.
+func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
+	w := start(t, map[string][]string{"mcp-events": {"MCP_EVENTS_TTL_MIN=1s"}})
+	ctx := context.Background()
+	if _, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 1000); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond) // the envelope's expiry has second precision
+	w.row(w.st.Demo.TableID)
+	w.settle()
+	if n := len(w.events()); n != 0 {
+		t.Fatalf("an expired subscription delivered %d events", n)
+	}
+	var refused int
+	for _, d := range w.st.Appwrite.Server.Deliveries() {
+		for _, a := range d.Attempts {
+			if a.StatusCode == 410 {
+				refused++
+			}
+		}
+	}
+	if refused != 1 {
+		t.Fatalf("the ingress answered 410 %d times, want 1", refused)
+	}
+}

@@ -1,0 +1,145 @@
+// Package eventsclient speaks to mcp-events the way ChatGPT does: raw JSON-RPC over HTTP POST to the MCP
+// endpoint with a bearer token, protocol 2026-07-28 (server/discover, then events/list, events/subscribe,
+// events/unsubscribe). The demo, the end-to-end tests and the load harness use it.
+package eventsclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+)
+
+// ProtocolVersion is the MCP revision the client speaks.
+const ProtocolVersion = "2026-07-28"
+
+// Client calls one MCP endpoint (the function's URL + "/mcp") with one access token.
+type Client struct {
+	// Endpoint is the MCP endpoint URL.
+	Endpoint string
+	// Token is the OAuth access token.
+	Token string
+	// HTTP carries the requests (http.DefaultClient when nil).
+	HTTP *http.Client
+
+	ids atomic.Int64
+}
+
+// Error is a JSON-RPC error answer.
+type Error struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("MCP error %d: %s %v", e.Code, e.Message, e.Data) }
+
+// Call posts one request and decodes its result into out (may be nil). A JSON-RPC error is returned as *Error.
+func (c *Client) Call(ctx context.Context, method string, params, out any) error {
+	id := c.ids.Add(1)
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
+	req.Header.Set("Mcp-Method", method)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d %s: %s", method, res.StatusCode, res.Header.Get("WWW-Authenticate"), raw)
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+		Error  *Error          `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		return fmt.Errorf("%s: answer is not JSON-RPC: %w: %s", method, err, raw)
+	}
+	if msg.Error != nil {
+		return msg.Error
+	}
+	if out != nil {
+		return json.Unmarshal(msg.Result, out)
+	}
+	return nil
+}
+
+// Discover calls server/discover and returns its result.
+func (c *Client) Discover(ctx context.Context) (map[string]any, error) {
+	var out map[string]any
+	err := c.Call(ctx, "server/discover", map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    ProtocolVersion,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "appwrite-agent-eventsclient", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/events": map[string]any{}}},
+	}}, &out)
+	return out, err
+}
+
+// Event is one entry of events/list.
+type Event struct {
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Delivery      []string        `json:"delivery"`
+	InputSchema   json.RawMessage `json:"inputSchema"`
+	PayloadSchema json.RawMessage `json:"payloadSchema"`
+}
+
+// List calls events/list.
+func (c *Client) List(ctx context.Context) ([]Event, error) {
+	var out struct {
+		Events []Event `json:"events"`
+	}
+	err := c.Call(ctx, "events/list", map[string]any{}, &out)
+	return out.Events, err
+}
+
+// Subscription is the result of events/subscribe.
+type Subscription struct {
+	ID            string  `json:"id"`
+	RefreshBefore *string `json:"refreshBefore"`
+	Cursor        *string `json:"cursor"`
+	Truncated     bool    `json:"truncated"`
+}
+
+// Subscribe calls events/subscribe for webhook delivery to url signed with secret (a "whsec_" string);
+// ttlMs 0 leaves the TTL to the server.
+func (c *Client) Subscribe(ctx context.Context, name string, args map[string]string, url, secret string, ttlMs int64) (Subscription, error) {
+	p := map[string]any{
+		"name": name, "arguments": args, "cursor": nil,
+		"delivery": map[string]any{"mode": "webhook", "url": url, "secret": secret},
+	}
+	if ttlMs > 0 {
+		p["ttlMs"] = ttlMs
+	}
+	var out Subscription
+	err := c.Call(ctx, "events/subscribe", p, &out)
+	return out, err
+}
+
+// Unsubscribe calls events/unsubscribe.
+func (c *Client) Unsubscribe(ctx context.Context, name string, args map[string]string, url string) error {
+	return c.Call(ctx, "events/unsubscribe", map[string]any{"name": name, "arguments": args, "delivery": map[string]any{"url": url}}, nil)
+}

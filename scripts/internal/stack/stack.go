@@ -1,0 +1,392 @@
+// Package stack runs the whole product on one machine: the local Appwrite stand-in (seeded with a demo
+// project) and the four functions, each staged and built exactly as the Go runtime builds it and run as its
+// own process on the local open-runtimes server, configured against the stand-in. scripts/dev runs it for
+// people; the end-to-end tests, the demo and the load harness run it for themselves.
+package stack
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"appwrite-agent/scripts/internal/staging"
+	"appwrite-agent/shared/localappwrite"
+)
+
+// Options configure Start. The zero value runs on free loopback ports.
+type Options struct {
+	// Root is the repository root (found from the working directory when empty).
+	Root string
+	// Host is the address functions listen on (127.0.0.1).
+	Host string
+	// Ports are the functions' ports by name; a missing or zero port is a free one.
+	Ports map[string]int
+	// AppwriteAddr is the stand-in's listen address ("127.0.0.1:0" when empty).
+	AppwriteAddr string
+	// StateDir holds secrets.json, stack.json and logs (a temporary folder when empty).
+	StateDir string
+	// Output receives the functions' output, each line prefixed with the function's name (discarded when
+	// nil).
+	Output io.Writer
+	// Env adds variables to one function (by name) or, under "*", to all.
+	Env map[string][]string
+	// Appwrite are the stand-in's options (its Logf defaults to discarding).
+	Appwrite localappwrite.Options
+}
+
+// Secrets are the stack's server keys, made once per state folder (secrets.json) so a restart keeps
+// opening what was sealed before.
+type Secrets struct {
+	SealKeys    string `json:"SEAL_KEYS"`
+	WebhookKeys string `json:"APPWRITE_WEBHOOK_SECRET_KEYS"`
+	SessionKey  string `json:"AGENT_API_KEY"`
+}
+
+// Stack is a running product.
+type Stack struct {
+	// Appwrite is the stand-in.
+	Appwrite *localappwrite.Running
+	// Demo is what was seeded (also in StateDir/stack.json).
+	Demo *localappwrite.Demo
+	// URLs are the functions' runtime URLs by name.
+	URLs map[string]string
+	// Secrets are the server keys the functions run with.
+	Secrets Secrets
+	// StateDir is where state files live.
+	StateDir string
+
+	opts   Options
+	root   string
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errc   chan error
+	mu     sync.Mutex
+	procs  map[string]*exec.Cmd
+}
+
+// Start stages and builds the functions (cached by Go's build cache), starts the stand-in and the
+// functions, and waits until every function answers GET /health. Stop ends everything.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	root := opts.Root
+	if root == "" {
+		r, err := staging.FindRoot(".")
+		if err != nil {
+			return nil, err
+		}
+		root = r
+	}
+	if opts.Host == "" {
+		opts.Host = "127.0.0.1"
+	}
+	if opts.AppwriteAddr == "" {
+		opts.AppwriteAddr = "127.0.0.1:0"
+	}
+	if opts.Output == nil {
+		opts.Output = io.Discard
+	}
+	opts.Output = &lockedWriter{w: opts.Output}
+	if opts.Appwrite.Logf == nil {
+		opts.Appwrite.Logf = func(string, ...any) {}
+	}
+	stateDir := opts.StateDir
+	if stateDir == "" {
+		d, err := os.MkdirTemp("", "appwrite-agent-stack-")
+		if err != nil {
+			return nil, err
+		}
+		stateDir = d
+	}
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, err
+	}
+
+	urls := map[string]string{}
+	for _, name := range staging.Functions {
+		port := opts.Ports[name]
+		if port == 0 {
+			p, err := FreePort()
+			if err != nil {
+				return nil, err
+			}
+			port = p
+		}
+		urls[name] = "http://" + net.JoinHostPort(opts.Host, strconv.Itoa(port))
+	}
+
+	if err := Build(ctx, root); err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}}
+	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, opts.Appwrite)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("local Appwrite on %s: %w", opts.AppwriteAddr, err)
+	}
+	s.Appwrite = run
+	if s.Demo, err = run.Server.SeedDemo(localappwrite.DemoOptions{FunctionURLs: urls}); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("seeding the local Appwrite: %w", err)
+	}
+	if err := localappwrite.WriteStackJSON(filepath.Join(stateDir, "stack.json"), s.Demo); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if s.Secrets, err = loadSecrets(filepath.Join(stateDir, "secrets.json")); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	for _, name := range staging.Functions {
+		if err := s.startFunction(name); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
+	for _, name := range staging.Functions {
+		if err := WaitHealthy(ctx, urls[name]+"/health", 30*time.Second); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("%s did not become healthy: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// Build stages every function into root/build/functions and builds it as the runtime does into
+// root/build/bin.
+func Build(ctx context.Context, root string) error {
+	for _, name := range staging.Functions {
+		staged := filepath.Join(root, "build", "functions", name)
+		if err := staging.Stage(ctx, root, name, staged); err != nil {
+			return err
+		}
+		if err := staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), filepath.Join(root, "build", "bin", name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FunctionEnv is one function's configuration against the stand-in.
+func (s *Stack) FunctionEnv(name string) []string {
+	d := s.Demo
+	env := []string{
+		"APPWRITE_FUNCTION_API_ENDPOINT=" + d.Endpoint,
+		"APPWRITE_FUNCTION_PROJECT_ID=" + d.ProjectID,
+		"APPWRITE_FUNCTION_ID=" + name,
+		"APPWRITE_FUNCTION_NAME=" + name,
+		"APPWRITE_FUNCTION_RUNTIME_NAME=Go",
+		"APPWRITE_FUNCTION_RUNTIME_VERSION=1.26",
+		// Local receivers and models live on loopback; production keeps the strict default.
+		"SAFEHTTP_ALLOW=127.0.0.0/8,::1/128",
+	}
+	events := []string{
+		"SEAL_KEYS=" + s.Secrets.SealKeys,
+		"APPWRITE_WEBHOOK_SECRET_KEYS=" + s.Secrets.WebhookKeys,
+		// Appwrite delivers to the ingress through its function domain, which adds the dynamic key the
+		// ingress needs to schedule delayed retries.
+		"MCP_EVENTS_INGRESS_URL=" + d.Domains["webhook-ingress"],
+	}
+	switch name {
+	case "turn":
+		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey)
+	case "title":
+		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "TITLE_DATABASE_ID="+d.DatabaseID, "TITLE_TABLE_ID="+d.TableID)
+	case "mcp-events":
+		env = append(env, events...)
+		env = append(env,
+			"MCP_EVENTS_ENABLED=true",
+			"MCP_EVENTS_PUBLIC_URL="+s.URLs["mcp-events"],
+			"MCP_EVENTS_OAUTH_ISSUER="+d.Issuer,
+			"MCP_EVENTS_OAUTH_JWKS_URL="+d.JWKSURL,
+			"MCP_EVENTS_OAUTH_AUDIENCE="+s.URLs["mcp-events"],
+			"MCP_EVENTS_APPWRITE_ENDPOINT="+d.Endpoint,
+		)
+	case "webhook-ingress":
+		env = append(env, events...)
+	}
+	env = append(env, s.opts.Env["*"]...)
+	return append(env, s.opts.Env[name]...)
+}
+
+func (s *Stack) startFunction(name string) error {
+	u := s.URLs[name]
+	cmd := exec.CommandContext(s.ctx, filepath.Join(s.root, "build", "bin", name), "-listen", u[len("http://"):])
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 6 * time.Second
+	cmd.Env = append(os.Environ(),
+		"OPEN_RUNTIMES_ENV=development",
+		"OPEN_RUNTIMES_SECRET=",
+		"OPEN_RUNTIMES_ECHO_LOGS=true",
+		"OPEN_RUNTIMES_LOG_DIR="+filepath.Join(s.StateDir, "logs", name),
+	)
+	cmd.Env = append(cmd.Env, s.FunctionEnv(name)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.procs[name] = cmd
+	s.mu.Unlock()
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); prefix(s.opts.Output, name, out) }()
+	go func() {
+		defer s.wg.Done()
+		err := cmd.Wait()
+		s.mu.Lock()
+		current := s.procs[name] == cmd
+		s.mu.Unlock()
+		if current && s.ctx.Err() == nil {
+			select {
+			case s.errc <- fmt.Errorf("%s exited: %v", name, err):
+			default:
+			}
+		}
+	}()
+	return nil
+}
+
+// Restart stops one function's process and starts a new one with the same configuration (a replica
+// restart: nothing but the process is lost).
+func (s *Stack) Restart(name string) error {
+	s.mu.Lock()
+	old := s.procs[name]
+	delete(s.procs, name)
+	s.mu.Unlock()
+	if old != nil {
+		_ = old.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = old.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(6 * time.Second):
+			_ = old.Process.Kill()
+		}
+	}
+	if err := s.startFunction(name); err != nil {
+		return err
+	}
+	return WaitHealthy(s.ctx, s.URLs[name]+"/health", 30*time.Second)
+}
+
+// PID is the process id of a function, for memory measurements.
+func (s *Stack) PID(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.procs[name]; c != nil && c.Process != nil {
+		return c.Process.Pid
+	}
+	return 0
+}
+
+// Done is closed when the stack stops; Err then says why a function exited, if one did.
+func (s *Stack) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Failed returns a channel that receives an error when a function exits on its own.
+func (s *Stack) Failed() <-chan error { return s.errc }
+
+// Stop ends the functions and the stand-in and waits for them.
+func (s *Stack) Stop() {
+	s.cancel()
+	s.wg.Wait()
+	if s.Appwrite != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Appwrite.Shutdown(ctx)
+	}
+}
+
+func loadSecrets(path string) (Secrets, error) {
+	var s Secrets
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &s); err != nil {
+			return s, fmt.Errorf("%s: %w (delete it to make new keys)", path, err)
+		}
+		return s, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return s, err
+	}
+	s = Secrets{SealKeys: "dev1:" + randomB64(32), WebhookKeys: "dev1:" + randomB64(32), SessionKey: "dev-" + randomB64(18)}
+	data, _ = json.MarshalIndent(s, "", "  ")
+	return s, os.WriteFile(path, data, 0o600)
+}
+
+func randomB64(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// FreePort asks the kernel for a free loopback port.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// lockedWriter serialises the functions' output lines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// prefix copies a process's output line by line, tagged with its name.
+func prefix(w io.Writer, name string, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fmt.Fprintf(w, "[%s] %s\n", name, sc.Text())
+	}
+}
+
+// WaitHealthy polls url until it answers 200, ctx ends or timeout passes.
+func WaitHealthy(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("status %d", res.StatusCode)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (last: %v)", url, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
