@@ -110,7 +110,7 @@ func newStack(t *testing.T) *stack {
 		"MCP_EVENTS_OAUTH_ISSUER":      st.la.Issuer(),
 		"MCP_EVENTS_APPWRITE_ENDPOINT": st.la.Endpoint(),
 		"MCP_EVENTS_INGRESS_URL":       st.ingress.srv.URL,
-		"SAFEHTTP_CA_FILE":  caFile,
+		"SAFEHTTP_CA_FILE":             caFile,
 		"MCP_EVENTS_CHALLENGE_TIMEOUT": "1s",
 		"SAFEHTTP_ALLOW":               "127.0.0.1/32",
 		"SEAL_KEYS":                    "k1:" + key32(),

@@ -238,7 +238,7 @@ func checkPayloadSchema(t *testing.T, event string, data map[string]any) {
 	raw, _ := json.Marshal(e.PayloadSchema())
 	var schema struct {
 		Properties map[string]struct{ Type string } `json:"properties"`
-		Required   []string                          `json:"required"`
+		Required   []string                         `json:"required"`
 	}
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		t.Fatal(err)
