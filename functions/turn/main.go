@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"appwrite-agent/functions/turn/engine"
+	"appwrite-agent/functions/turn/mcptools"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/fnhttp"
@@ -136,6 +137,7 @@ func turn(ctx openruntimes.Context, cfg Config) openruntimes.Response {
 		Config: cfg.Engine,
 		Log:    func(s string) { ctx.Error(s) },
 	}
+	eng.MCP = mcptools.FromEnv(cfg.Engine.Budget, eng.Log)
 	var rec timeline.Recorder
 	eng.Run(context.Background(), t, rec.Emit)
 	return timelineResponse(ctx, rec.Events())

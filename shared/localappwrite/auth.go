@@ -332,7 +332,7 @@ var projectScopes = []string{
 	"rows.read", "rows.write", "documents.read", "documents.write",
 	"files.read", "files.write", "buckets.read", "buckets.write",
 	"functions.read", "functions.write", "executions.read", "execution.read", "executions.write", "execution.write",
-	"webhooks.read", "webhooks.write", "locale.read", "avatars.read", "health.read",
+	"webhooks.read", "webhooks.write", "locale.read", "avatars.read", "health.read", "rules.read", "rules.write",
 }
 
 func sortedScopes() []string {

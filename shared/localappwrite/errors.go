@@ -10,43 +10,45 @@ import (
 // app/config/errors.php (Exception::* constants); where a type was added after the version read
 // (row_*, table_*, webhook_already_exists) the message follows the sibling document_*/collection_* entries.
 const (
-	ErrGeneralUnknown           = "general_unknown"
-	ErrGeneralServerError       = "general_server_error"
-	ErrGeneralAccessForbidden   = "general_access_forbidden"
-	ErrGeneralUnauthorizedScope = "general_unauthorized_scope"
-	ErrGeneralArgumentInvalid   = "general_argument_invalid"
-	ErrGeneralRouteNotFound     = "general_route_not_found"
-	ErrProjectNotFound          = "project_not_found"
-	ErrProjectKeyExpired        = "project_key_expired"
-	ErrUserUnauthorized         = "user_unauthorized"
-	ErrUserJWTInvalid           = "user_jwt_invalid"
-	ErrUserNotFound             = "user_not_found"
-	ErrUserAlreadyExists        = "user_already_exists"
-	ErrUserEmailAlreadyExists   = "user_email_already_exists"
-	ErrUserPhoneAlreadyExists   = "user_phone_already_exists"
-	ErrWebhookNotFound          = "webhook_not_found"
-	ErrWebhookAlreadyExists     = "webhook_already_exists"
-	ErrDatabaseNotFound         = "database_not_found"
-	ErrDatabaseAlreadyExists    = "database_already_exists"
-	ErrTableNotFound            = "table_not_found"
-	ErrTableAlreadyExists       = "table_already_exists"
-	ErrRowNotFound              = "row_not_found"
-	ErrRowAlreadyExists         = "row_already_exists"
-	ErrRowInvalidStructure      = "row_invalid_structure"
-	ErrRowMissingPayload        = "row_missing_payload"
-	ErrBucketNotFound           = "storage_bucket_not_found"
-	ErrBucketAlreadyExists      = "storage_bucket_already_exists"
-	ErrFileNotFound             = "storage_file_not_found"
-	ErrFileAlreadyExists        = "storage_file_already_exists"
-	ErrFileEmpty                = "storage_file_empty"
-	ErrFileTypeUnsupported      = "storage_file_type_unsupported"
-	ErrFileInvalidSize          = "storage_invalid_file_size"
-	ErrInvalidContentRange      = "storage_invalid_content_range"
-	ErrInvalidAppwriteID        = "storage_invalid_appwrite_id"
-	ErrFunctionNotFound         = "function_not_found"
-	ErrFunctionAlreadyExists    = "function_already_exists"
-	ErrExecutionNotFound        = "execution_not_found"
-	ErrFunctionSyncTimeout      = "function_synchronous_timeout"
+	ErrGeneralUnknown            = "general_unknown"
+	ErrGeneralServerError        = "general_server_error"
+	ErrGeneralAccessForbidden    = "general_access_forbidden"
+	ErrGeneralUnauthorizedScope  = "general_unauthorized_scope"
+	ErrGeneralArgumentInvalid    = "general_argument_invalid"
+	ErrGeneralRouteNotFound      = "general_route_not_found"
+	ErrProjectNotFound           = "project_not_found"
+	ErrProjectKeyExpired         = "project_key_expired"
+	ErrUserUnauthorized          = "user_unauthorized"
+	ErrUserJWTInvalid            = "user_jwt_invalid"
+	ErrUserNotFound              = "user_not_found"
+	ErrUserAlreadyExists         = "user_already_exists"
+	ErrUserEmailAlreadyExists    = "user_email_already_exists"
+	ErrUserPhoneAlreadyExists    = "user_phone_already_exists"
+	ErrWebhookNotFound           = "webhook_not_found"
+	ErrWebhookAlreadyExists      = "webhook_already_exists"
+	ErrDatabaseNotFound          = "database_not_found"
+	ErrDatabaseAlreadyExists     = "database_already_exists"
+	ErrTableNotFound             = "table_not_found"
+	ErrTableAlreadyExists        = "table_already_exists"
+	ErrRowNotFound               = "row_not_found"
+	ErrRowAlreadyExists          = "row_already_exists"
+	ErrRowInvalidStructure       = "row_invalid_structure"
+	ErrRowMissingPayload         = "row_missing_payload"
+	ErrBucketNotFound            = "storage_bucket_not_found"
+	ErrBucketAlreadyExists       = "storage_bucket_already_exists"
+	ErrFileNotFound              = "storage_file_not_found"
+	ErrFileAlreadyExists         = "storage_file_already_exists"
+	ErrFileEmpty                 = "storage_file_empty"
+	ErrFileTypeUnsupported       = "storage_file_type_unsupported"
+	ErrFileInvalidSize           = "storage_invalid_file_size"
+	ErrInvalidContentRange       = "storage_invalid_content_range"
+	ErrInvalidAppwriteID         = "storage_invalid_appwrite_id"
+	ErrFunctionNotFound          = "function_not_found"
+	ErrFunctionAlreadyExists     = "function_already_exists"
+	ErrExecutionNotFound         = "execution_not_found"
+	ErrDeploymentNotFound        = "deployment_not_found"
+	ErrFunctionEntrypointMissing = "function_entrypoint_missing"
+	ErrFunctionSyncTimeout       = "function_synchronous_timeout"
 )
 
 type errorDef struct {
@@ -55,43 +57,45 @@ type errorDef struct {
 }
 
 var errorCatalog = map[string]errorDef{
-	ErrGeneralUnknown:           {500, "Server Error"},
-	ErrGeneralServerError:       {500, "An internal server error occurred."},
-	ErrGeneralAccessForbidden:   {401, "Access to this API is forbidden."},
-	ErrGeneralUnauthorizedScope: {401, "The current user or API key does not have the required scopes to access the requested resource."},
-	ErrGeneralArgumentInvalid:   {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
-	ErrGeneralRouteNotFound:     {404, "The requested route was not found. Please refer to the API docs and try again."},
-	ErrProjectNotFound:          {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
-	ErrProjectKeyExpired:        {401, "The project key has expired. Please generate a new key using the Appwrite console."},
-	ErrUserUnauthorized:         {401, "The current user is not authorized to perform the requested action."},
-	ErrUserJWTInvalid:           {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
-	ErrUserNotFound:             {404, "User with the requested ID could not be found."},
-	ErrUserAlreadyExists:        {409, "A user with the same id, email, or phone already exists in this project."},
-	ErrUserEmailAlreadyExists:   {409, "A user with the same email already exists in the current project."},
-	ErrUserPhoneAlreadyExists:   {409, "A user with the same phone number already exists in the current project."},
-	ErrWebhookNotFound:          {404, "Webhook with the requested ID could not be found."},
-	ErrWebhookAlreadyExists:     {409, "Webhook with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrDatabaseNotFound:         {404, "Database not found"},
-	ErrDatabaseAlreadyExists:    {409, "Database already exists"},
-	ErrTableNotFound:            {404, "Table with the requested ID could not be found."},
-	ErrTableAlreadyExists:       {409, "A table with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrRowNotFound:              {404, "Row with the requested ID could not be found."},
-	ErrRowAlreadyExists:         {409, "Row with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrRowInvalidStructure:      {400, "The row structure is invalid. Please ensure the columns match the table definition."},
-	ErrRowMissingPayload:        {400, "The row data and permissions are missing. You must provide either row data or permissions to be updated."},
-	ErrBucketNotFound:           {404, "Storage bucket with the requested ID could not be found."},
-	ErrBucketAlreadyExists:      {409, "A storage bucket with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrFileNotFound:             {404, "The requested file could not be found."},
-	ErrFileAlreadyExists:        {409, "A storage file with the requested ID already exists."},
-	ErrFileEmpty:                {400, "Empty file passed to the endpoint."},
-	ErrFileTypeUnsupported:      {400, "The given file extension is not supported."},
-	ErrFileInvalidSize:          {400, "The file size is either not valid or exceeds the maximum allowed size. Please check the file or the value of the _APP_STORAGE_LIMIT environment variable."},
-	ErrInvalidContentRange:      {400, "The content range is invalid. Please check the value of the Content-Range header."},
-	ErrInvalidAppwriteID:        {400, "The value for x-appwrite-id header is invalid. Please check the value of the x-appwrite-id header is a valid id and not unique()."},
-	ErrFunctionNotFound:         {404, "Function with the requested ID could not be found."},
-	ErrFunctionAlreadyExists:    {409, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrExecutionNotFound:        {404, "Execution with the requested ID could not be found."},
-	ErrFunctionSyncTimeout:      {408, "Synchronous function execution timed out. Use asynchronous execution instead, or ensure the execution duration doesn't exceed 30 seconds."},
+	ErrGeneralUnknown:            {500, "Server Error"},
+	ErrGeneralServerError:        {500, "An internal server error occurred."},
+	ErrGeneralAccessForbidden:    {401, "Access to this API is forbidden."},
+	ErrGeneralUnauthorizedScope:  {401, "The current user or API key does not have the required scopes to access the requested resource."},
+	ErrGeneralArgumentInvalid:    {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
+	ErrGeneralRouteNotFound:      {404, "The requested route was not found. Please refer to the API docs and try again."},
+	ErrProjectNotFound:           {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
+	ErrProjectKeyExpired:         {401, "The project key has expired. Please generate a new key using the Appwrite console."},
+	ErrUserUnauthorized:          {401, "The current user is not authorized to perform the requested action."},
+	ErrUserJWTInvalid:            {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
+	ErrUserNotFound:              {404, "User with the requested ID could not be found."},
+	ErrUserAlreadyExists:         {409, "A user with the same id, email, or phone already exists in this project."},
+	ErrUserEmailAlreadyExists:    {409, "A user with the same email already exists in the current project."},
+	ErrUserPhoneAlreadyExists:    {409, "A user with the same phone number already exists in the current project."},
+	ErrWebhookNotFound:           {404, "Webhook with the requested ID could not be found."},
+	ErrWebhookAlreadyExists:      {409, "Webhook with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrDatabaseNotFound:          {404, "Database not found"},
+	ErrDatabaseAlreadyExists:     {409, "Database already exists"},
+	ErrTableNotFound:             {404, "Table with the requested ID could not be found."},
+	ErrTableAlreadyExists:        {409, "A table with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrRowNotFound:               {404, "Row with the requested ID could not be found."},
+	ErrRowAlreadyExists:          {409, "Row with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrRowInvalidStructure:       {400, "The row structure is invalid. Please ensure the columns match the table definition."},
+	ErrRowMissingPayload:         {400, "The row data and permissions are missing. You must provide either row data or permissions to be updated."},
+	ErrBucketNotFound:            {404, "Storage bucket with the requested ID could not be found."},
+	ErrBucketAlreadyExists:       {409, "A storage bucket with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrFileNotFound:              {404, "The requested file could not be found."},
+	ErrFileAlreadyExists:         {409, "A storage file with the requested ID already exists."},
+	ErrFileEmpty:                 {400, "Empty file passed to the endpoint."},
+	ErrFileTypeUnsupported:       {400, "The given file extension is not supported."},
+	ErrFileInvalidSize:           {400, "The file size is either not valid or exceeds the maximum allowed size. Please check the file or the value of the _APP_STORAGE_LIMIT environment variable."},
+	ErrInvalidContentRange:       {400, "The content range is invalid. Please check the value of the Content-Range header."},
+	ErrInvalidAppwriteID:         {400, "The value for x-appwrite-id header is invalid. Please check the value of the x-appwrite-id header is a valid id and not unique()."},
+	ErrFunctionNotFound:          {404, "Function with the requested ID could not be found."},
+	ErrFunctionAlreadyExists:     {409, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrExecutionNotFound:         {404, "Execution with the requested ID could not be found."},
+	ErrDeploymentNotFound:        {404, "Deployment with the requested ID could not be found."},
+	ErrFunctionEntrypointMissing: {404, "Entrypoint for your Appwrite Function is missing. Please specify it when making deployment or update the entrypoint under your function's \"Settings\" > \"Configuration\" > \"Entrypoint\"."},
+	ErrFunctionSyncTimeout:       {408, "Synchronous function execution timed out. Use asynchronous execution instead, or ensure the execution duration doesn't exceed 30 seconds."},
 }
 
 // APIError is an Appwrite error as the API sends it: the body is {"message","code","type","version"}.

@@ -26,6 +26,17 @@ type function struct {
 	deploymentID      string
 	created, updated  time.Time
 	executions        map[string]*execution
+
+	// Settings the Functions API updates (PUT /functions/{id}) and deployments use.
+	entrypoint, commands    string
+	schedule, specification string
+	logging                 bool
+	variables               map[string]string
+	// Deployments uploaded through the API (deployments.go), in upload order; latestDeploymentID is the
+	// newest complete one.
+	deployments        map[string]*deployment
+	deploymentOrder    []string
+	latestDeploymentID string
 }
 
 type header struct {
@@ -80,6 +91,14 @@ type FunctionSpec struct {
 	Fail bool `json:"fail"`
 	// Disabled registers the function disabled (never triggered by events).
 	Disabled bool `json:"disabled"`
+	// Entrypoint and Commands are the function's build settings ("main.go" and "" when empty); deployments
+	// use them when they name none.
+	Entrypoint string `json:"entrypoint"`
+	Commands   string `json:"commands"`
+	// Specification is the function's size ("s-1vcpu-512mb" when empty).
+	Specification string `json:"specification"`
+	// Variables are the function's environment variables, given to its deployments' builds and runtimes.
+	Variables map[string]string `json:"variables"`
 }
 
 // RegisterFunction creates or replaces a function.
@@ -101,8 +120,17 @@ func (s *Server) RegisterFunction(projectID string, spec FunctionSpec) error {
 	now := s.now()
 	fn := pr.functions[spec.ID]
 	if fn == nil {
-		fn = &function{id: spec.ID, created: now, executions: map[string]*execution{}, deploymentID: s.uniqueID()}
+		fn = &function{id: spec.ID, created: now, executions: map[string]*execution{}, deploymentID: s.uniqueID(),
+			deployments: map[string]*deployment{}}
 		pr.functions[spec.ID] = fn
+	}
+	fn.entrypoint = orDefault(spec.Entrypoint, "main.go")
+	fn.commands = spec.Commands
+	fn.specification = orDefault(spec.Specification, "s-1vcpu-512mb")
+	fn.logging = true
+	fn.variables = map[string]string{}
+	for k, v := range spec.Variables {
+		fn.variables[k] = v
 	}
 	fn.name = orDefault(spec.Name, spec.ID)
 	fn.runtime = orDefault(spec.Runtime, "go-1.26")
@@ -149,17 +177,27 @@ func (s *Server) withFunction(projectID, functionID string, f func(*function)) e
 	return nil
 }
 
+// functionModel renders Response/Model/Func.php. A function registered with a URL and never deployed
+// through the API reports its registration as a ready deployment.
 func functionModel(fn *function) obj {
+	depCreated := fn.created
+	if d := fn.deployments[fn.deploymentID]; d != nil {
+		depCreated = d.created
+	}
+	latestID, latestCreated, latestStatus := fn.deploymentID, depCreated, "ready"
+	if d := fn.deployments[fn.latestDeploymentID]; d != nil {
+		latestID, latestCreated, latestStatus = d.id, d.created, d.status
+	}
 	return obj{
 		{"$id", fn.id}, {"$createdAt", formatTime(fn.created)}, {"$updatedAt", formatTime(fn.updated)},
 		{"execute", nonNil(fn.execute)}, {"name", fn.name}, {"enabled", fn.enabled}, {"live", true},
-		{"logging", true}, {"runtime", fn.runtime}, {"deploymentId", fn.deploymentID},
-		{"deploymentCreatedAt", formatTime(fn.created)}, {"latestDeploymentId", fn.deploymentID},
-		{"latestDeploymentCreatedAt", formatTime(fn.created)}, {"latestDeploymentStatus", "ready"},
-		{"scopes", nonNil(fn.scopes)}, {"vars", []any{}}, {"events", nonNil(fn.events)}, {"schedule", ""},
-		{"timeout", fn.timeout}, {"entrypoint", "main.go"}, {"commands", ""}, {"version", "v5"},
+		{"logging", fn.logging}, {"runtime", fn.runtime}, {"deploymentId", fn.deploymentID},
+		{"deploymentCreatedAt", formatTime(depCreated)}, {"latestDeploymentId", latestID},
+		{"latestDeploymentCreatedAt", formatTime(latestCreated)}, {"latestDeploymentStatus", latestStatus},
+		{"scopes", nonNil(fn.scopes)}, {"vars", []any{}}, {"events", nonNil(fn.events)}, {"schedule", fn.schedule},
+		{"timeout", fn.timeout}, {"entrypoint", fn.entrypoint}, {"commands", fn.commands}, {"version", "v5"},
 		{"installationId", ""}, {"providerRepositoryId", ""}, {"providerBranch", ""},
-		{"providerRootDirectory", ""}, {"providerSilentMode", false}, {"specification", "s-1vcpu-512mb"},
+		{"providerRootDirectory", ""}, {"providerSilentMode", false}, {"specification", fn.specification},
 	}
 }
 

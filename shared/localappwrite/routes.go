@@ -76,6 +76,12 @@ func (s *Server) routes() {
 	api("GET /v1/users/{userId}", []string{"users.read"}, s.getUser)
 	// Functions.
 	api("GET /v1/functions/{functionId}", []string{"functions.read"}, s.getFunction)
+	api("PUT /v1/functions/{functionId}", []string{"functions.write"}, s.updateFunction)
+	api("POST /v1/functions/{functionId}/deployments", []string{"functions.write"}, s.createDeployment)
+	api("GET /v1/functions/{functionId}/deployments", []string{"functions.read"}, s.listDeployments)
+	api("GET /v1/functions/{functionId}/deployments/{deploymentId}", []string{"functions.read"}, s.getDeployment)
+	api("GET /v1/proxy/rules", []string{"rules.read"}, s.listRules)
+	m.HandleFunc("GET /v1/health/version", s.serveHealthVersion)
 	api("POST /v1/functions/{functionId}/executions", []string{"executions.write", "execution.write"}, s.createExecution)
 	api("GET /v1/functions/{functionId}/executions/{executionId}", []string{"executions.read", "execution.read"}, s.getExecution)
 

@@ -70,6 +70,8 @@ type Options struct {
 	Version string
 	// Workers is the number of queue workers (2).
 	Workers int
+	// Builds is how many deployment builds run at once (2); more wait with status "processing".
+	Builds int
 	// Logf receives diagnostics; log.Printf when nil. Use func(string, ...any){} to silence.
 	Logf func(format string, args ...any)
 }
@@ -89,7 +91,8 @@ type Server struct {
 	deliveries    []*Delivery
 	deliveryIndex map[string]*Delivery
 
-	q *queue
+	q      *queue
+	deploy *deployer
 
 	insecureOnce sync.Once
 	insecure     *http.Client
@@ -130,6 +133,9 @@ func New(opts Options) *Server {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
+	if opts.Builds <= 0 {
+		opts.Builds = 2
+	}
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
@@ -152,6 +158,7 @@ func New(opts Options) *Server {
 	s.kid = keyID(&s.signer.PublicKey)
 	s.issuer = opts.Issuer
 	s.q = newQueue(opts.Workers)
+	s.deploy = newDeployer(opts.Builds)
 	s.routes()
 	// The schedule ticker lives until Close (owned by the Server, like the queue workers): it starts delayed
 	// executions when they are due, as Appwrite's schedule worker does.
@@ -221,9 +228,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Flush(ctx context.Context) error { return s.q.flush(ctx) }
 
 // Close stops the queue: queued jobs are dropped, running ones see their context cancelled (aborting their
-// HTTP calls), and Close waits for the workers to return. The handler keeps answering API calls.
+// HTTP calls), and Close waits for the workers to return. It also cancels deployment builds, kills the
+// runtime processes of built deployments, waits for both and removes their files. The handler keeps
+// answering API calls (new builds fail at once).
 func (s *Server) Close() error {
 	s.q.close()
+	s.deploy.close()
 	return nil
 }
 

@@ -206,12 +206,24 @@ func (s *turnState) run(ctx context.Context) {
 	}
 	s.tools = reg.ForTurn(s.turn)
 	if s.e.MCP != nil && len(s.turn.MCPConnections) > 0 {
-		mcpTools, creds := s.e.MCP.Load(ctx, s.turn.MCPConnections)
-		for _, a := range Agents {
-			s.tools[a] = append(s.tools[a], mcpTools...)
+		taken := map[string]bool{}
+		for _, ts := range s.tools {
+			for _, t := range ts {
+				taken[t.Name()] = true
+			}
 		}
-		if len(creds) > 0 {
-			s.emit(timeline.MCPCredentials(creds))
+		loaded := s.e.MCP.Load(ctx, s.turn, taken)
+		if loaded.Close != nil {
+			defer loaded.Close()
+		}
+		for _, a := range Agents {
+			s.tools[a] = append(s.tools[a], loaded.Tools...)
+		}
+		if len(loaded.Credentials) > 0 {
+			s.emit(timeline.MCPCredentials(loaded.Credentials))
+		}
+		for _, n := range loaded.Notices {
+			s.emit(timeline.Status(n))
 		}
 	}
 	s.memories = MemoryBlock(s.turn.Memories, s.cfg.MemoryChars)

@@ -160,9 +160,9 @@ func TestModelPanicStillCompletes(t *testing.T) {
 
 type fakeMCP struct{}
 
-func (fakeMCP) Load(context.Context, []request.MCPConnection) ([]Tool, []timeline.Credential) {
-	return []Tool{testTool{"appwrite_search_tools", func(context.Context, json.RawMessage) (string, error) { return "[]", nil }}},
-		[]timeline.Credential{{ID: "appwrite", Name: "Appwrite", URL: "https://mcp.appwrite.io/", Tokens: json.RawMessage(`{"access_token":"t"}`)}}
+func (fakeMCP) Load(context.Context, *request.Turn, map[string]bool) MCPTools {
+	return MCPTools{Tools: []Tool{testTool{"appwrite_search_tools", func(context.Context, json.RawMessage) (string, error) { return "[]", nil }}},
+		Credentials: []timeline.Credential{{ID: "appwrite", Name: "Appwrite", URL: "https://mcp.appwrite.io/", Tokens: json.RawMessage(`{"access_token":"t"}`)}}}
 }
 
 func TestMCPCredentialsComeFirst(t *testing.T) {

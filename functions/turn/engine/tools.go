@@ -3,10 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"sort"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/skills"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/tools"
 )
 
 // Agent names.
@@ -46,9 +50,10 @@ type registration struct {
 	agents []string
 }
 
-// Registry says which tools each subagent gets. Issue 9's built-in tools register here.
+// Registry says which tools each subagent gets, in which order.
 type Registry struct {
-	regs []registration
+	regs  []registration
+	order map[string]map[string]int
 }
 
 // NewRegistry returns an empty registry.
@@ -60,6 +65,20 @@ func (r *Registry) Register(b Builder, agents ...string) *Registry {
 		agents = Agents
 	}
 	r.regs = append(r.regs, registration{build: b, agents: append([]string(nil), agents...)})
+	return r
+}
+
+// Order fixes the order of an agent's tools by name: listed tools come first in the given order, the
+// others follow in registration order. Without it an agent's tools are in registration order.
+func (r *Registry) Order(agent string, names ...string) *Registry {
+	if r.order == nil {
+		r.order = map[string]map[string]int{}
+	}
+	m := make(map[string]int, len(names))
+	for i, n := range names {
+		m[n] = i
+	}
+	r.order[agent] = m
 	return r
 }
 
@@ -78,6 +97,16 @@ func (r *Registry) ForTurn(turn *request.Turn) map[string][]Tool {
 			out[a] = append(out[a], t)
 		}
 	}
+	for agent, rank := range r.order {
+		list := out[agent]
+		pos := func(t Tool) int {
+			if i, ok := rank[t.Name()]; ok {
+				return i
+			}
+			return len(rank)
+		}
+		sort.SliceStable(list, func(i, j int) bool { return pos(list[i]) < pos(list[j]) })
+	}
 	return out
 }
 
@@ -93,16 +122,61 @@ func (r *Registry) Describe() map[string][]map[string]string {
 	return out
 }
 
-// MCPSource loads the MCP tools of a turn's connections (issue 9). Tools are given to every subagent;
-// credentials of the connections that loaded are echoed in mcp_credentials.
+// MCPSource loads the MCP tools of a turn's connections (functions/turn/mcptools). Tools are given to
+// every subagent; taken holds the names of the turn's built-in tools, which MCP tools must not reuse.
 type MCPSource interface {
-	Load(ctx context.Context, conns []request.MCPConnection) ([]Tool, []timeline.Credential)
+	Load(ctx context.Context, turn *request.Turn, taken map[string]bool) MCPTools
 }
 
-// DefaultRegistry is the registry the function serves with: current_time for every agent (issue 9 adds
-// the other built-in tools).
+// MCPTools is what an MCPSource loaded for one turn.
+type MCPTools struct {
+	// Tools are the connections' tools, under names unique in the turn.
+	Tools []Tool
+	// Credentials are echoed first in mcp_credentials (none: no event).
+	Credentials []timeline.Credential
+	// Notices are status messages (one per skipped connection), emitted after mcp_credentials.
+	Notices []string
+	// Close, when set, ends the MCP sessions and closes their connections; the engine calls it when the
+	// turn ends.
+	Close func()
+}
+
+// Built-in tool order of each subagent, as in the reference: build_tools() for the researcher and the
+// planner, build_appwrite_tools() for platform. All three get the same twelve tools.
+var (
+	GeneralToolOrder = []string{"calculator", "current_time", "web_search", "browser_fetch", "http_get",
+		"appwrite_skill", "read_attachment", "sandbox_exec", "console", "clarify", "memory", "report_threat"}
+	PlatformToolOrder = []string{"appwrite_skill", "browser_fetch", "http_get", "web_search", "current_time",
+		"calculator", "read_attachment", "sandbox_exec", "console", "clarify", "memory", "report_threat"}
+)
+
+// installedSkills parses the embedded skills once per process (they are fixed at build time).
+var installedSkills = sync.OnceValue(func() []tools.Skill { return tools.LoadSkills(skills.FS) })
+
+// DefaultRegistry is the registry the function serves with: the twelve built-in tools for every agent, in
+// each agent's reference order (GeneralToolOrder, PlatformToolOrder). It reads the web tools'
+// environment (SSRF policy, search API) when called; the function calls it for every request. Each
+// turn gets its own appwrite_skill (per-turn dedupe) and read_attachment (the turn's files); the
+// others are stateless, except browser_fetch's bounded process-wide page cache.
 func DefaultRegistry() *Registry {
-	return NewRegistry().Register(Static(CurrentTime{Now: time.Now}))
+	web := tools.WebFromEnv()
+	r := NewRegistry().
+		Register(Static(tools.Calculator{})).
+		Register(Static(CurrentTime{Now: time.Now})).
+		Register(Static(tools.WebSearch{Web: web})).
+		Register(Static(tools.BrowserFetch{Web: web, Cache: tools.DefaultPageCache()})).
+		Register(Static(tools.HTTPGet{Web: web})).
+		Register(func(*request.Turn) Tool { return tools.NewSkillToolFrom(installedSkills()) }).
+		Register(func(t *request.Turn) Tool { return tools.ReadAttachment{Attachments: t.Attachments} }).
+		Register(Static(tools.SandboxExec{})).
+		Register(Static(tools.Console())).
+		Register(Static(tools.Clarify())).
+		Register(Static(tools.Memory())).
+		Register(Static(tools.ReportThreat()))
+	r.Order(AgentResearcher, GeneralToolOrder...)
+	r.Order(AgentPlanner, GeneralToolOrder...)
+	r.Order(AgentPlatform, PlatformToolOrder...)
+	return r
 }
 
 // CurrentTime is the current_time tool: the current UTC time in ISO 8601 with microseconds and +00:00,

@@ -56,7 +56,8 @@ var known = map[string]bool{
 // CheckOrder reports the first violation of the timeline rules:
 //
 //   - every event has a known type; the last event is the only complete;
-//   - mcp_credentials, at most once, comes first; then status; a status is followed by route or error;
+//   - mcp_credentials, at most once, comes first; then status (several before the first route: the
+//     skipped MCP connections' notices); a status is followed by route or error;
 //   - at most two routes: the first one, and a fallback to planner after a failed platform or researcher;
 //   - subagent_start names the agent just routed to; blocks do not nest and end with subagent_end of the same
 //     agent, whose tool_calls counts the block's tool_start events;
@@ -114,7 +115,7 @@ func CheckOrder(events []Decoded) error {
 		if i == 0 && t != TypeStatus && t != TypeMCPCredentials {
 			return fail("a timeline starts with mcp_credentials or status")
 		}
-		if prev == TypeStatus && t != TypeRoute && t != TypeError {
+		if prev == TypeStatus && t != TypeRoute && t != TypeError && !(t == TypeStatus && routes == 0) {
 			return fail("status must be followed by route or error")
 		}
 		agentOK := func() error {

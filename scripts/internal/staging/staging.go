@@ -20,16 +20,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"appwrite-agent/shared/runtimebuild"
 )
 
 // Module paths of this workspace and of the deployed function.
 const (
 	SharedModule   = "appwrite-agent/shared"
 	FunctionPrefix = "appwrite-agent/functions/"
-	HandlerModule  = "openruntimes/handler"
-	ServerModule   = "openruntimes/server"
+	HandlerModule  = runtimebuild.HandlerModule
+	ServerModule   = runtimebuild.ServerModule
 	// GoDirective is the go line of every staged module; it must not exceed the runtime image's Go.
-	GoDirective = "1.25.5"
+	GoDirective = runtimebuild.GoDirective
 )
 
 // Functions lists the deployable functions, by folder name under functions/.

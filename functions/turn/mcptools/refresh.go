@@ -1,0 +1,213 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"appwrite-agent/shared/safehttp"
+)
+
+// maxMetadataBytes bounds the OAuth metadata documents and the token response.
+const maxMetadataBytes = 256 << 10
+
+// refreshTokens runs one refresh_token grant (RFC 6749 §6) for the connection at serverURL: the
+// authorization server comes from the protected-resource metadata (RFC 9728; prmHint is the
+// resource_metadata URL of a 401 challenge, used only when it is on the server's origin), its token
+// endpoint from its metadata (RFC 8414, then OpenID discovery). The request names the resource (RFC 8707)
+// and authenticates as the registered client. Every request goes through hc (the SSRF-safe client).
+func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint string, tok tokens, ci clientInfo, now time.Time) (tokens, error) {
+	rt := tok.refreshToken()
+	if rt == "" {
+		return tok, errors.New("there is no refresh token")
+	}
+	if ci.ClientID == "" {
+		return tok, errors.New("client_info has no client_id to refresh with")
+	}
+	srv, err := url.Parse(serverURL)
+	if err != nil {
+		return tok, fmt.Errorf("bad server URL: %v", err)
+	}
+	var prm struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	var prmErr error
+	for _, u := range prmCandidates(srv, prmHint) {
+		if prmErr = getJSON(ctx, hc, u, &prm); prmErr == nil && len(prm.AuthorizationServers) > 0 {
+			break
+		}
+		if prmErr == nil {
+			prmErr = errors.New("it names no authorization server")
+		}
+	}
+	if prmErr != nil {
+		return tok, fmt.Errorf("protected-resource metadata: %v", prmErr)
+	}
+	issuer := strings.TrimSpace(prm.AuthorizationServers[0])
+	iss, err := url.Parse(issuer)
+	if err != nil || iss.Host == "" {
+		return tok, fmt.Errorf("bad authorization server %q", issuer)
+	}
+	var as struct {
+		Issuer        string `json:"issuer"`
+		TokenEndpoint string `json:"token_endpoint"`
+	}
+	var asErr error
+	for _, u := range asCandidates(iss) {
+		if asErr = getJSON(ctx, hc, u, &as); asErr == nil && as.TokenEndpoint != "" {
+			break
+		}
+		if asErr == nil {
+			asErr = errors.New("it has no token_endpoint")
+		}
+	}
+	if asErr != nil {
+		return tok, fmt.Errorf("authorization server metadata: %v", asErr)
+	}
+	if as.Issuer != "" && strings.TrimRight(as.Issuer, "/") != strings.TrimRight(issuer, "/") {
+		return tok, fmt.Errorf("authorization server metadata names issuer %q, not %q", as.Issuer, issuer)
+	}
+	resource := prm.Resource
+	if resource == "" {
+		resource = serverURL
+	}
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {ci.ClientID}, "resource": {resource}}
+	basic := ci.ClientSecret != "" && ci.TokenEndpointAuthMethod == "client_secret_basic"
+	if ci.ClientSecret != "" && !basic {
+		form.Set("client_secret", ci.ClientSecret)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, as.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return tok, fmt.Errorf("token endpoint: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if basic {
+		req.SetBasicAuth(url.QueryEscape(ci.ClientID), url.QueryEscape(ci.ClientSecret))
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return tok, fmt.Errorf("token endpoint: %v", describeHTTPError(err))
+	}
+	defer res.Body.Close()
+	body, err := safehttp.ReadLimited(res.Body, maxMetadataBytes)
+	if err != nil {
+		return tok, fmt.Errorf("token endpoint: %v", err)
+	}
+	var tr struct {
+		AccessToken      string   `json:"access_token"`
+		ExpiresIn        *float64 `json:"expires_in"`
+		Scope            *string  `json:"scope"`
+		RefreshToken     *string  `json:"refresh_token"`
+		Error            string   `json:"error"`
+		ErrorDescription string   `json:"error_description"`
+	}
+	_ = json.Unmarshal(body, &tr)
+	if res.StatusCode != http.StatusOK || strings.TrimSpace(tr.AccessToken) == "" {
+		why := tr.Error
+		if tr.ErrorDescription != "" {
+			why += ": " + tr.ErrorDescription
+		}
+		if why == "" {
+			why = "no access_token in the answer"
+		}
+		return tok, fmt.Errorf("the authorization server refused the refresh (HTTP %d, %s)", res.StatusCode, why)
+	}
+	out := tok
+	out.AccessToken = strings.TrimSpace(tr.AccessToken)
+	out.ExpiresIn, out.ExpiresAt = nil, nil
+	if tr.ExpiresIn != nil {
+		in := int64(*tr.ExpiresIn)
+		at := now.Unix() + in
+		out.ExpiresIn, out.ExpiresAt = &in, &at
+	}
+	if tr.Scope != nil {
+		out.Scope = tr.Scope
+	}
+	if tr.RefreshToken != nil && *tr.RefreshToken != "" {
+		out.RefreshToken = tr.RefreshToken
+	}
+	return out, nil
+}
+
+// prmCandidates lists where the protected-resource metadata may be: the challenge's URL when it is on the
+// server's origin, then the RFC 9728 well-known URL for the server's path, then the origin's.
+func prmCandidates(srv *url.URL, hint string) []string {
+	origin := srv.Scheme + "://" + srv.Host
+	var out []string
+	if h, err := url.Parse(hint); err == nil && hint != "" && h.Scheme == srv.Scheme && h.Host == srv.Host {
+		out = append(out, hint)
+	}
+	path := strings.TrimRight(srv.EscapedPath(), "/")
+	if path != "" {
+		out = append(out, origin+"/.well-known/oauth-protected-resource"+path)
+	}
+	return appendNew(out, origin+"/.well-known/oauth-protected-resource")
+}
+
+// asCandidates lists the metadata URLs of an issuer: RFC 8414, OpenID Connect discovery, and the RFC 8414
+// form of OpenID discovery.
+func asCandidates(iss *url.URL) []string {
+	origin := iss.Scheme + "://" + iss.Host
+	path := strings.TrimRight(iss.EscapedPath(), "/")
+	return appendNew(nil,
+		origin+"/.well-known/oauth-authorization-server"+path,
+		origin+path+"/.well-known/openid-configuration",
+		origin+"/.well-known/openid-configuration"+path)
+}
+
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		dup := false
+		for _, l := range list {
+			dup = dup || l == it
+		}
+		if !dup {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// getJSON GETs u and decodes a 200 JSON answer into v.
+func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	res, err := hc.Do(req)
+	if err != nil {
+		return describeHTTPError(err)
+	}
+	defer res.Body.Close()
+	body, err := safehttp.ReadLimited(res.Body, maxMetadataBytes)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered HTTP %d", u, res.StatusCode)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%s is not JSON: %v", u, err)
+	}
+	return nil
+}
+
+// describeHTTPError shortens a client error for a status message.
+func describeHTTPError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, safehttp.ErrBlocked) {
+		return fmt.Errorf("destination refused by the SSRF policy: %v", err)
+	}
+	return err
+}

@@ -1,0 +1,274 @@
+// Package mcptools gives a turn the tools of its MCP connections (reference §6.8, §6.9): each connection
+// of the request is validated, connected over Streamable HTTP with its bearer token through the SSRF-safe
+// client (protocol 2026-07-28 where the server offers it, the legacy handshake otherwise), its access
+// token refreshed once when it is expired or refused before any tool call, and its tools listed and
+// exposed under safe, unique names. appwrite_call_tool is wrapped in the write guard. A connection that
+// fails is skipped with a status notice; the turn goes on.
+package mcptools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"appwrite-agent/functions/turn/engine"
+	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/safehttp"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Defaults of Source.
+const (
+	// DefaultConnectTimeout bounds loading one connection (refresh, handshake, tools/list).
+	DefaultConnectTimeout = 8 * time.Second
+	// DefaultDiscoverTimeout bounds the server/discover probe before falling back to initialize.
+	DefaultDiscoverTimeout = 4 * time.Second
+	// DefaultMaxResponseBytes bounds every MCP response body.
+	DefaultMaxResponseBytes = 4 << 20
+)
+
+// Source is the function's engine.MCPSource. It holds no per-turn state: every Load builds its own
+// HTTP client, sessions and write guards, and the returned Close releases them.
+type Source struct {
+	// HTTP is the SSRF policy for connection URLs and the OAuth endpoints (its timeouts are set per turn).
+	HTTP safehttp.Options
+	// HTTPErr, when set, is why the SSRF policy could not be read; every connection is then skipped.
+	HTTPErr error
+	// Budget bounds every MCP HTTP exchange (the turn's budget).
+	Budget time.Duration
+	// ConnectTimeout bounds loading one connection (DefaultConnectTimeout when zero).
+	ConnectTimeout time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Log, when set, receives diagnostic lines.
+	Log func(string)
+	// NewID generates the ids of "unique()" (random when nil; tests set it).
+	NewID func() string
+}
+
+// FromEnv returns a Source whose SSRF policy comes from SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP and
+// SAFEHTTP_CA_FILE (all unset in production: https to public addresses only).
+func FromEnv(budget time.Duration, log func(string)) *Source {
+	opts, err := safehttp.FromEnv(safehttp.Options{})
+	if err == nil {
+		opts, err = safehttp.CAFromEnv(opts)
+	}
+	return &Source{HTTP: opts, HTTPErr: err, Budget: budget, Log: log}
+}
+
+// Skip notice texts.
+const (
+	noticePrefix = "MCP connection '%s' skipped: %s"
+	// MsgNoToken is why a connection without an access token is skipped.
+	MsgNoToken = "no access token; connect it again"
+	// MsgDuplicate is why a second connection with the same id is skipped.
+	MsgDuplicate = "another connection has the same id"
+)
+
+// Notice is the status message of a skipped connection.
+func Notice(id, why string) string { return fmt.Sprintf(noticePrefix, id, why) }
+
+// loaded is the outcome of one connection.
+type loaded struct {
+	srv       server
+	sess      *session
+	tools     []mcp.Tool
+	tok       tokens
+	refreshed bool
+	err       error
+}
+
+// Load implements engine.MCPSource: the connections load in parallel, each within ConnectTimeout and the
+// turn's deadline.
+func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]bool) engine.MCPTools {
+	var out engine.MCPTools
+	conns := turn.MCPConnections
+	if len(conns) == 0 {
+		return out
+	}
+	results := make([]loaded, len(conns))
+	var hc *http.Client
+	if s.HTTPErr == nil {
+		opts := s.HTTP
+		if s.Budget > 0 {
+			opts.HeaderTimeout, opts.TotalTimeout = s.Budget, s.Budget
+		}
+		if opts.MaxResponseBytes <= 0 {
+			opts.MaxResponseBytes = DefaultMaxResponseBytes
+		}
+		hc = safehttp.NewClient(opts)
+		hc.Transport = boundedDelete{hc.Transport}
+	}
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		srv, err := resolveServer(c)
+		results[i] = loaded{srv: srv, err: err}
+		if err != nil {
+			continue
+		}
+		if seen[srv.ID] {
+			results[i].err = errors.New(MsgDuplicate)
+			continue
+		}
+		seen[srv.ID] = true
+		if s.HTTPErr != nil {
+			results[i].err = fmt.Errorf("the SSRF policy is misconfigured: %v", s.HTTPErr)
+			continue
+		}
+		wg.Add(1)
+		go func(i int, c request.MCPConnection) {
+			defer wg.Done()
+			results[i] = s.loadOne(ctx, hc, results[i].srv, c)
+		}(i, c)
+	}
+	wg.Wait()
+
+	names := newNamer(taken)
+	var sessions []*session
+	for i, r := range results {
+		if r.refreshed || r.err == nil {
+			out.Credentials = append(out.Credentials, credential(r.srv, r.tok, conns[i].ClientInfo))
+		}
+		if r.err != nil {
+			id := r.srv.ID
+			if id == "" {
+				id = conns[i].ID
+			}
+			out.Notices = append(out.Notices, Notice(id, r.err.Error()))
+			s.logf("mcp: connection %q skipped: %v", id, r.err)
+			continue
+		}
+		sessions = append(sessions, r.sess)
+		var guard *writeGuard
+		for _, t := range r.tools {
+			rt := newRemoteTool(r.sess, names.name(r.srv.ID, t.Name), t)
+			if t.Name == GuardedTool && guard == nil {
+				guard = newWriteGuard(rt, rt.Run, turn.Attachments, s.NewID)
+				out.Tools = append(out.Tools, guard)
+				continue
+			}
+			out.Tools = append(out.Tools, rt)
+		}
+	}
+	out.Close = func() {
+		var wg sync.WaitGroup
+		for _, sess := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sess.close()
+			}()
+		}
+		wg.Wait()
+		if hc != nil {
+			hc.CloseIdleConnections()
+		}
+	}
+	return out
+}
+
+// SessionCloseTimeout bounds the DELETE that ends a legacy session when the turn ends (mcp-go allows 5 s,
+// which a slow server could add to a turn already near the platform's limit).
+const SessionCloseTimeout = 2 * time.Second
+
+// boundedDelete gives session-ending DELETE requests a short deadline.
+type boundedDelete struct{ next http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (b boundedDelete) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodDelete {
+		return b.next.RoundTrip(r)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), SessionCloseTimeout)
+	defer cancel()
+	res, err := b.next.RoundTrip(r.WithContext(ctx))
+	if err == nil {
+		res.Body.Close()
+		res.Body = http.NoBody
+	}
+	return res, err
+}
+
+// CloseIdleConnections forwards to the wrapped transport.
+func (b boundedDelete) CloseIdleConnections() {
+	if c, ok := b.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// loadOne connects one validated connection: a known-expired access token is refreshed first; a 401
+// before any tool call refreshes once (when not done already) and connects again.
+func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c request.MCPConnection) loaded {
+	out := loaded{srv: srv}
+	tok, ok := parseTokens(c.Tokens)
+	if !ok {
+		out.err = errors.New(MsgNoToken)
+		return out
+	}
+	out.tok = tok
+	timeout := s.ConnectTimeout
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ci := parseClientInfo(c.ClientInfo)
+	refresh := func(hint string) error {
+		nt, err := refreshTokens(ctx, hc, srv.URL, hint, out.tok, ci, s.now())
+		if err != nil {
+			return err
+		}
+		out.tok, out.refreshed = nt, true
+		return nil
+	}
+	if tok.expired(s.now()) && tok.refreshToken() != "" {
+		if err := refresh(""); err != nil {
+			out.err = fmt.Errorf("the access token expired and could not be refreshed: %v", err)
+			return out
+		}
+	}
+	discover := min(DefaultDiscoverTimeout, timeout/2)
+	sess, tools, err := dial(ctx, hc, srv, out.tok.AccessToken, discover)
+	var ar *authRequired
+	if errors.As(err, &ar) && !out.refreshed {
+		if out.tok.refreshToken() == "" {
+			out.err = errors.New("the server refused the access token (HTTP 401) and there is no refresh token; connect it again")
+			return out
+		}
+		if rerr := refresh(ar.resourceMetadata); rerr != nil {
+			out.err = fmt.Errorf("the server refused the access token (HTTP 401) and the refresh failed: %v", rerr)
+			return out
+		}
+		sess, tools, err = dial(ctx, hc, srv, out.tok.AccessToken, discover)
+	}
+	switch {
+	case errors.As(err, &ar):
+		out.err = errors.New("the server refused the access token (HTTP 401); connect it again")
+	case err != nil && ctx.Err() != nil:
+		out.err = fmt.Errorf("the server did not answer within %s", timeout)
+	case err != nil:
+		out.err = fmt.Errorf("could not connect to %s: %v", srv.URL, err)
+	default:
+		out.sess, out.tools = sess, tools
+		s.logf("mcp: connection %q loaded %d tools (protocol %s, refreshed %v)", srv.ID, len(tools), sess.protocol, out.refreshed)
+	}
+	return out
+}
+
+func (s *Source) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Source) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log(fmt.Sprintf(format, args...))
+	}
+}
