@@ -9,15 +9,14 @@ import (
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/sessionauth"
 )
 
 // Config is everything the function reads from its environment; it is read again for every request, so
 // nothing is cached between executions.
 type Config struct {
-	// APIKey is AGENT_API_KEY, compared with X-Session-API-Key.
-	APIKey string
-	// AllowUnauthenticated is AGENT_ALLOW_UNAUTHENTICATED: with an empty APIKey, serve without a key.
-	AllowUnauthenticated bool
+	// Auth is AGENT_API_KEY (compared with X-Session-API-Key) and AGENT_ALLOW_UNAUTHENTICATED.
+	Auth sessionauth.Policy
 	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL.
 	LLM llm.Env
 	// Limits are ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
@@ -34,10 +33,9 @@ type Config struct {
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() Config {
 	c := Config{
-		APIKey:               os.Getenv("AGENT_API_KEY"),
-		AllowUnauthenticated: envBool("AGENT_ALLOW_UNAUTHENTICATED"),
-		LLM:                  llm.Env{APIKey: strings.TrimSpace(os.Getenv("LLM_API_KEY")), Model: strings.TrimSpace(os.Getenv("LLM_MODEL")), BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL"))},
-		BuildTime:            os.Getenv("AGENT_BUILD_TIME"),
+		Auth:      sessionauth.FromEnv(),
+		LLM:       llm.Env{APIKey: strings.TrimSpace(os.Getenv("LLM_API_KEY")), Model: strings.TrimSpace(os.Getenv("LLM_MODEL")), BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL"))},
+		BuildTime: os.Getenv("AGENT_BUILD_TIME"),
 	}
 	if c.BuildTime == "" {
 		c.BuildTime = "unknown"
@@ -62,14 +60,6 @@ func LoadConfig() Config {
 		}
 	}
 	return c
-}
-
-func envBool(name string) bool {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv(name))) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
 }
 
 func (c *Config) envInt(name string, def int) int {

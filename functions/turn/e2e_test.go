@@ -17,6 +17,7 @@ import (
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/localruntime"
 	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/sessionauth"
 )
 
 const testKey = "test-session-key"
@@ -556,7 +557,7 @@ func TestAuth(t *testing.T) {
 				method, body = "GET", nil
 			}
 			r := do(t, srv, method, path, body, h)
-			if r.status != 401 || !strings.Contains(string(r.body), handler.MsgBadKey) {
+			if r.status != 401 || !strings.Contains(string(r.body), sessionauth.MsgBadKey) {
 				t.Errorf("%s %s with %v: %d %s", method, path, h, r.status, r.body)
 			}
 		}

@@ -3,8 +3,6 @@ package handler
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -20,13 +18,8 @@ import (
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
-// SessionKeyHeader carries the caller's key (compared with AGENT_API_KEY).
-const SessionKeyHeader = "x-session-api-key"
-
 // Messages of the HTTP surface.
 const (
-	MsgBadKey        = "Invalid or missing X-Session-API-Key"
-	MsgAuthDisabled  = "AGENT_API_KEY is not configured; set it, or set AGENT_ALLOW_UNAUTHENTICATED=true to serve without a key"
 	MsgNoLLMKey      = "LLM_API_KEY is not configured"
 	MsgUserURLScheme = "llm.base_url must use https://" // llm.ErrUserURLScheme
 )
@@ -57,30 +50,14 @@ func Main(Context openruntimes.Context) openruntimes.Response {
 	}
 }
 
-// errorBody is fnhttp's {error, message} plus the reference's "detail".
-type errorBody struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-	Detail  string `json:"detail"`
-}
-
 func fail(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
-	return fnhttp.JSON(ctx, status, errorBody{Error: code, Message: message, Detail: message})
+	return fnhttp.DetailError(ctx, status, code, message)
 }
 
-// authorize checks X-Session-API-Key in constant time. With no AGENT_API_KEY every request is refused
-// unless AGENT_ALLOW_UNAUTHENTICATED is on.
+// authorize applies the session-key policy (shared/sessionauth).
 func authorize(ctx openruntimes.Context, cfg Config) (openruntimes.Response, bool) {
-	if cfg.APIKey == "" {
-		if cfg.AllowUnauthenticated {
-			return openruntimes.Response{}, true
-		}
-		return fail(ctx, http.StatusUnauthorized, "auth_not_configured", MsgAuthDisabled), false
-	}
-	got := sha256.Sum256([]byte(ctx.Req.Headers[SessionKeyHeader]))
-	want := sha256.Sum256([]byte(cfg.APIKey))
-	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		return fail(ctx, http.StatusUnauthorized, "unauthorized", MsgBadKey), false
+	if r := cfg.Auth.Check(ctx.Req.Headers); r != nil {
+		return fail(ctx, http.StatusUnauthorized, r.Code, r.Message), false
 	}
 	return openruntimes.Response{}, true
 }
@@ -190,8 +167,8 @@ func meta(cfg Config) map[string]any {
 	return map[string]any{
 		"llm": map[string]any{"model": model, "chat_model": chat, "base_url": cfg.LLM.BaseURL,
 			"api_key_configured": cfg.LLM.APIKey != "", "temperature": temp, "api": api},
-		"auth": map[string]any{"session_api_key_configured": cfg.APIKey != "", "header": "X-Session-API-Key",
-			"unauthenticated_allowed": cfg.APIKey == "" && cfg.AllowUnauthenticated},
+		"auth": map[string]any{"session_api_key_configured": cfg.Auth.APIKey != "", "header": "X-Session-API-Key",
+			"unauthenticated_allowed": cfg.Auth.APIKey == "" && cfg.Auth.AllowUnauthenticated},
 		"runtime": map[string]any{"subagent_max_steps": cfg.Engine.MaxSteps, "history_window": request.HistoryWindow,
 			"turn_budget_seconds": json.RawMessage(b), "graph": "route once -> one ReAct subagent -> optional planner fallback",
 			"router_prompt": engine.RouterPrompt},
@@ -201,7 +178,7 @@ func meta(cfg Config) map[string]any {
 		"agents": agents,
 		"tools":  tools,
 		"env": map[string]any{"LLM_MODEL": cfg.LLM.Model, "LLM_BASE_URL": cfg.LLM.BaseURL,
-			"LLM_API_KEY": mask(cfg.LLM.APIKey), "AGENT_API_KEY": mask(cfg.APIKey)},
+			"LLM_API_KEY": mask(cfg.LLM.APIKey), "AGENT_API_KEY": mask(cfg.Auth.APIKey)},
 		"build": map[string]string{"build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime},
 	}
 }
