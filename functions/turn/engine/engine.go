@@ -477,15 +477,12 @@ func (s *turnState) title(ctx context.Context, final string) {
 	if msg == "" {
 		msg = request.DefaultPrompt
 	}
-	res, err := s.e.Model.Complete(tctx, llm.Request{MaxTokens: convtitle.MaxTokens, Messages: []llm.Message{
-		{Role: "system", Content: convtitle.SystemPrompt},
-		{Role: "user", Content: convtitle.UserPrompt(msg, final)},
-	}})
+	t, err := convtitle.Generate(tctx, s.e.Model, msg, final)
 	if err != nil {
 		s.e.logf("conversation title: %v", err)
 		return
 	}
-	if t := convtitle.Sanitize(res.Content); t != "" {
+	if t != "" {
 		s.emit(timeline.ConversationTitle(t))
 	}
 }
