@@ -29,6 +29,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"appwrite-agent/shared/keylist"
 )
 
 // EnvKeys is the environment variable LoadKeys reads.
@@ -97,36 +99,15 @@ type Keys struct {
 // at least MinKeyBytes long, not repeated, and not visibly weak (a single
 // repeated byte or fewer than 8 distinct bytes). The first entry is primary.
 func ParseKeys(s string) (*Keys, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, ErrNoKeys
+	keys, err := keylist.Parse(s, keylist.Rules{MaxIDLength: 32, MinBytes: MinKeyBytes, MaxKeys: MaxKeys,
+		NoKeys: ErrNoKeys, Bad: ErrBadKeys, Weak: ErrWeakKey})
+	if err != nil {
+		return nil, err
 	}
 	k := &Keys{}
-	seen := map[string]bool{}
-	for _, entry := range strings.Split(s, ",") {
-		id, b64, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok || !validID(id) {
-			return nil, fmt.Errorf("%w: entries are id:base64 with ids of [A-Za-z0-9._-]{1,32}", ErrBadKeys)
-		}
-		if seen["id:"+id] {
-			return nil, fmt.Errorf("%w: duplicate key id %q", ErrBadKeys, id)
-		}
-		key, err := decodeB64(b64)
-		if err != nil {
-			return nil, fmt.Errorf("%w: key %q is not base64", ErrBadKeys, id)
-		}
-		if err := checkStrength(key); err != nil {
-			return nil, fmt.Errorf("%w: key %q: %v", ErrWeakKey, id, err)
-		}
-		if seen["key:"+string(key)] {
-			return nil, fmt.Errorf("%w: key %q repeats another key", ErrBadKeys, id)
-		}
-		seen["id:"+id], seen["key:"+string(key)] = true, true
-		k.ids = append(k.ids, id)
-		k.keys = append(k.keys, key)
-		if len(k.ids) > MaxKeys {
-			return nil, fmt.Errorf("%w: more than %d keys", ErrBadKeys, MaxKeys)
-		}
+	for _, key := range keys {
+		k.ids = append(k.ids, key.ID)
+		k.keys = append(k.keys, key.Bytes)
 	}
 	return k, nil
 }
@@ -180,45 +161,4 @@ func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool
 		}
 	}
 	return ok == 1
-}
-
-func validID(id string) bool {
-	if id == "" || len(id) > 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func decodeB64(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.Strict().DecodeString(s); err == nil {
-			return b, nil
-		}
-	}
-	return nil, errors.New("not base64")
-}
-
-func checkStrength(key []byte) error {
-	if len(key) < MinKeyBytes {
-		return fmt.Errorf("%d bytes, want at least %d", len(key), MinKeyBytes)
-	}
-	var distinct [256]bool
-	n := 0
-	for _, c := range key {
-		if !distinct[c] {
-			distinct[c] = true
-			n++
-		}
-	}
-	if n < 8 {
-		return fmt.Errorf("only %d distinct byte values; generate it with a CSPRNG (openssl rand -base64 32)", n)
-	}
-	return nil
 }

@@ -3,11 +3,11 @@ package seal
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+
+	"appwrite-agent/shared/keylist"
 )
 
 // EnvKeys is the environment variable LoadKeyring reads.
@@ -52,35 +52,14 @@ type Keyring struct {
 // key and keep the old ones listed until every envelope sealed under them has
 // been refreshed or has expired.
 func ParseKeyring(s string) (*Keyring, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, ErrNoKeys
+	keys, err := keylist.Parse(s, keylist.Rules{MaxIDLength: MaxKeyIDLength, MinBytes: KeyBytes, MaxBytes: KeyBytes, MaxKeys: MaxKeys,
+		NoKeys: ErrNoKeys, Bad: ErrBadKeys, Weak: ErrWeakKey})
+	if err != nil {
+		return nil, err
 	}
 	r := &Keyring{aeads: map[string]cipher.AEAD{}}
-	seenKey := map[string]bool{}
-	for _, entry := range strings.Split(s, ",") {
-		id, b64, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok || !validKeyID(id) {
-			return nil, fmt.Errorf("%w: entries are id:base64 with ids of [A-Za-z0-9._-]{1,%d}", ErrBadKeys, MaxKeyIDLength)
-		}
-		if _, dup := r.aeads[id]; dup {
-			return nil, fmt.Errorf("%w: duplicate key id %q", ErrBadKeys, id)
-		}
-		key, err := decodeB64(b64)
-		if err != nil {
-			return nil, fmt.Errorf("%w: key %q is not base64", ErrBadKeys, id)
-		}
-		if len(key) != KeyBytes {
-			return nil, fmt.Errorf("%w: key %q is %d bytes, want %d", ErrWeakKey, id, len(key), KeyBytes)
-		}
-		if n := distinctBytes(key); n < 8 {
-			return nil, fmt.Errorf("%w: key %q has only %d distinct byte values; generate it with a CSPRNG", ErrWeakKey, id, n)
-		}
-		if seenKey[string(key)] {
-			return nil, fmt.Errorf("%w: key %q repeats another key", ErrBadKeys, id)
-		}
-		seenKey[string(key)] = true
-		block, err := aes.NewCipher(key)
+	for _, k := range keys {
+		block, err := aes.NewCipher(k.Bytes)
 		if err != nil {
 			return nil, err
 		}
@@ -88,11 +67,8 @@ func ParseKeyring(s string) (*Keyring, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.ids = append(r.ids, id)
-		r.aeads[id] = aead
-		if len(r.ids) > MaxKeys {
-			return nil, fmt.Errorf("%w: more than %d keys", ErrBadKeys, MaxKeys)
-		}
+		r.ids = append(r.ids, k.ID)
+		r.aeads[k.ID] = aead
 	}
 	return r, nil
 }
@@ -112,38 +88,3 @@ func (r *Keyring) Primary() string { return r.ids[0] }
 
 // IDs returns every key id, primary first.
 func (r *Keyring) IDs() []string { return append([]string(nil), r.ids...) }
-
-func validKeyID(id string) bool {
-	if id == "" || len(id) > MaxKeyIDLength {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func decodeB64(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.Strict().DecodeString(s); err == nil {
-			return b, nil
-		}
-	}
-	return nil, errors.New("not base64")
-}
-
-func distinctBytes(b []byte) int {
-	var seen [256]bool
-	n := 0
-	for _, c := range b {
-		if !seen[c] {
-			seen[c] = true
-			n++
-		}
-	}
-	return n
-}
