@@ -2,8 +2,15 @@ module appwrite-agent/scripts
 
 go 1.25.5
 
-require appwrite-agent/shared v0.0.0
+require (
+	appwrite-agent/shared v0.0.0
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+)
 
-require github.com/appwrite/sdk-for-go v1.0.0 // indirect
+require (
+	github.com/appwrite/sdk-for-go v1.0.0
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+	github.com/open-runtimes/types-for-go/v4 v4.0.8 // indirect
+)
 
 replace appwrite-agent/shared => ../shared

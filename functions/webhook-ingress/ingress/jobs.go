@@ -41,13 +41,19 @@ type Scheduler interface {
 	Schedule(ctx context.Context, job Job, at time.Time, c Config) error
 }
 
-// nextRun is when the next delayed run should happen: 1, 2, 4, 8 ... minutes after now (Appwrite wants
-// scheduledAt at least a minute ahead, with minute precision), while inside the retry window counted from
-// the first attempt.
+// scheduleMargin is added to the wait before it is rounded up to the minute. Appwrite refuses a scheduledAt
+// less than 60 s ahead by its own clock when the request arrives; without a margin a retry scheduled in the
+// last moments of a minute lands exactly 60 s ahead and is refused once the request took a few
+// milliseconds (found by the load harness: the delivery was then abandoned).
+const scheduleMargin = 30 * time.Second
+
+// nextRun is when the next delayed run should happen: 1, 2, 4, 8 ... minutes after now, plus
+// scheduleMargin, rounded up to the minute (Appwrite wants scheduledAt at least a minute ahead, with minute
+// precision), while inside the retry window counted from the first attempt.
 func nextRun(d Deps, job Job) (time.Time, bool) {
 	now := d.Now()
 	delay := time.Minute << min(job.Runs, 4)
-	at := now.Add(delay).Truncate(time.Minute).Add(time.Minute)
+	at := now.Add(delay + scheduleMargin).Truncate(time.Minute).Add(time.Minute)
 	if at.After(time.Unix(job.FirstAttempt, 0).Add(d.Config.RetryWindow)) {
 		return time.Time{}, false
 	}

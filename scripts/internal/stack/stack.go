@@ -19,7 +19,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +79,10 @@ type Stack struct {
 	errc   chan error
 	mu     sync.Mutex
 	procs  map[string]*exec.Cmd
+	// bins maps an instance (a function name, or a replica's name from StartReplica) to its function.
+	bins map[string]string
+	// exited is closed when a process has been waited for (its one Wait runs in startInstance).
+	exited map[*exec.Cmd]chan struct{}
 }
 
 // Start stages and builds the functions (cached by Go's build cache), starts the stand-in and the
@@ -133,7 +139,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}}
+	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]string{}, exited: map[*exec.Cmd]chan struct{}{}}
 	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, opts.Appwrite)
 	if err != nil {
 		cancel()
@@ -168,8 +174,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 }
 
 // Build stages every function into root/build/functions and builds it as the runtime does into
-// root/build/bin.
+// root/build/bin. Concurrent builds (parallel test packages) take turns.
 func Build(ctx context.Context, root string) error {
+	unlock, err := lockBuild(root)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	for _, name := range staging.Functions {
 		staged := filepath.Join(root, "build", "functions", name)
 		if err := staging.Stage(ctx, root, name, staged); err != nil {
@@ -224,16 +235,52 @@ func (s *Stack) FunctionEnv(name string) []string {
 	return append(env, s.opts.Env[name]...)
 }
 
-func (s *Stack) startFunction(name string) error {
-	u := s.URLs[name]
-	cmd := exec.CommandContext(s.ctx, filepath.Join(s.root, "build", "bin", name), "-listen", u[len("http://"):])
+func (s *Stack) startFunction(name string) error { return s.startInstance(name, name) }
+
+// StartReplica starts one more process of function name (another replica, on a free port, with exactly the
+// function's configuration) and waits until it answers GET /health. It returns the replica's instance name
+// (name + "#" + a number), which URLs, PID, Restart and Stop's clean-up know from then on.
+func (s *Stack) StartReplica(name string) (string, error) {
+	if !slices.Contains(staging.Functions, name) {
+		return "", fmt.Errorf("stack: no function %q", name)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	n := 2
+	for s.URLs[name+"#"+strconv.Itoa(n)] != "" {
+		n++
+	}
+	inst := name + "#" + strconv.Itoa(n)
+	s.URLs[inst] = "http://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
+	s.mu.Unlock()
+	if err := s.startInstance(inst, name); err != nil {
+		return "", err
+	}
+	return inst, WaitHealthy(s.ctx, s.url(inst)+"/health", 30*time.Second)
+}
+
+// BinaryPath is where Build put function name's runtime server binary.
+func (s *Stack) BinaryPath(name string) string { return filepath.Join(s.root, "build", "bin", name) }
+
+func (s *Stack) url(inst string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.URLs[inst]
+}
+
+func (s *Stack) startInstance(inst, name string) error {
+	u := s.url(inst)
+	cmd := exec.CommandContext(s.ctx, s.BinaryPath(name), "-listen", u[len("http://"):])
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 6 * time.Second
 	cmd.Env = append(os.Environ(),
 		"OPEN_RUNTIMES_ENV=development",
 		"OPEN_RUNTIMES_SECRET=",
 		"OPEN_RUNTIMES_ECHO_LOGS=true",
-		"OPEN_RUNTIMES_LOG_DIR="+filepath.Join(s.StateDir, "logs", name),
+		"OPEN_RUNTIMES_LOG_DIR="+filepath.Join(s.StateDir, "logs", strings.ReplaceAll(inst, "#", "-")),
 	)
 	cmd.Env = append(cmd.Env, s.FunctionEnv(name)...)
 	out, err := cmd.StdoutPipe()
@@ -242,22 +289,27 @@ func (s *Stack) startFunction(name string) error {
 	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", name, err)
+		return fmt.Errorf("start %s: %w", inst, err)
 	}
+	exited := make(chan struct{})
 	s.mu.Lock()
-	s.procs[name] = cmd
+	s.procs[inst] = cmd
+	s.bins[inst] = name
+	s.exited[cmd] = exited
 	s.mu.Unlock()
 	s.wg.Add(2)
-	go func() { defer s.wg.Done(); prefix(s.opts.Output, name, out) }()
+	go func() { defer s.wg.Done(); prefix(s.opts.Output, inst, out) }()
 	go func() {
 		defer s.wg.Done()
 		err := cmd.Wait()
+		close(exited)
 		s.mu.Lock()
-		current := s.procs[name] == cmd
+		current := s.procs[inst] == cmd
+		delete(s.exited, cmd)
 		s.mu.Unlock()
 		if current && s.ctx.Err() == nil {
 			select {
-			case s.errc <- fmt.Errorf("%s exited: %v", name, err):
+			case s.errc <- fmt.Errorf("%s exited: %v", inst, err):
 			default:
 			}
 		}
@@ -265,30 +317,36 @@ func (s *Stack) startFunction(name string) error {
 	return nil
 }
 
-// Restart stops one function's process and starts a new one with the same configuration (a replica
-// restart: nothing but the process is lost).
+// Restart stops one function's process (or a replica's, by the name StartReplica gave) and starts a new one
+// with the same configuration (a replica restart: nothing but the process is lost).
 func (s *Stack) Restart(name string) error {
 	s.mu.Lock()
 	old := s.procs[name]
 	delete(s.procs, name)
+	fn := s.bins[name]
+	done := s.exited[old]
 	s.mu.Unlock()
-	if old != nil {
+	if fn == "" {
+		fn = name
+	}
+	if old != nil && done != nil {
+		// The process's own goroutine waits for it (a second Wait would block until the timeout).
 		_ = old.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = old.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(6 * time.Second):
 			_ = old.Process.Kill()
+			<-done
 		}
 	}
-	if err := s.startFunction(name); err != nil {
+	if err := s.startInstance(name, fn); err != nil {
 		return err
 	}
-	return WaitHealthy(s.ctx, s.URLs[name]+"/health", 30*time.Second)
+	return WaitHealthy(s.ctx, s.url(name)+"/health", 30*time.Second)
 }
 
-// PID is the process id of a function, for memory measurements.
+// PID is the process id of a function (or a replica, by the name StartReplica gave), for memory
+// measurements.
 func (s *Stack) PID(name string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

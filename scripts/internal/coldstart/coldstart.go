@@ -1,0 +1,173 @@
+// Package coldstart measures each staged function binary the way the runtime starts it: from process start
+// to the first answer of GET /health (cold start), its resident memory at idle, and after one typical
+// request. The measurement is a test behind a flag (scripts/load); the figures go into docs/benchmarks.md.
+package coldstart
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Mem is a process's resident memory from /proc/<pid>/status, in kB.
+type Mem struct {
+	// RSS is VmRSS (now); HWM is VmHWM (the peak so far).
+	RSS, HWM int64
+}
+
+// ReadMem reads VmRSS and VmHWM of pid (zero when it cannot).
+func ReadMem(pid int) Mem {
+	var m Mem
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return m
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			m.RSS = n
+		case "VmHWM":
+			m.HWM = n
+		}
+	}
+	return m
+}
+
+// Sample is one start of a function.
+type Sample struct {
+	// Cold is process start to the first 200 from GET /health.
+	Cold time.Duration
+	// Idle is the memory a second after that; After the memory after the typical request.
+	Idle, After Mem
+	// Err is the typical request's failure, if any.
+	Err error
+}
+
+// Spec is how to start and exercise one function.
+type Spec struct {
+	// Name is the function; Binary its runtime server; Env its whole environment.
+	Name, Binary string
+	Env          []string
+	// Typical sends one typical request to the instance at base URL.
+	Typical func(ctx context.Context, base string) error
+}
+
+// Run starts spec's binary runs times, one after another, and measures each start.
+func Run(ctx context.Context, spec Spec, runs int) ([]Sample, error) {
+	var out []Sample
+	for range runs {
+		s, err := once(ctx, spec)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func once(ctx context.Context, spec Spec) (Sample, error) {
+	var s Sample
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return s, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, spec.Binary, "-listen", addr)
+	cmd.Env = spec.Env
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 5 * time.Second
+	// A fresh connection per poll, as a runtime's first request would make.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return s, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	for {
+		res, err := client.Get("http://" + addr + "/health")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				s.Cold = time.Since(start)
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			return s, fmt.Errorf("%s: no /health answer: %v", spec.Name, err)
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+	time.Sleep(time.Second)
+	s.Idle = ReadMem(cmd.Process.Pid)
+	if spec.Typical != nil {
+		s.Err = spec.Typical(ctx, "http://"+addr)
+		time.Sleep(200 * time.Millisecond)
+		s.After = ReadMem(cmd.Process.Pid)
+	}
+	return s, nil
+}
+
+// Summary is the medians (and extremes) of a function's samples.
+type Summary struct {
+	Name                    string
+	Runs                    int
+	ColdMin, ColdMed, Cold9 time.Duration // fastest, median, slowest
+	IdleRSS, AfterRSS, HWM  int64         // medians, kB
+	Errors                  []string
+}
+
+// Summarize reduces samples to a Summary.
+func Summarize(name string, ss []Sample) Summary {
+	sum := Summary{Name: name, Runs: len(ss)}
+	if len(ss) == 0 {
+		return sum
+	}
+	var cold []time.Duration
+	var idle, after, hwm []int64
+	for _, s := range ss {
+		cold = append(cold, s.Cold)
+		idle = append(idle, s.Idle.RSS)
+		after = append(after, s.After.RSS)
+		hwm = append(hwm, s.After.HWM)
+		if s.Err != nil && len(sum.Errors) < 3 {
+			sum.Errors = append(sum.Errors, s.Err.Error())
+		}
+	}
+	slices.Sort(cold)
+	sum.ColdMin, sum.ColdMed, sum.Cold9 = cold[0], cold[len(cold)/2], cold[len(cold)-1]
+	med := func(v []int64) int64 { slices.Sort(v); return v[len(v)/2] }
+	sum.IdleRSS, sum.AfterRSS, sum.HWM = med(idle), med(after), med(hwm)
+	return sum
+}
+
+// Markdown renders summaries as a table.
+func Markdown(sums []Summary) string {
+	var b strings.Builder
+	b.WriteString("| function | runs | cold start min / median / max | idle VmRSS | VmRSS after a typical request | VmHWM after it |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, s := range sums {
+		fmt.Fprintf(&b, "| %s | %d | %.1f / %.1f / %.1f ms | %.1f MB | %.1f MB | %.1f MB |\n", s.Name, s.Runs,
+			ms(s.ColdMin), ms(s.ColdMed), ms(s.Cold9), mb(s.IdleRSS), mb(s.AfterRSS), mb(s.HWM))
+	}
+	return b.String()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func mb(kb int64) float64        { return float64(kb) / 1024 }

@@ -1,0 +1,252 @@
+package loadtest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is what one run measured.
+type Report struct {
+	// Config is the run's configuration; Machine where it ran; LoadBefore/LoadAfter the load averages.
+	Config                Config
+	Machine               Machine
+	LoadBefore, LoadAfter string
+
+	// StackStart is building (cached) and starting the stand-in and all instances.
+	StackStart time.Duration
+	// Subscriptions and SubscribeTime: events/subscribe calls (each with its callback challenge).
+	Subscriptions int
+	SubscribeTime time.Duration
+	// LoadTime is from the first change until everything settled (delayed retries included); ProduceTime
+	// until the last change was made.
+	LoadTime, ProduceTime time.Duration
+	// Ticks and ScheduledRuns: retry ticks and the delayed executions they started.
+	Ticks, ScheduledRuns int
+	// RestartTime is the ingress replica's restart (stop, start, first /health), after RestartAfter changes.
+	RestartTime  time.Duration
+	RestartAfter int
+	// Failovers and ProxyErrors come from the balancer; Served is requests per ingress replica.
+	Failovers, ProxyErrors int64
+	ProxyErrorText         []string
+	Served                 []int64
+	// Ingress and Jobs are the ingress's request times (Appwrite's deliveries; delayed retries), as the
+	// balancer saw them (subscriber time and retries included).
+	Ingress, Jobs Timing
+	// Memory is per instance.
+	Memory []InstanceMemory
+
+	// Expected is the number of changes, each matching exactly one subscription.
+	Expected int
+	// DeliveredOnce, DeliveredMore: events acknowledged (2xx) once, more than once; Unexplained are repeats
+	// not preceded by an answer the ingress did not wait for (must be 0).
+	DeliveredOnce, DeliveredMore, Unexplained int
+	// Abandoned410 and Abandoned413: events abandoned by rule (the subscriber answered 410 or 413).
+	Abandoned410, Abandoned413 int
+	// AbandonedDown: events of the subscriber that never recovers (out of retries, by design).
+	AbandonedDown int
+	// Lost: events of recovering subscribers never acknowledged and not abandoned by rule (must be 0).
+	Lost     int
+	LostRows []string
+	// Requests counts the subscribers' answers by kind; MaxRequests is the most POSTs one event got
+	// (bounded by 4 executions x MaxAttempts).
+	Requests    [numKinds]int
+	MaxRequests int
+	// OutageAnswers are the 5xx the recovering subscriber gave (all during its outage).
+	OutageAnswers int
+	// Mismatched: requests whose row, subscription id or subscriber did not match the change, or rows
+	// delivered under more than one eventId (must be 0). Unverified: signatures that failed (must be 0).
+	Mismatched, Unverified int
+	// PerSecond is acknowledged events per second, first to last acknowledgement (retry tail included).
+	PerSecond float64
+	// IngressPerSecond is Appwrite deliveries the ingress answered per second, first arrival to last answer
+	// (every outcome: delivered, scheduled, abandoned).
+	IngressPerSecond float64
+	// Compare are the clean comparison's rounds: {plain relay, ingress} deliveries per second.
+	Compare [][2]float64
+}
+
+// InstanceMemory is one instance's memory.
+type InstanceMemory struct {
+	Instance string
+	Mem      Mem
+}
+
+// Timing summarizes request durations.
+type Timing struct {
+	N                  int
+	P50, P90, P99, Max time.Duration
+}
+
+func summarize(ds []time.Duration) Timing {
+	if len(ds) == 0 {
+		return Timing{}
+	}
+	slices.Sort(ds)
+	q := func(p float64) time.Duration { return ds[min(len(ds)-1, int(p*float64(len(ds))))] }
+	return Timing{N: len(ds), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: ds[len(ds)-1]}
+}
+
+func (r *Report) analyze(recs []record, rowSub []int, subIDs []string, subOf func(int) int, cfg Config) {
+	r.Expected = len(rowSub)
+	byRow := map[string][]record{}
+	var first, last time.Time
+	for _, rc := range recs {
+		r.Requests[rc.kind]++
+		if int(rc.sub) == recovering && rc.kind == kind5xx {
+			r.OutageAnswers++
+		}
+		if rc.kind == kindUnverified {
+			r.Unverified++
+		}
+		byRow[rc.rowID] = append(byRow[rc.rowID], rc)
+		if first.IsZero() || rc.at.Before(first) {
+			first = rc.at
+		}
+	}
+	acked := 0
+	for i, k := range rowSub {
+		id := rowID(i)
+		rs := byRow[id]
+		delete(byRow, id)
+		r.MaxRequests = max(r.MaxRequests, len(rs))
+		acks, slow, gone, tooLarge := 0, false, false, false
+		events := map[string]bool{}
+		for _, rc := range rs {
+			events[rc.eventID] = true
+			if rc.subID != subIDs[k] || int(rc.sub) != subOf(k) {
+				r.Mismatched++
+			}
+			switch rc.kind {
+			case kindOK, kindSlow:
+				acks++
+				if acks > 1 && !slow {
+					r.Unexplained++
+				}
+				slow = slow || rc.kind == kindSlow
+				if rc.at.After(last) {
+					last = rc.at
+				}
+			case kindGone:
+				gone = true
+			case kindTooLarge:
+				tooLarge = true
+			}
+		}
+		if len(events) > 1 {
+			r.Mismatched++
+		}
+		switch {
+		case acks == 1:
+			r.DeliveredOnce++
+		case acks > 1:
+			r.DeliveredMore++
+		case gone:
+			r.Abandoned410++
+		case tooLarge:
+			r.Abandoned413++
+		case subOf(k) == downForGood:
+			r.AbandonedDown++
+		default:
+			r.Lost++
+			if len(r.LostRows) < 20 {
+				var kinds []string
+				for _, rc := range rs {
+					kinds = append(kinds, rc.at.Format("15:04:05.000")+" "+kindNames[rc.kind])
+				}
+				r.LostRows = append(r.LostRows, fmt.Sprintf("%s (subscriber %d: %s)", id, subOf(k), strings.Join(kinds, ", ")))
+			}
+		}
+		acked += min(acks, 1)
+	}
+	for _, rs := range byRow { // requests for rows that were never made
+		r.Mismatched += len(rs)
+	}
+	if !last.IsZero() {
+		r.PerSecond = float64(acked) / last.Sub(first).Seconds()
+	}
+}
+
+// Check returns every violated invariant.
+func (r *Report) Check() error {
+	var errs []error
+	if r.Lost != 0 {
+		errs = append(errs, fmt.Errorf("%d events lost: %v", r.Lost, r.LostRows))
+	}
+	if r.Unexplained != 0 {
+		errs = append(errs, fmt.Errorf("%d events delivered more than once without a retry to explain it", r.Unexplained))
+	}
+	if r.Mismatched != 0 {
+		errs = append(errs, fmt.Errorf("%d requests or events did not match their change and subscription", r.Mismatched))
+	}
+	if r.Unverified != 0 {
+		errs = append(errs, fmt.Errorf("%d requests failed Standard Webhooks verification", r.Unverified))
+	}
+	if r.ProxyErrors != 0 {
+		errs = append(errs, fmt.Errorf("%d ingress requests found no replica: %q", r.ProxyErrors, r.ProxyErrorText))
+	}
+	if bound := executions * r.Config.MaxAttempts; r.MaxRequests > bound {
+		errs = append(errs, fmt.Errorf("an event got %d POSTs, more than %d executions x %d attempts", r.MaxRequests, executions, r.Config.MaxAttempts))
+	}
+	if got := r.DeliveredOnce + r.DeliveredMore + r.Abandoned410 + r.Abandoned413 + r.AbandonedDown + r.Lost; got != r.Expected {
+		errs = append(errs, fmt.Errorf("accounting: %d outcomes for %d changes", got, r.Expected))
+	}
+	if r.DeliveredOnce == 0 || r.Config.Changes >= 100 && (r.AbandonedDown == 0 || r.Config.Outage > 0 && r.OutageAnswers == 0) {
+		errs = append(errs, fmt.Errorf("the run exercised too little: %d delivered, %d abandoned, %d answers of the outage", r.DeliveredOnce, r.AbandonedDown, r.OutageAnswers))
+	}
+	return errors.Join(errs...)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// Markdown renders the report for docs/benchmarks.md.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	c := r.Config
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("Machine: %d CPUs, `%s`, %s; load average %s before, %s after the run (the 2 cores are shared with other engineers' builds and tests).\n\n",
+		r.Machine.CPUs, r.Machine.Model, r.Machine.Go, r.LoadBefore, r.LoadAfter)
+	w("Run: %d subscriptions (%d projects x %d tables, subscriber = subscription %% 10, through 2 mcp-events replicas), %d changes by %d producers, stand-in with %d workers, ingress `INGRESS_BUDGET_MS=%d`, `INGRESS_MAX_ATTEMPTS=%d`, `INGRESS_RETRY_WINDOW_MINUTES=%d`, retry tick %v, outage %v, ingress replica 1 restarted after %d changes, seed %d.\n\n",
+		r.Subscriptions, c.Projects, c.SubsPerProject, c.Changes, c.Producers, c.Workers, c.BudgetMS, c.MaxAttempts, RetryWindowMinutes, c.RetryTick, c.Outage, c.RestartAfter, c.Seed)
+	w("| figure | value |\n|---|---:|\n")
+	w("| stack start (stage and build, cached by Go; stand-in; 6 processes healthy) | %s |\n", ms(r.StackStart))
+	w("| events/subscribe x %d (each with its challenge) | %s |\n", r.Subscriptions, ms(r.SubscribeTime))
+	w("| events expected | %d |\n", r.Expected)
+	w("| delivered once | %d |\n", r.DeliveredOnce)
+	w("| delivered more than once (same eventId) | %d (unexplained by a retry: %d) |\n", r.DeliveredMore, r.Unexplained)
+	w("| lost (recovering subscribers) | **%d** |\n", r.Lost)
+	w("| abandoned by rule: 410 / 413 | %d / %d |\n", r.Abandoned410, r.Abandoned413)
+	w("| abandoned after the retry window (subscriber down for good) | %d |\n", r.AbandonedDown)
+	w("| 503 answers of the subscriber with the %v outage (all its events then delivered) | %d |\n", c.Outage, r.OutageAnswers)
+	w("| mismatched (row, subscription id, subscriber, eventId) / unverified signatures | %d / %d |\n", r.Mismatched, r.Unverified)
+	w("| most POSTs for one event (bound: %d executions x %d attempts) | %d |\n", executions, c.MaxAttempts, r.MaxRequests)
+	w("| Appwrite deliveries answered by the ingress per second (first arrival to last answer) | %.0f |\n", r.IngressPerSecond)
+	w("| acknowledged events per second (first to last acknowledgement, retry tail included) | %.0f |\n", r.PerSecond)
+	w("| changes made in / settled in | %s / %s |\n", ms(r.ProduceTime), ms(r.LoadTime))
+	w("| ingress time, Appwrite delivery (n=%d): p50 / p90 / p99 / max | %s / %s / %s / %s |\n", r.Ingress.N, ms(r.Ingress.P50), ms(r.Ingress.P90), ms(r.Ingress.P99), ms(r.Ingress.Max))
+	w("| ingress time, delayed retry (n=%d): p50 / p99 | %s / %s |\n", r.Jobs.N, ms(r.Jobs.P50), ms(r.Jobs.P99))
+	w("| retry ticks / delayed executions run | %d / %d |\n", r.Ticks, r.ScheduledRuns)
+	w("| ingress restart (stop, start, healthy) | %s |\n", ms(r.RestartTime))
+	w("| requests per ingress replica / failovers / unanswered | %v / %d / %d |\n", r.Served, r.Failovers, r.ProxyErrors)
+	b.WriteString("\nSubscriber answers (every POST the ingress made):\n\n| answer | requests |\n|---|---:|\n")
+	for k, n := range r.Requests {
+		w("| %s | %d |\n", kindNames[k], n)
+	}
+	b.WriteString("\nPeak memory (VmHWM) per instance:\n\n| instance | VmHWM | VmRSS at the end |\n|---|---:|---:|\n")
+	for _, m := range r.Memory {
+		w("| %s | %.1f MB | %.1f MB |\n", m.Instance, float64(m.Mem.HWM)/1024, float64(m.Mem.RSS)/1024)
+	}
+	if len(r.Compare) > 0 {
+		w("\nClean comparison (one healthy subscriber, %d changes per round after an unrecorded warm-up round, same stand-in, workers and producers; the plain two-hop relay and the ingress alternate):\n\n| round | plain relay (deliveries/s) | ingress (deliveries/s) | ratio |\n|---|---:|---:|---:|\n", c.CompareChanges)
+		var rs, is float64
+		for i, x := range r.Compare {
+			w("| %d | %.0f | %.0f | %.2f |\n", i+1, x[0], x[1], x[1]/x[0])
+			rs += x[0]
+			is += x[1]
+		}
+		w("| mean | %.0f | %.0f | **%.2f** |\n", rs/float64(len(r.Compare)), is/float64(len(r.Compare)), is/rs)
+	}
+	return b.String()
+}

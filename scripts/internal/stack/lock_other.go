@@ -1,0 +1,6 @@
+//go:build !unix
+
+package stack
+
+// lockBuild is a no-op where flock(2) does not exist: run one stack build at a time there.
+func lockBuild(string) (func(), error) { return func() {}, nil }
