@@ -11,46 +11,18 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"appwrite-agent/scripts/internal/stack"
 )
-
-// Mem is a process's resident memory from /proc/<pid>/status, in kB.
-type Mem struct {
-	// RSS is VmRSS (now); HWM is VmHWM (the peak so far).
-	RSS, HWM int64
-}
-
-// ReadMem reads VmRSS and VmHWM of pid (zero when it cannot).
-func ReadMem(pid int) Mem {
-	var m Mem
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return m
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			m.RSS = n
-		case "VmHWM":
-			m.HWM = n
-		}
-	}
-	return m
-}
 
 // Sample is one start of a function.
 type Sample struct {
 	// Cold is process start to the first 200 from GET /health.
 	Cold time.Duration
 	// Idle is the memory a second after that; After the memory after the typical request.
-	Idle, After Mem
+	Idle, After stack.Mem
 	// Err is the typical request's failure, if any.
 	Err error
 }
@@ -116,11 +88,11 @@ func once(ctx context.Context, spec Spec) (Sample, error) {
 		time.Sleep(500 * time.Microsecond)
 	}
 	time.Sleep(time.Second)
-	s.Idle = ReadMem(cmd.Process.Pid)
+	s.Idle = stack.ReadMem(cmd.Process.Pid)
 	if spec.Typical != nil {
 		s.Err = spec.Typical(ctx, "http://"+addr)
 		time.Sleep(200 * time.Millisecond)
-		s.After = ReadMem(cmd.Process.Pid)
+		s.After = stack.ReadMem(cmd.Process.Pid)
 	}
 	return s, nil
 }

@@ -335,7 +335,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				go func() {
 					defer close(restart.done)
 					// Drain the replica (the balancer stops sending it new requests), then stop and start it.
-					restart.hwm = memory(st.PID("webhook-ingress")).HWM
+					restart.hwm = stack.ReadMem(st.PID("webhook-ingress")).HWM
 					t := time.Now()
 					bal.draining[0].Store(true)
 					// Let requests that picked the replica just before reach it, then close the balancer's idle
@@ -402,10 +402,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Memory of every instance, before anything else runs on them.
 	for _, inst := range []string{"mcp-events", mcpB, "webhook-ingress", ingB} {
-		rep.Memory = append(rep.Memory, InstanceMemory{Instance: inst, Mem: memory(st.PID(inst))})
+		rep.Memory = append(rep.Memory, InstanceMemory{Instance: inst, Mem: stack.ReadMem(st.PID(inst))})
 	}
-	rep.Memory = append(rep.Memory, InstanceMemory{Instance: "webhook-ingress (before its restart)", Mem: Mem{HWM: restart.hwm}})
-	rep.Memory = append(rep.Memory, InstanceMemory{Instance: "harness (stand-in, subscribers, balancer)", Mem: memory(os.Getpid())})
+	rep.Memory = append(rep.Memory, InstanceMemory{Instance: "webhook-ingress (before its restart)", Mem: stack.Mem{HWM: restart.hwm}})
+	rep.Memory = append(rep.Memory, InstanceMemory{Instance: "harness (stand-in, subscribers, balancer)", Mem: stack.ReadMem(os.Getpid())})
 
 	rep.analyze(f.snapshot(), rowSub, subIDs, subOf, cfg)
 
@@ -533,40 +533,6 @@ func serve(h http.Handler) (string, func(), error) {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}, nil
-}
-
-// Mem is a process's resident memory from /proc/<pid>/status, in kB.
-type Mem struct {
-	// RSS is VmRSS (now), HWM is VmHWM (the peak).
-	RSS, HWM int64
-}
-
-// ReadMem reads a process's VmRSS and VmHWM (zero when it cannot).
-func ReadMem(pid int) Mem { return memory(pid) }
-
-func memory(pid int) Mem {
-	var m Mem
-	if pid <= 0 {
-		return m
-	}
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return m
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			m.RSS = n
-		case "VmHWM":
-			m.HWM = n
-		}
-	}
-	return m
 }
 
 // Machine describes where a run happened.

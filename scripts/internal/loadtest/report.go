@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"appwrite-agent/scripts/internal/stack"
 )
 
 // Report is what one run measured.
@@ -71,7 +73,7 @@ type Report struct {
 // InstanceMemory is one instance's memory.
 type InstanceMemory struct {
 	Instance string
-	Mem      Mem
+	Mem      stack.Mem
 }
 
 // Timing summarizes request durations.

@@ -448,3 +448,35 @@ func WaitHealthy(ctx context.Context, url string, timeout time.Duration) error {
 		}
 	}
 }
+
+// Mem is a process's resident memory from /proc/<pid>/status, in kB.
+type Mem struct {
+	// RSS is VmRSS (now), HWM is VmHWM (the peak).
+	RSS, HWM int64
+}
+
+// ReadMem reads a process's VmRSS and VmHWM (zero when it cannot, e.g. not on Linux).
+func ReadMem(pid int) Mem {
+	var m Mem
+	if pid <= 0 {
+		return m
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return m
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			m.RSS = n
+		case "VmHWM":
+			m.HWM = n
+		}
+	}
+	return m
+}
