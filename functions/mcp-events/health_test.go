@@ -1,0 +1,10 @@
+package handler_test
+
+import (
+	"testing"
+
+	handler "appwrite-agent/functions/mcp-events"
+	"appwrite-agent/shared/fnhttp/fnhttptest"
+)
+
+func TestHealthAndUnknownPath(t *testing.T) { fnhttptest.CheckHealthAndNotFound(t, handler.Main) }
