@@ -18,6 +18,8 @@ import (
 	"appwrite-agent/shared/localruntime"
 	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/stdwebhooks"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
 // sink is the subscriber of both benchmarks: a loopback TLS server that reads the body and answers 200.
@@ -57,6 +59,36 @@ func BenchmarkPlainRelay(b *testing.B) {
 	body := []byte(rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
 	runParallel(b, func(c *http.Client) {
 		res, err := c.Post(relay.URL+"/appwrite/webhooks/x", "application/json", bytes.NewReader(body))
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("%v %v", res, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	})
+}
+
+// BenchmarkPlainRelayFunction is the same relay deployed the way the ingress is: a function behind the
+// local open-runtimes server that forwards each body to the subscriber over TLS. It is the like-for-like
+// baseline of BenchmarkIngressPath (same hops, same runtime), the one the 0.7 target compares against.
+func BenchmarkPlainRelayFunction(b *testing.B) {
+	dst, _ := sink(b)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: dst.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}, MaxIdleConnsPerHost: 16}}
+	relay := httptest.NewServer(localruntime.New(func(ctx openruntimes.Context) openruntimes.Response {
+		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(ctx.Req.BodyBinary()))
+		if err != nil {
+			return ctx.Res.Text("relay failed", ctx.Res.WithStatusCode(502))
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return ctx.Res.Json(map[string]string{"status": "delivered"})
+	}, localruntime.Options{LogDir: b.TempDir()}))
+	defer relay.Close()
+	body := []byte(rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
+	runParallel(b, func(c *http.Client) {
+		req, _ := http.NewRequest("POST", relay.URL+"/appwrite/webhooks/x", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-open-runtimes-logging", "disabled")
+		res, err := c.Do(req)
 		if err != nil || res.StatusCode != 200 {
 			b.Fatalf("%v %v", res, err)
 		}
