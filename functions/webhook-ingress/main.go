@@ -35,7 +35,15 @@ func Main(Context openruntimes.Context) openruntimes.Response {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
 	defer cancel()
-	deps := ingress.Deps{Config: cfg, Client: client, Log: func(line string) { Context.Log(line) }}
+	// Counter lines are written in one Context.Log call at the end (deferred, so a panic keeps them): each
+	// call is a write to the execution's log file, and one delivery makes three to five lines.
+	var lines []string
+	defer func() {
+		if len(lines) > 0 {
+			Context.Log(strings.Join(lines, "\n"))
+		}
+	}()
+	deps := ingress.Deps{Config: cfg, Client: client, Log: func(line string) { lines = append(lines, line) }}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {
