@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 
 // Envelope is the tool result: {"protocol","prompts","title"?}.
@@ -112,17 +113,11 @@ func (p Confirm) PromptID() string { return p.ID }
 // PromptID returns the prompt id.
 func (p Text) PromptID() string { return p.ID }
 
-// ValidationError is a rejected tool argument; Error returns the message
-// that follows ErrorPrefix.
-type ValidationError struct {
-	// Msg is the engine's message, word for word.
-	Msg string
-}
+// ValidationError is a rejected tool argument; Error returns the message that follows ErrorPrefix, word for word
+// as the Python engine words it. It is the same type in every protocol package.
+type ValidationError = toolarg.Error
 
-// Error returns Msg.
-func (e *ValidationError) Error() string { return e.Msg }
-
-func fail(msg string) error { return &ValidationError{Msg: msg} }
+func fail(msg string) error { return toolarg.Fail(msg) }
 
 // ---- encoding ----
 
@@ -148,35 +143,14 @@ func (e Envelope) AppendJSON(b []byte) []byte {
 // String returns the envelope as compact JSON.
 func (e Envelope) String() string { return string(e.AppendJSON(nil)) }
 
-func str(b []byte, k, v string) []byte {
-	b = append(b, ',', '"')
-	b = append(b, k...)
-	b = append(b, '"', ':')
-	return pyjson.AppendString(b, v)
-}
-
-func optStr(b []byte, k, v string) []byte {
-	if v == "" {
-		return b
-	}
-	return str(b, k, v)
-}
-
-func boolean(b []byte, k string, v bool) []byte {
-	b = append(b, ',', '"')
-	b = append(b, k...)
-	b = append(b, '"', ':')
-	return strconv.AppendBool(b, v)
-}
-
 func common(b []byte, id, kind, question, hint string, required *bool) []byte {
 	b = append(b, `{"id":`...)
 	b = pyjson.AppendString(b, id)
-	b = str(b, "kind", kind)
-	b = str(b, "question", question)
-	b = optStr(b, "hint", hint)
+	b = pyjson.AppendStringField(b, "kind", kind)
+	b = pyjson.AppendStringField(b, "question", question)
+	b = pyjson.AppendOptionalStringField(b, "hint", hint)
 	if required != nil {
-		b = boolean(b, "required", *required)
+		b = pyjson.AppendBoolField(b, "required", *required)
 	}
 	return b
 }
@@ -191,28 +165,28 @@ func (p Choice) AppendJSON(b []byte) []byte {
 		}
 		b = append(b, `{"id":`...)
 		b = pyjson.AppendString(b, o.ID)
-		b = str(b, "label", o.Label)
-		b = optStr(b, "description", o.Description)
+		b = pyjson.AppendStringField(b, "label", o.Label)
+		b = pyjson.AppendOptionalStringField(b, "description", o.Description)
 		b = append(b, '}')
 	}
 	b = append(b, ']')
-	return append(boolean(b, "allowMultiple", p.AllowMultiple), '}')
+	return append(pyjson.AppendBoolField(b, "allowMultiple", p.AllowMultiple), '}')
 }
 
 // AppendJSON appends {"id","kind":"confirm","question","hint"?,"required","confirmLabel","cancelLabel","danger"}.
 func (p Confirm) AppendJSON(b []byte) []byte {
 	b = common(b, p.ID, "confirm", p.Question, p.Hint, p.Required)
-	b = optStr(b, "confirmLabel", p.ConfirmLabel)
-	b = optStr(b, "cancelLabel", p.CancelLabel)
-	return append(boolean(b, "danger", p.Danger), '}')
+	b = pyjson.AppendOptionalStringField(b, "confirmLabel", p.ConfirmLabel)
+	b = pyjson.AppendOptionalStringField(b, "cancelLabel", p.CancelLabel)
+	return append(pyjson.AppendBoolField(b, "danger", p.Danger), '}')
 }
 
 // AppendJSON appends {"id","kind":"text","question","hint"?,"required","placeholder"?,"defaultValue"?,"multiline"}.
 func (p Text) AppendJSON(b []byte) []byte {
 	b = common(b, p.ID, "text", p.Question, p.Hint, p.Required)
-	b = optStr(b, "placeholder", p.Placeholder)
-	b = optStr(b, "defaultValue", p.DefaultValue)
-	return append(boolean(b, "multiline", p.Multiline), '}')
+	b = pyjson.AppendOptionalStringField(b, "placeholder", p.Placeholder)
+	b = pyjson.AppendOptionalStringField(b, "defaultValue", p.DefaultValue)
+	return append(pyjson.AppendBoolField(b, "multiline", p.Multiline), '}')
 }
 
 // ---- validation ----
@@ -278,27 +252,9 @@ func cleanTitle(title string) (string, error) {
 	return t, nil
 }
 
-func parseArg(prompts string) ([]pyjson.Value, error) {
-	text := pyjson.Strip(pyjson.ValidUTF8(prompts))
-	if text == "" {
-		return nil, fail("prompts is empty")
-	}
-	v, err := pyjson.Decode(text)
-	if err != nil {
-		return nil, fail("prompts must be valid JSON: " + err.Error())
-	}
-	return listOf(v)
-}
+func parseArg(prompts string) ([]pyjson.Value, error) { return toolarg.List(prompts, "prompts") }
 
-func listOf(v pyjson.Value) ([]pyjson.Value, error) {
-	switch v.Kind {
-	case pyjson.Object:
-		return []pyjson.Value{v}, nil
-	case pyjson.Array:
-		return v.A, nil
-	}
-	return nil, fail("prompts JSON must be an object or an array of objects")
-}
+func listOf(v pyjson.Value) ([]pyjson.Value, error) { return toolarg.Items(v, "prompts") }
 
 func validateList(list []pyjson.Value) (Envelope, error) {
 	if len(list) == 0 {
@@ -334,37 +290,22 @@ func prefix(raw *pyjson.Value) string {
 }
 
 func requireStr(raw *pyjson.Value, key string) (string, error) {
-	v := raw.Lookup(key)
-	if v.Kind != pyjson.String {
-		return "", fail(prefix(raw) + ": " + key + " must be a string")
-	}
-	t := pyjson.Strip(v.S)
-	if t == "" {
-		return "", fail(prefix(raw) + ": " + key + " is required")
-	}
-	return t, nil
+	return toolarg.RequiredString(raw, key, prefix)
 }
 
 func optionalStr(raw *pyjson.Value, key string) (string, error) {
-	v := raw.Lookup(key)
-	if v.Kind == pyjson.Null {
-		return "", nil
-	}
-	if v.Kind != pyjson.String {
-		return "", fail(prefix(raw) + ": " + key + " must be a string")
-	}
-	return pyjson.Strip(v.S), nil
+	return toolarg.OptionalString(raw, key, prefix)
 }
 
 func optionalBool(raw *pyjson.Value, key string, def bool) (bool, error) {
-	v := raw.Lookup(key)
-	if v.Kind == pyjson.Null {
+	b, err := toolarg.OptionalBool(raw, key, prefix)
+	switch {
+	case err != nil:
+		return false, err
+	case b == nil:
 		return def, nil
 	}
-	if v.Kind != pyjson.Bool {
-		return false, fail(prefix(raw) + ": " + key + " must be a boolean")
-	}
-	return v.B, nil
+	return *b, nil
 }
 
 // ValidID reports whether s matches IDPattern.

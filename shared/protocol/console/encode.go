@@ -26,31 +26,6 @@ func (e Envelope) AppendJSON(b []byte) []byte {
 // String returns the envelope as compact JSON.
 func (e Envelope) String() string { return string(e.AppendJSON(nil)) }
 
-func key(b []byte, k string) []byte {
-	b = append(b, ',', '"')
-	b = append(b, k...)
-	return append(b, '"', ':')
-}
-
-func str(b []byte, k, v string) []byte {
-	return pyjson.AppendString(key(b, k), v)
-}
-
-func optStr(b []byte, k, v string) []byte {
-	if v == "" {
-		return b
-	}
-	return str(b, k, v)
-}
-
-func boolean(b []byte, k string, v bool) []byte {
-	b = key(b, k)
-	if v {
-		return append(b, "true"...)
-	}
-	return append(b, "false"...)
-}
-
 func head(b []byte, t string) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, t...)
@@ -73,43 +48,43 @@ func float(b []byte, f float64) []byte {
 
 // AppendJSON appends {"type":"set_theme","theme":…}.
 func (a SetTheme) AppendJSON(b []byte) []byte {
-	return append(str(head(b, "set_theme"), "theme", string(a.Theme)), '}')
+	return append(pyjson.AppendStringField(head(b, "set_theme"), "theme", string(a.Theme)), '}')
 }
 
 // AppendJSON appends {"type":"navigate","path":…,"hash"?,"replace"?}.
 func (a Navigate) AppendJSON(b []byte) []byte {
-	b = str(head(b, "navigate"), "path", a.Path)
+	b = pyjson.AppendStringField(head(b, "navigate"), "path", a.Path)
 	if a.Hash != nil {
-		b = str(b, "hash", *a.Hash)
+		b = pyjson.AppendStringField(b, "hash", *a.Hash)
 	}
 	if a.Replace != nil {
-		b = boolean(b, "replace", *a.Replace)
+		b = pyjson.AppendBoolField(b, "replace", *a.Replace)
 	}
 	return append(b, '}')
 }
 
 // AppendJSON appends {"type":"open_create","resource":…,"projectId"?}.
 func (a OpenCreate) AppendJSON(b []byte) []byte {
-	b = str(head(b, "open_create"), "resource", string(a.Resource))
-	return append(optStr(b, "projectId", a.ProjectID), '}')
+	b = pyjson.AppendStringField(head(b, "open_create"), "resource", string(a.Resource))
+	return append(pyjson.AppendOptionalStringField(b, "projectId", a.ProjectID), '}')
 }
 
 // AppendJSON appends {"type":"open_dialog","dialog":…,"projectId"?}.
 func (a OpenDialog) AppendJSON(b []byte) []byte {
-	b = str(head(b, "open_dialog"), "dialog", string(a.Dialog))
-	return append(optStr(b, "projectId", a.ProjectID), '}')
+	b = pyjson.AppendStringField(head(b, "open_dialog"), "dialog", string(a.Dialog))
+	return append(pyjson.AppendOptionalStringField(b, "projectId", a.ProjectID), '}')
 }
 
 // AppendJSON appends {"type":"toast","level":…,"message":…,"description"?}.
 func (a Toast) AppendJSON(b []byte) []byte {
-	b = str(head(b, "toast"), "level", string(a.Level))
-	b = str(b, "message", a.Message)
-	return append(optStr(b, "description", a.Description), '}')
+	b = pyjson.AppendStringField(head(b, "toast"), "level", string(a.Level))
+	b = pyjson.AppendStringField(b, "message", a.Message)
+	return append(pyjson.AppendOptionalStringField(b, "description", a.Description), '}')
 }
 
 // AppendJSON appends {"type":"show_pane","content":…}.
 func (a ShowPane) AppendJSON(b []byte) []byte {
-	return append(str(head(b, "show_pane"), "content", string(a.Content)), '}')
+	return append(pyjson.AppendStringField(head(b, "show_pane"), "content", string(a.Content)), '}')
 }
 
 // AppendJSON appends {"type":"toggle_terminal"}.
@@ -119,18 +94,18 @@ func (ToggleTerminal) AppendJSON(b []byte) []byte {
 
 // AppendJSON appends {"type":"scroll_to_card","cardId":…}.
 func (a ScrollToCard) AppendJSON(b []byte) []byte {
-	return append(str(head(b, "scroll_to_card"), "cardId", a.CardID), '}')
+	return append(pyjson.AppendStringField(head(b, "scroll_to_card"), "cardId", a.CardID), '}')
 }
 
 // appendItemBody appends ,"resourceId":…,"title":…,… (no braces).
 func (it *ResourceItem) appendBody(b []byte) []byte {
-	b = str(b, "resourceId", it.ResourceID)
-	b = str(b, "title", it.Title)
-	b = optStr(b, "subtitle", it.Subtitle)
-	b = optStr(b, "href", it.Href)
-	b = optStr(b, "status", it.Status)
+	b = pyjson.AppendStringField(b, "resourceId", it.ResourceID)
+	b = pyjson.AppendStringField(b, "title", it.Title)
+	b = pyjson.AppendOptionalStringField(b, "subtitle", it.Subtitle)
+	b = pyjson.AppendOptionalStringField(b, "href", it.Href)
+	b = pyjson.AppendOptionalStringField(b, "status", it.Status)
 	if it.Metadata != nil {
-		b = append(key(b, "metadata"), '[')
+		b = append(pyjson.AppendKey(b, "metadata"), '[')
 		for i, m := range it.Metadata {
 			if i > 0 {
 				b = append(b, ',')
@@ -144,7 +119,7 @@ func (it *ResourceItem) appendBody(b []byte) []byte {
 		b = append(b, ']')
 	}
 	if it.Fields != nil {
-		b = it.Fields.AppendJSON(key(b, "fields"))
+		b = it.Fields.AppendJSON(pyjson.AppendKey(b, "fields"))
 	}
 	return b
 }
@@ -174,16 +149,16 @@ func (f Fields) AppendJSON(b []byte) []byte {
 
 // AppendJSON appends {"type":"resource","mutation":…,"resourceType":…,"resourceId":…,…}.
 func (a Resource) AppendJSON(b []byte) []byte {
-	b = str(head(b, "resource"), "mutation", string(a.Mutation))
-	b = str(b, "resourceType", a.ResourceType)
+	b = pyjson.AppendStringField(head(b, "resource"), "mutation", string(a.Mutation))
+	b = pyjson.AppendStringField(b, "resourceType", a.ResourceType)
 	b = a.ResourceItem.appendBody(b)
 	return append(b, '}')
 }
 
 // AppendJSON appends {"type":"resource_list","resourceType":…,"items":[…],…}.
 func (a ResourceList) AppendJSON(b []byte) []byte {
-	b = str(head(b, "resource_list"), "resourceType", a.ResourceType)
-	b = append(key(b, "items"), '[')
+	b = pyjson.AppendStringField(head(b, "resource_list"), "resourceType", a.ResourceType)
+	b = append(pyjson.AppendKey(b, "items"), '[')
 	for i := range a.Items {
 		if i > 0 {
 			b = append(b, ',')
@@ -191,16 +166,16 @@ func (a ResourceList) AppendJSON(b []byte) []byte {
 		b = a.Items[i].AppendJSON(b)
 	}
 	b = append(b, ']')
-	b = optStr(b, "title", a.Title)
-	b = optStr(b, "description", a.Description)
-	b = optStr(b, "listHref", a.ListHref)
-	b = optStr(b, "emptyMessage", a.EmptyMessage)
+	b = pyjson.AppendOptionalStringField(b, "title", a.Title)
+	b = pyjson.AppendOptionalStringField(b, "description", a.Description)
+	b = pyjson.AppendOptionalStringField(b, "listHref", a.ListHref)
+	b = pyjson.AppendOptionalStringField(b, "emptyMessage", a.EmptyMessage)
 	if a.Total != nil {
-		b = strconv.AppendInt(key(b, "total"), *a.Total, 10)
+		b = strconv.AppendInt(pyjson.AppendKey(b, "total"), *a.Total, 10)
 	}
-	b = optStr(b, "projectId", a.ProjectID)
+	b = pyjson.AppendOptionalStringField(b, "projectId", a.ProjectID)
 	if a.Columns != nil {
-		b = append(key(b, "columns"), '[')
+		b = append(pyjson.AppendKey(b, "columns"), '[')
 		for i, c := range a.Columns {
 			if i > 0 {
 				b = append(b, ',')
@@ -218,8 +193,8 @@ func (a ResourceList) AppendJSON(b []byte) []byte {
 
 // AppendJSON appends {"type":"chart","title":…,"metrics":[…],…}.
 func (a Chart) AppendJSON(b []byte) []byte {
-	b = str(head(b, "chart"), "title", a.Title)
-	b = append(key(b, "metrics"), '[')
+	b = pyjson.AppendStringField(head(b, "chart"), "title", a.Title)
+	b = append(pyjson.AppendKey(b, "metrics"), '[')
 	for i, m := range a.Metrics {
 		if i > 0 {
 			b = append(b, ',')
@@ -244,25 +219,25 @@ func (a Chart) AppendJSON(b []byte) []byte {
 		b = append(b, "]}"...)
 	}
 	b = append(b, ']')
-	b = optStr(b, "description", a.Description)
-	b = optStr(b, "unitLabel", a.UnitLabel)
-	b = optStr(b, "interval", a.Interval)
-	b = optStr(b, "startAt", a.StartAt)
-	b = optStr(b, "endAt", a.EndAt)
-	b = optStr(b, "href", a.Href)
-	b = optStr(b, "projectId", a.ProjectID)
-	b = optStr(b, "chartType", string(a.ChartType))
-	b = optStr(b, "kind", string(a.Kind))
-	b = optStr(b, "axisFormat", string(a.AxisFormat))
+	b = pyjson.AppendOptionalStringField(b, "description", a.Description)
+	b = pyjson.AppendOptionalStringField(b, "unitLabel", a.UnitLabel)
+	b = pyjson.AppendOptionalStringField(b, "interval", a.Interval)
+	b = pyjson.AppendOptionalStringField(b, "startAt", a.StartAt)
+	b = pyjson.AppendOptionalStringField(b, "endAt", a.EndAt)
+	b = pyjson.AppendOptionalStringField(b, "href", a.Href)
+	b = pyjson.AppendOptionalStringField(b, "projectId", a.ProjectID)
+	b = pyjson.AppendOptionalStringField(b, "chartType", string(a.ChartType))
+	b = pyjson.AppendOptionalStringField(b, "kind", string(a.Kind))
+	b = pyjson.AppendOptionalStringField(b, "axisFormat", string(a.AxisFormat))
 	if a.ChangePercent != nil {
-		b = float(key(b, "changePercent"), *a.ChangePercent)
+		b = float(pyjson.AppendKey(b, "changePercent"), *a.ChangePercent)
 	}
 	return append(b, '}')
 }
 
 // AppendJSON appends {"type":"refresh","scopes":[…]}.
 func (a Refresh) AppendJSON(b []byte) []byte {
-	b = append(key(head(b, "refresh"), "scopes"), '[')
+	b = append(pyjson.AppendKey(head(b, "refresh"), "scopes"), '[')
 	for i, s := range a.Scopes {
 		if i > 0 {
 			b = append(b, ',')

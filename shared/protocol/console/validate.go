@@ -6,19 +6,14 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 
-// ValidationError is a rejected tool argument. Error returns the message that
-// follows ErrorPrefix in the tool result, e.g. "actions array is empty".
-type ValidationError struct {
-	// Msg is the message, word for word as the Python engine words it.
-	Msg string
-}
+// ValidationError is a rejected tool argument; Error returns the message that follows ErrorPrefix, word for word
+// as the Python engine words it. It is the same type in every protocol package.
+type ValidationError = toolarg.Error
 
-// Error returns Msg.
-func (e *ValidationError) Error() string { return e.Msg }
-
-func fail(msg string) error { return &ValidationError{Msg: msg} }
+func fail(msg string) error { return toolarg.Fail(msg) }
 
 // Validate checks the tool argument (a JSON string holding one action object
 // or an array of them) and returns the normalized envelope, or a
@@ -70,27 +65,9 @@ func Normalize(actions ...Action) (Envelope, error) {
 	return Validate(string(b))
 }
 
-func parseArg(actions string) ([]pyjson.Value, error) {
-	text := pyjson.Strip(pyjson.ValidUTF8(actions))
-	if text == "" {
-		return nil, fail("actions is empty")
-	}
-	v, err := pyjson.Decode(text)
-	if err != nil {
-		return nil, fail("actions must be valid JSON: " + err.Error())
-	}
-	return listOf(v)
-}
+func parseArg(actions string) ([]pyjson.Value, error) { return toolarg.List(actions, "actions") }
 
-func listOf(v pyjson.Value) ([]pyjson.Value, error) {
-	switch v.Kind {
-	case pyjson.Object:
-		return []pyjson.Value{v}, nil
-	case pyjson.Array:
-		return v.A, nil
-	}
-	return nil, fail("actions JSON must be an object or an array of objects")
-}
+func listOf(v pyjson.Value) ([]pyjson.Value, error) { return toolarg.Items(v, "actions") }
 
 func validateList(list []pyjson.Value) (Envelope, error) {
 	if len(list) == 0 {
@@ -118,39 +95,16 @@ func prefix(raw *pyjson.Value) string {
 }
 
 func requireStr(raw *pyjson.Value, key string) (string, error) {
-	v := raw.Lookup(key)
-	if v.Kind != pyjson.String {
-		return "", fail(prefix(raw) + ": " + key + " must be a string")
-	}
-	t := pyjson.Strip(v.S)
-	if t == "" {
-		return "", fail(prefix(raw) + ": " + key + " is required")
-	}
-	return t, nil
+	return toolarg.RequiredString(raw, key, prefix)
 }
 
 // optionalStr returns "" for absent (None, or empty after strip).
 func optionalStr(raw *pyjson.Value, key string) (string, error) {
-	v := raw.Lookup(key)
-	if v.Kind == pyjson.Null {
-		return "", nil
-	}
-	if v.Kind != pyjson.String {
-		return "", fail(prefix(raw) + ": " + key + " must be a string")
-	}
-	return pyjson.Strip(v.S), nil
+	return toolarg.OptionalString(raw, key, prefix)
 }
 
 func optionalBool(raw *pyjson.Value, key string) (*bool, error) {
-	v := raw.Lookup(key)
-	if v.Kind == pyjson.Null {
-		return nil, nil
-	}
-	if v.Kind != pyjson.Bool {
-		return nil, fail(prefix(raw) + ": " + key + " must be a boolean")
-	}
-	b := v.B
-	return &b, nil
+	return toolarg.OptionalBool(raw, key, prefix)
 }
 
 func optionalNonNegInt(raw *pyjson.Value, key string) (*int64, error) {

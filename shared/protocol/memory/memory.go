@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 
 // Protocol is the wire protocol id.
@@ -135,23 +136,16 @@ func (Set) ActionType() string { return "set" }
 // ActionType returns "forget".
 func (Forget) ActionType() string { return "forget" }
 
-func str(b []byte, k, v string) []byte {
-	b = append(b, ',', '"')
-	b = append(b, k...)
-	b = append(b, '"', ':')
-	return pyjson.AppendString(b, v)
-}
-
 func head(b []byte, t, key, scope, owner string) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, t...)
 	b = append(b, '"')
-	b = str(b, "key", key)
+	b = pyjson.AppendStringField(b, "key", key)
 	if scope != "" {
-		b = str(b, "scope", scope)
+		b = pyjson.AppendStringField(b, "scope", scope)
 	}
 	if owner != "" {
-		b = str(b, "ownerId", owner)
+		b = pyjson.AppendStringField(b, "ownerId", owner)
 	}
 	return b
 }
@@ -159,9 +153,9 @@ func head(b []byte, t, key, scope, owner string) []byte {
 // AppendJSON appends {"type":"set","key","scope","ownerId"?,"content","category","priority"}.
 func (a Set) AppendJSON(b []byte) []byte {
 	b = head(b, "set", a.Key, a.Scope, a.OwnerID)
-	b = str(b, "content", a.Content)
+	b = pyjson.AppendStringField(b, "content", a.Content)
 	if a.Category != "" {
-		b = str(b, "category", a.Category)
+		b = pyjson.AppendStringField(b, "category", a.Category)
 	}
 	b = append(b, `,"priority":`...)
 	b = strconv.AppendInt(b, a.Priority, 10)
@@ -190,41 +184,26 @@ func (e Envelope) AppendJSON(b []byte) []byte {
 // String returns the envelope as compact JSON.
 func (e Envelope) String() string { return string(e.AppendJSON(nil)) }
 
-// ValidationError is a rejected tool argument; Error returns the message
-// that follows ErrorPrefix.
-type ValidationError struct {
-	// Msg is the engine's message, word for word.
-	Msg string
-}
+// ValidationError is a rejected tool argument; Error returns the message that follows ErrorPrefix, word for word
+// as the Python engine words it. It is the same type in every protocol package.
+type ValidationError = toolarg.Error
 
-// Error returns Msg.
-func (e *ValidationError) Error() string { return e.Msg }
-
-func fail(msg string) error { return &ValidationError{Msg: msg} }
+func fail(msg string) error { return toolarg.Fail(msg) }
 
 // Validate checks the tool argument and returns the normalized envelope or a
 // *ValidationError with the engine's exact message.
 func Validate(actions string) (Envelope, error) {
-	text := pyjson.Strip(pyjson.ValidUTF8(actions))
-	if text == "" {
-		return Envelope{}, fail("actions is empty")
-	}
-	v, err := pyjson.Decode(text)
+	v, err := toolarg.Decode(actions, "actions")
 	if err != nil {
-		return Envelope{}, fail("actions must be valid JSON: " + err.Error())
+		return Envelope{}, err
 	}
 	return validateValue(v)
 }
 
 func validateValue(v pyjson.Value) (Envelope, error) {
-	var list []pyjson.Value
-	switch v.Kind {
-	case pyjson.Object:
-		list = []pyjson.Value{v}
-	case pyjson.Array:
-		list = v.A
-	default:
-		return Envelope{}, fail("actions JSON must be an object or an array of objects")
+	list, err := toolarg.Items(v, "actions")
+	if err != nil {
+		return Envelope{}, err
 	}
 	if len(list) == 0 {
 		return Envelope{}, fail("actions array is empty")
@@ -316,26 +295,11 @@ func ValidKey(s string) bool {
 func prefix(raw *pyjson.Value) string { return raw.Lookup("type").Repr() }
 
 func requireStr(raw *pyjson.Value, key string) (string, error) {
-	v := raw.Lookup(key)
-	if v.Kind != pyjson.String {
-		return "", fail(prefix(raw) + ": " + key + " must be a string")
-	}
-	t := pyjson.Strip(v.S)
-	if t == "" {
-		return "", fail(prefix(raw) + ": " + key + " is required")
-	}
-	return t, nil
+	return toolarg.RequiredString(raw, key, prefix)
 }
 
 func optionalStr(raw *pyjson.Value, key string) (string, error) {
-	v := raw.Lookup(key)
-	if v.Kind == pyjson.Null {
-		return "", nil
-	}
-	if v.Kind != pyjson.String {
-		return "", fail(prefix(raw) + ": " + key + " must be a string")
-	}
-	return pyjson.Strip(v.S), nil
+	return toolarg.OptionalString(raw, key, prefix)
 }
 
 func validateAction(raw *pyjson.Value) (Action, error) {

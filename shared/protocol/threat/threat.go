@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 
 	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 
 // Protocol is the wire protocol id.
@@ -115,28 +116,18 @@ func (r Report) AppendJSON(b []byte) []byte {
 // String returns the envelope as compact JSON.
 func (r Report) String() string { return string(r.AppendJSON(nil)) }
 
-// ValidationError is a rejected report; Error returns the message that
-// follows ErrorPrefix.
-type ValidationError struct {
-	// Msg is the engine's message, word for word.
-	Msg string
-}
+// ValidationError is a rejected report; Error returns the message that follows ErrorPrefix, word for word
+// as the Python engine words it. It is the same type in every protocol package.
+type ValidationError = toolarg.Error
 
-// Error returns Msg.
-func (e *ValidationError) Error() string { return e.Msg }
-
-func fail(msg string) error { return &ValidationError{Msg: msg} }
+func fail(msg string) error { return toolarg.Fail(msg) }
 
 // Validate checks a report given as JSON text (the tool call's arguments
 // object, or parse_report_arg's string) and returns it normalized.
 func Validate(report string) (Report, error) {
-	text := pyjson.Strip(pyjson.ValidUTF8(report))
-	if text == "" {
-		return Report{}, fail("report is empty")
-	}
-	v, err := pyjson.Decode(text)
+	v, err := toolarg.Decode(report, "report")
 	if err != nil {
-		return Report{}, fail("report must be valid JSON: " + err.Error())
+		return Report{}, err
 	}
 	return validate(&v)
 }
@@ -179,15 +170,7 @@ func Normalize(r Report) (Report, error) {
 }
 
 func requireStr(raw *pyjson.Value, key string) (string, error) {
-	v := raw.Lookup(key)
-	if v.Kind != pyjson.String {
-		return "", fail(key + " must be a string")
-	}
-	t := pyjson.Strip(v.S)
-	if t == "" {
-		return "", fail(key + " is required")
-	}
-	return t, nil
+	return toolarg.RequiredString(raw, key, nil)
 }
 
 func validate(raw *pyjson.Value) (Report, error) {

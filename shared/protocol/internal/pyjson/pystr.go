@@ -263,3 +263,32 @@ func ValidUTF8(s string) string {
 	}
 	return b.String()
 }
+
+// AppendStringField appends `,"k":` and v as a JSON string: a field after the first of an object.
+func AppendStringField(b []byte, k, v string) []byte {
+	return AppendString(AppendKey(b, k), v)
+}
+
+// AppendOptionalStringField is AppendStringField, or nothing when v is empty (an absent optional field).
+func AppendOptionalStringField(b []byte, k, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return AppendStringField(b, k, v)
+}
+
+// AppendBoolField appends `,"k":true` or `,"k":false`.
+func AppendBoolField(b []byte, k string, v bool) []byte {
+	b = AppendKey(b, k)
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}
+
+// AppendKey appends `,"k":`, the start of a field after the first of an object.
+func AppendKey(b []byte, k string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	return append(b, '"', ':')
+}
