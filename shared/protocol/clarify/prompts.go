@@ -125,14 +125,7 @@ func fail(msg string) error { return toolarg.Fail(msg) }
 func (e Envelope) AppendJSON(b []byte) []byte {
 	b = append(b, `{"protocol":`...)
 	b = pyjson.AppendString(b, e.Protocol)
-	b = append(b, `,"prompts":[`...)
-	for i, p := range e.Prompts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = p.AppendJSON(b)
-	}
-	b = append(b, ']')
+	b = pyjson.AppendArray(append(b, `,"prompts":`...), e.Prompts)
 	if e.Title != "" {
 		b = append(b, `,"title":`...)
 		b = pyjson.AppendString(b, e.Title)
@@ -230,18 +223,7 @@ func Result(prompts, title string) string {
 // Normalize validates typed prompts exactly as if the model had sent them as
 // JSON, and returns the normalized envelope.
 func Normalize(title string, prompts ...Prompt) (Envelope, error) {
-	b := []byte{'['}
-	for i, p := range prompts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if p == nil {
-			b = append(b, "null"...)
-			continue
-		}
-		b = p.AppendJSON(b)
-	}
-	return Validate(string(append(b, ']')), title)
+	return Validate(string(pyjson.AppendArray(nil, prompts)), title)
 }
 
 func cleanTitle(title string) (string, error) {

@@ -13,14 +13,8 @@ import (
 func (e Envelope) AppendJSON(b []byte) []byte {
 	b = append(b, `{"protocol":`...)
 	b = pyjson.AppendString(b, e.Protocol)
-	b = append(b, `,"actions":[`...)
-	for i, a := range e.Actions {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = a.AppendJSON(b)
-	}
-	return append(b, "]}"...)
+	b = pyjson.AppendArray(append(b, `,"actions":`...), e.Actions)
+	return append(b, '}')
 }
 
 // String returns the envelope as compact JSON.

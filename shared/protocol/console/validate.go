@@ -50,19 +50,7 @@ func Result(actions string) string {
 // JSON, and returns the normalized envelope (lower-cased enums, stripped
 // strings, defaults) or a *ValidationError.
 func Normalize(actions ...Action) (Envelope, error) {
-	b := []byte{'['}
-	for i, a := range actions {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if a == nil {
-			b = append(b, "null"...)
-			continue
-		}
-		b = a.AppendJSON(b)
-	}
-	b = append(b, ']')
-	return Validate(string(b))
+	return Validate(string(pyjson.AppendArray(nil, actions)))
 }
 
 func parseArg(actions string) ([]pyjson.Value, error) { return toolarg.List(actions, "actions") }

@@ -171,14 +171,8 @@ func (a Forget) AppendJSON(b []byte) []byte {
 func (e Envelope) AppendJSON(b []byte) []byte {
 	b = append(b, `{"protocol":`...)
 	b = pyjson.AppendString(b, e.Protocol)
-	b = append(b, `,"actions":[`...)
-	for i, a := range e.Actions {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = a.AppendJSON(b)
-	}
-	return append(b, "]}"...)
+	b = pyjson.AppendArray(append(b, `,"actions":`...), e.Actions)
+	return append(b, '}')
 }
 
 // String returns the envelope as compact JSON.
@@ -243,18 +237,7 @@ func Result(actions string) string {
 
 // Normalize validates typed actions exactly as if the model had sent them as JSON.
 func Normalize(actions ...Action) (Envelope, error) {
-	b := []byte{'['}
-	for i, a := range actions {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if a == nil {
-			b = append(b, "null"...)
-			continue
-		}
-		b = a.AppendJSON(b)
-	}
-	return Validate(string(append(b, ']')))
+	return Validate(string(pyjson.AppendArray(nil, actions)))
 }
 
 // Call runs the tool on the model's raw call arguments {"actions": …}. An

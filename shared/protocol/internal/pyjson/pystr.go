@@ -292,3 +292,25 @@ func AppendKey(b []byte, k string) []byte {
 	b = append(b, k...)
 	return append(b, '"', ':')
 }
+
+// Appender is a value that writes itself as compact JSON.
+type Appender interface {
+	AppendJSON(b []byte) []byte
+}
+
+// AppendArray appends items as a JSON array, comma separated; a nil item (of an interface type) is written
+// as null.
+func AppendArray[T Appender](b []byte, items []T) []byte {
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if any(it) == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = it.AppendJSON(b)
+	}
+	return append(b, ']')
+}
