@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // Calculator limits: longer or deeper expressions are refused before evaluation.
@@ -541,45 +543,4 @@ func intPow(a float64, n int64) float64 {
 // FormatFloat writes f as Python's repr(float) does: the shortest round-tripping digits, fixed notation
 // with at least one decimal for exponents -4..15, otherwise scientific ("1e+16", "1.5e-05"); "inf",
 // "-inf" and "nan" for the special values.
-func FormatFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // -d.ddde±XX
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	neg := strings.HasPrefix(mant, "-")
-	mant = strings.TrimPrefix(mant, "-")
-	digits := strings.Replace(mant, ".", "", 1)
-	sign := ""
-	if neg {
-		sign = "-"
-	}
-	if exp < -4 || exp >= 16 {
-		m := digits[:1]
-		if len(digits) > 1 {
-			m += "." + digits[1:]
-		}
-		es := "+"
-		if exp < 0 {
-			es, exp = "-", -exp
-		}
-		x := strconv.Itoa(exp)
-		if len(x) < 2 {
-			x = "0" + x
-		}
-		return sign + m + "e" + es + x
-	}
-	if exp < 0 {
-		return sign + "0." + strings.Repeat("0", -exp-1) + digits
-	}
-	if len(digits) <= exp+1 {
-		return sign + digits + strings.Repeat("0", exp+1-len(digits)) + ".0"
-	}
-	return sign + digits[:exp+1] + "." + digits[exp+1:]
-}
+func FormatFloat(f float64) string { return pyjson.FloatRepr(f) }

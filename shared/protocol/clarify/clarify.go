@@ -17,7 +17,7 @@ package clarify
 import (
 	"encoding/json"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 )
 
 // Protocol is the wire protocol id.

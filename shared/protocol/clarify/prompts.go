@@ -3,7 +3,7 @@ package clarify
 import (
 	"strconv"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 

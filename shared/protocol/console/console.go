@@ -18,7 +18,7 @@ package console
 import (
 	"encoding/json"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 )
 
 // Protocol is the wire protocol id.

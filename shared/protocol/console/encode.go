@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 )
 
 // AppendJSON appends the envelope as compact JSON: {"protocol":…,"actions":[…]}.

@@ -3,7 +3,7 @@ package console
 import (
 	"strconv"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 )
 
 // Envelope is the tool result the Console parses: {"protocol", "actions"}.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 

@@ -15,7 +15,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 

@@ -12,7 +12,7 @@ package threat
 import (
 	"encoding/json"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 

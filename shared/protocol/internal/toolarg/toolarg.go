@@ -4,7 +4,7 @@
 // required", "... must be a boolean").
 package toolarg
 
-import "appwrite-agent/shared/protocol/internal/pyjson"
+import "appwrite-agent/shared/pyjson"
 
 // Error is a rejected tool argument; Error returns the message that follows the protocol's ErrorPrefix.
 type Error struct {

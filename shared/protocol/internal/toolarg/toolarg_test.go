@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"appwrite-agent/shared/protocol/internal/pyjson"
+	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 )
 
