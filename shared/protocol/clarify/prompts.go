@@ -3,8 +3,8 @@ package clarify
 import (
 	"strconv"
 
-	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
+	"appwrite-agent/shared/pyjson"
 )
 
 // Envelope is the tool result: {"protocol","prompts","title"?}.

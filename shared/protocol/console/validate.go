@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
+	"appwrite-agent/shared/pyjson"
 )
 
 // ValidationError is a rejected tool argument; Error returns the message that follows ErrorPrefix, word for word

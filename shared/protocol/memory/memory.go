@@ -15,8 +15,8 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
+	"appwrite-agent/shared/pyjson"
 )
 
 // Protocol is the wire protocol id.

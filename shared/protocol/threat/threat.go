@@ -12,8 +12,8 @@ package threat
 import (
 	"encoding/json"
 
-	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
+	"appwrite-agent/shared/pyjson"
 )
 
 // Protocol is the wire protocol id.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/protocol/internal/toolarg"
+	"appwrite-agent/shared/pyjson"
 )
 
 func ExampleList() {
