@@ -15,7 +15,7 @@ import (
 	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/shared/appwritesig"
-	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/seal"
 )
 

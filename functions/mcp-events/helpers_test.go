@@ -21,8 +21,8 @@ import (
 
 	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/functions/mcp-events/mcpserver"
-	"appwrite-agent/shared/localappwrite"
-	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/localruntime"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	handler "appwrite-agent/functions/mcp-events"
-	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/devkit/localruntime"
 )
 
 // TestMainReadsTheEnvironment runs handler.Main, as the runtime does, configured only by environment

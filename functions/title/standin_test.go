@@ -9,9 +9,9 @@ import (
 	"time"
 
 	handler "appwrite-agent/functions/title"
-	"appwrite-agent/shared/localappwrite"
-	"appwrite-agent/shared/localruntime"
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/scriptedllm"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
 	"github.com/appwrite/sdk-for-go/id"

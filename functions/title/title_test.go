@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	handler "appwrite-agent/functions/title"
-	"appwrite-agent/shared/localruntime"
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
 // titleServer runs the function behind the local runtime with the env LLM pointing at model.

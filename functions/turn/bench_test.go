@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	handler "appwrite-agent/functions/turn"
-	"appwrite-agent/shared/localruntime"
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
 // BenchmarkHTTPTurn is a whole turn through the local runtime against the scripted model over loopback

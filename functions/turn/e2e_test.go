@@ -15,8 +15,8 @@ import (
 	handler "appwrite-agent/functions/turn"
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/timeline"
-	"appwrite-agent/shared/localruntime"
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/sessionauth"
 )
 

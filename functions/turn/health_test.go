@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	handler "appwrite-agent/functions/turn"
-	"appwrite-agent/shared/fnhttp/fnhttptest"
+	"appwrite-agent/shared/devkit/fnhttptest"
 )
 
 func TestHealthAndUnknownPath(t *testing.T) { fnhttptest.CheckHealthAndNotFound(t, handler.Main) }

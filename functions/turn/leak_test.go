@@ -7,7 +7,7 @@ import (
 	"time"
 
 	handler "appwrite-agent/functions/turn"
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/scriptedllm"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )

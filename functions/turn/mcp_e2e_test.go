@@ -19,7 +19,7 @@ import (
 	handler "appwrite-agent/functions/turn"
 	"appwrite-agent/functions/turn/mcptools"
 	"appwrite-agent/functions/turn/timeline"
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/scriptedllm"
 
 	mgmcp "github.com/mark3labs/mcp-go/mcp"
 	mgserver "github.com/mark3labs/mcp-go/server"

@@ -14,9 +14,9 @@ import (
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/protocol/clarify"
 	"appwrite-agent/shared/protocol/console"
-	"appwrite-agent/shared/protocol/consoleparse"
+	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/protocol/memory"
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
 // toolTurn runs a turn in which the routed agent makes one tool call and then answers; it returns the

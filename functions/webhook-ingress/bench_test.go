@@ -15,7 +15,7 @@ import (
 
 	handler "appwrite-agent/functions/webhook-ingress"
 	"appwrite-agent/shared/appwritesig"
-	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/stdwebhooks"
 

@@ -20,10 +20,10 @@ import (
 	handler "appwrite-agent/functions/webhook-ingress"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/eventcatalog"
-	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/stdwebhooks"
-	"appwrite-agent/shared/webhookreceiver"
+	"appwrite-agent/shared/devkit/webhookreceiver"
 )
 
 const (

@@ -12,7 +12,7 @@ import (
 	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/stdwebhooks"
-	"appwrite-agent/shared/webhookreceiver"
+	"appwrite-agent/shared/devkit/webhookreceiver"
 )
 
 const secretText = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

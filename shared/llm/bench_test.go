@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/scriptedllm"
 
 	openai "github.com/sashabaranov/go-openai"
 )

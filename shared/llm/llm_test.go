@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"appwrite-agent/shared/scriptedllm"
+	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
 func TestIsReasoningModel(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/shared/webhookreceiver"
+	"appwrite-agent/shared/devkit/webhookreceiver"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
 	"github.com/appwrite/sdk-for-go/id"

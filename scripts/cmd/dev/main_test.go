@@ -14,7 +14,7 @@ import (
 
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/scripts/internal/staging"
-	"appwrite-agent/shared/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
 )

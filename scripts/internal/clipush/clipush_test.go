@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"appwrite-agent/scripts/internal/staging"
-	"appwrite-agent/shared/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite"
 )
 
 // CLIVersion is the Appwrite CLI the deploy path is proven with (functions-runtime.md §5).

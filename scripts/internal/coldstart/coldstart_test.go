@@ -18,9 +18,9 @@ import (
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/shared/localappwrite"
-	"appwrite-agent/shared/scriptedllm"
-	"appwrite-agent/shared/webhookreceiver"
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/scriptedllm"
+	"appwrite-agent/shared/devkit/webhookreceiver"
 )
 
 var (

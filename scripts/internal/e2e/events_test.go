@@ -14,8 +14,8 @@ import (
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/shared/localappwrite"
-	"appwrite-agent/shared/webhookreceiver"
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/webhookreceiver"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
 	"github.com/appwrite/sdk-for-go/id"

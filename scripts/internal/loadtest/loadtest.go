@@ -31,7 +31,7 @@ import (
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/shared/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite"
 )
 
 // Config sizes one run.

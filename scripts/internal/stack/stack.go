@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"appwrite-agent/scripts/internal/staging"
-	"appwrite-agent/shared/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite"
 )
 
 // Options configure Start. The zero value runs on free loopback ports.

@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"appwrite-agent/shared/runtimebuild"
+	"appwrite-agent/shared/devkit/runtimebuild"
 )
 
 // Module paths of this workspace and of the deployed function.

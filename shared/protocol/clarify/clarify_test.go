@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"appwrite-agent/shared/protocol/clarify"
-	"appwrite-agent/shared/protocol/consoleparse"
+	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/protocol/internal/prototest"
 )
 

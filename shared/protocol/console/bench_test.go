@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"appwrite-agent/shared/protocol/console"
-	"appwrite-agent/shared/protocol/consoleparse"
+	"appwrite-agent/shared/devkit/consoleparse"
 )
 
 // batch20 is a 20-action call whose first action is a 50-row resource_list

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"appwrite-agent/shared/protocol/consoleparse"
+	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/protocol/internal/prototest"
 	"appwrite-agent/shared/protocol/memory"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"appwrite-agent/shared/protocol/console"
-	"appwrite-agent/shared/protocol/consoleparse"
+	"appwrite-agent/shared/devkit/consoleparse"
 )
 
 // update is accepted (and unused) so that go test ./protocol/... -update works.

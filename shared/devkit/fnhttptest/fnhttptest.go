@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"appwrite-agent/shared/fnhttp"
-	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/devkit/localruntime"
 )
 
 // secret is the x-open-runtimes-secret of the test server.

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"appwrite-agent/shared/localruntime"
-	"appwrite-agent/shared/runtimebuild"
+	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/runtimebuild"
 )
 
 // deployer builds deployments and runs the runtime process of each function's active deployment. It belongs

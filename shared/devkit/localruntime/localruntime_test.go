@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/localruntime"
+	"appwrite-agent/shared/devkit/localruntime"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )

@@ -69,7 +69,7 @@ type scheduledRequest struct {
 }
 
 // FunctionSpec describes a function to register. The function runs elsewhere as an HTTP server speaking the
-// open-runtimes contract (shared/localruntime); URL is where the stand-in sends executions.
+// open-runtimes contract (shared/devkit/localruntime); URL is where the stand-in sends executions.
 type FunctionSpec struct {
 	// ID is the function id; Name defaults to it; Runtime defaults to "go-1.26".
 	ID      string `json:"functionId"`
