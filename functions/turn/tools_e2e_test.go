@@ -12,11 +12,11 @@ import (
 
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/protocol/clarify"
 	"appwrite-agent/shared/protocol/console"
-	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/protocol/memory"
-	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
 // toolTurn runs a turn in which the routed agent makes one tool call and then answers; it returns the

@@ -19,11 +19,11 @@ import (
 
 	handler "appwrite-agent/functions/webhook-ingress"
 	"appwrite-agent/shared/appwritesig"
-	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/webhookreceiver"
+	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/stdwebhooks"
-	"appwrite-agent/shared/devkit/webhookreceiver"
 )
 
 const (

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"appwrite-agent/shared/devkit/webhookreceiver"
 	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/stdwebhooks"
-	"appwrite-agent/shared/devkit/webhookreceiver"
 )
 
 const secretText = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

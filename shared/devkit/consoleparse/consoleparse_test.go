@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"appwrite-agent/shared/protocol/console"
 	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/protocol/console"
 )
 
 // update is accepted (and unused) so that go test ./protocol/... -update works.

@@ -9,8 +9,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/fnhttp"
 )
 
 // secret is the x-open-runtimes-secret of the test server.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"appwrite-agent/shared/protocol/console"
 	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/protocol/console"
 )
 
 // batch20 is a 20-action call whose first action is a 50-row resource_list

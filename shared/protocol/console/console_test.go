@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"appwrite-agent/shared/protocol/console"
 	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/protocol/console"
 	"appwrite-agent/shared/protocol/internal/prototest"
 )
 
