@@ -18,7 +18,15 @@ import (
 const requestBudget = 12 * time.Second
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(Context openruntimes.Context) openruntimes.Response {
+func Main(Context openruntimes.Context) openruntimes.Response { return serve(Context, time.Now) }
+
+// New returns an entry point that reads the time from now instead of the wall clock (for signatures,
+// expiry and scheduling): tests drive a delayed retry minutes ahead with it instead of waiting.
+func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
+	return func(Context openruntimes.Context) openruntimes.Response { return serve(Context, now) }
+}
+
+func serve(Context openruntimes.Context, now func() time.Time) openruntimes.Response {
 	req := Context.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
@@ -43,7 +51,7 @@ func Main(Context openruntimes.Context) openruntimes.Response {
 			Context.Log(strings.Join(lines, "\n"))
 		}
 	}()
-	deps := ingress.Deps{Config: cfg, Client: client, Log: func(line string) { lines = append(lines, line) }}
+	deps := ingress.Deps{Config: cfg, Client: client, Now: now, Log: func(line string) { lines = append(lines, line) }}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,26 +110,9 @@ func TestRetriesStopAtMaxAttempts(t *testing.T) {
 	}
 }
 
-// hang makes r hold every request without an answer until the test ends (then it drops the connection),
-// so the only thing that can end an attempt is the sender giving up. It returns the count of requests
-// that arrived.
-func hang(t *testing.T, r *webhookreceiver.Receiver) *atomic.Int32 {
-	t.Helper()
-	release := make(chan struct{})
-	var arrived atomic.Int32
-	r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) {
-		arrived.Add(1)
-		<-release
-		return -1, 0
-	})
-	// Registered after setup's r.Close, so it runs first: the held handlers return before the server stops.
-	t.Cleanup(func() { close(release) })
-	return &arrived
-}
-
 // checkTimedOut asserts that every attempt reached the subscriber, got no answer and ended by the sender's
 // deadline.
-func checkTimedOut(t *testing.T, res eventdelivery.Result, arrived int32) {
+func checkTimedOut(t *testing.T, res eventdelivery.Result, arrived int) {
 	t.Helper()
 	if res.Delivered() || int(arrived) != len(res.Attempts) {
 		t.Fatalf("delivered %v, %d attempts, %d arrived", res.Delivered(), len(res.Attempts), arrived)
@@ -145,21 +127,21 @@ func checkTimedOut(t *testing.T, res eventdelivery.Result, arrived int32) {
 // A subscriber that never answers: each attempt ends at its own timeout, and the attempts run out.
 func TestHangingSubscriberEachAttemptTimesOut(t *testing.T) {
 	r, client, target := setup(t)
-	arrived := hang(t, r)
+	held := r.Hang()
 	p := fastPolicy()
 	p.MaxAttempts, p.AttemptTimeout, p.Budget = 2, 100*time.Millisecond, time.Minute
 	res := eventdelivery.Deliver(context.Background(), client, target, "evt_5", []byte(`{}`), p, clock())
 	if len(res.Attempts) != 2 {
 		t.Fatalf("%d attempts, want 2", len(res.Attempts))
 	}
-	checkTimedOut(t, res, arrived.Load())
+	checkTimedOut(t, res, held())
 }
 
 // A subscriber that hangs for a minute holds the delivery for the budget, not the minute: the budget ends
 // the first attempt (whose own timeout is longer) and leaves no time for another.
 func TestHangingSubscriberCostsAtMostTheBudget(t *testing.T) {
 	r, client, target := setup(t)
-	arrived := hang(t, r)
+	held := r.Hang()
 	p := fastPolicy()
 	p.Budget, p.AttemptTimeout = 300*time.Millisecond, time.Minute
 	start := time.Now()
@@ -168,7 +150,7 @@ func TestHangingSubscriberCostsAtMostTheBudget(t *testing.T) {
 	if len(res.Attempts) != 1 {
 		t.Fatalf("%d attempts, want 1", len(res.Attempts))
 	}
-	checkTimedOut(t, res, arrived.Load())
+	checkTimedOut(t, res, held())
 	// A safety net only, far above the budget: the point is that the minute is not waited.
 	if took > 20*time.Second {
 		t.Fatalf("took %v with a %v budget", took, p.Budget)
