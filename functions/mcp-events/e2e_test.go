@@ -586,7 +586,7 @@ func TestCountersAreLogged(t *testing.T) {
 	rpc(t, ts.URL, tok, "events/subscribe", subParams("row.exploded", rowArgs(), st.recv.url("/h"), newSecret(), nil))
 	select {
 	case l := <-logs:
-		if !strings.Contains(l, `{"metric":"mcp_events_subscriptions_total","value":1,"event":"unknown","op":"subscribe","outcome":"not_found"}`) {
+		if !strings.Contains(l, `{"metric":"mcp_events_subscriptions_total","event":"unknown","op":"subscribe","outcome":"not_found","inc":1}`) {
 			t.Fatalf("logs: %s", l)
 		}
 	case <-time.After(5 * time.Second):

@@ -64,7 +64,7 @@ func serve(rt openruntimes.Context, now func() time.Time) openruntimes.Response 
 			rt.Log(strings.Join(lines, "\n"))
 		}
 	}()
-	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: func(line string) { lines = append(lines, line) }}
+	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: func(line string) { lines = append(lines, line) }, Error: func(s string) { rt.Error(s) }}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {
