@@ -460,15 +460,19 @@ func TestRetriesThenSucceedsAndNeverFailsAppwrite(t *testing.T) {
 		}
 	}
 
-	// A subscriber that hangs costs at most the budget (3 s here), and Appwrite still gets a 2xx. Without
-	// the right to create executions, the delivery is abandoned (and counted).
-	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 0, time.Minute })
+	// A subscriber that never answers costs at most the budget (300 ms here, which is also the attempt
+	// timeout), and Appwrite still gets a 2xx. Without the right to create executions, the delivery is
+	// abandoned (and counted). The receiver holds the request until it closes, so the only possible end of
+	// the attempt is the ingress's own deadline.
+	t.Setenv("INGRESS_BUDGET_MS", "300")
+	held := f.receiver.Hang()
 	start := time.Now()
 	a := f.send(d)
-	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" {
-		t.Fatalf("hanging subscriber: %+v", a)
+	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" || a.Attempts != 1 || held() != 1 {
+		t.Fatalf("hanging subscriber: %+v, %d requests held", a, held())
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	// A safety net only: the point is that the subscriber's silence does not hold the ingress for a minute.
+	if took := time.Since(start); took > 20*time.Second {
 		t.Fatalf("hanging subscriber held the ingress for %v", took)
 	}
 }
