@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"appwrite-agent/functions/turn/engine"
+	"appwrite-agent/functions/turn/builtins"
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/devkit/scriptedllm"
@@ -175,7 +175,7 @@ func TestHttpGetThroughTheAllowlist(t *testing.T) {
 
 func TestAgentsGetTheirToolsInTheReferenceOrder(t *testing.T) {
 	for agent, want := range map[string][]string{
-		"platform": engine.PlatformToolOrder, "researcher": engine.GeneralToolOrder, "planner": engine.GeneralToolOrder,
+		"platform": builtins.PlatformToolOrder, "researcher": builtins.GeneralToolOrder, "planner": builtins.GeneralToolOrder,
 	} {
 		model, srv := env(t, route(agent, "x", ""), scriptedllm.Reply{Content: "ok"})
 		turn(t, srv, map[string]any{"message": "q", "history": history})

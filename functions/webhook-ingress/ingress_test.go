@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	handler "appwrite-agent/functions/webhook-ingress"
+	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/webhookreceiver"
@@ -587,5 +589,38 @@ func TestNotConfiguredIsAClearJSON503(t *testing.T) {
 	}
 	if f.logs.count("SEAL_KEYS") == 0 {
 		t.Fatal("the log does not say which setting is missing")
+	}
+}
+
+// TestDeliveryBudgetFitsTheExecution: INGRESS_BUDGET_MS is accepted up to the execution's 12 s cut less
+// what scheduling a retry needs, and refused one millisecond above, with the bounds in the log.
+func TestDeliveryBudgetFitsTheExecution(t *testing.T) {
+	if got := time.Duration(ingress.MaxBudgetMS)*time.Millisecond + ingress.ScheduleReserve; got != ingress.ExecutionTimeout {
+		t.Fatalf("max budget + schedule reserve = %v, execution timeout %v", got, ingress.ExecutionTimeout)
+	}
+	f := newFixture(t)
+	post := func() int {
+		t.Helper()
+		res, err := http.Post(f.ingress.URL+"/appwrite/webhooks/x", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	t.Setenv("INGRESS_BUDGET_MS", strconv.Itoa(ingress.MaxBudgetMS))
+	if code := post(); code == http.StatusServiceUnavailable {
+		t.Fatalf("INGRESS_BUDGET_MS=%d refused", ingress.MaxBudgetMS)
+	}
+	cfg, err := ingress.LoadConfig()
+	if err != nil || cfg.Policy.Budget != 10*time.Second {
+		t.Fatalf("budget %v, %v", cfg.Policy.Budget, err)
+	}
+	t.Setenv("INGRESS_BUDGET_MS", strconv.Itoa(ingress.MaxBudgetMS+1))
+	if code := post(); code != http.StatusServiceUnavailable {
+		t.Fatalf("INGRESS_BUDGET_MS=%d: status %d, want 503", ingress.MaxBudgetMS+1, code)
+	}
+	if f.logs.count("INGRESS_BUDGET_MS must be an integer from 100 to 10000") == 0 {
+		t.Fatal("the log does not give the accepted range")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/llm"
 )
 
@@ -160,8 +161,8 @@ func TestModelPanicStillCompletes(t *testing.T) {
 
 type fakeMCP struct{}
 
-func (fakeMCP) Load(context.Context, *request.Turn, map[string]bool) MCPTools {
-	return MCPTools{Tools: []Tool{testTool{"appwrite_search_tools", func(context.Context, json.RawMessage) (string, error) { return "[]", nil }}},
+func (fakeMCP) Load(context.Context, *request.Turn, map[string]bool) toolapi.MCPTools {
+	return toolapi.MCPTools{Tools: []toolapi.Tool{testTool{"appwrite_search_tools", func(context.Context, json.RawMessage) (string, error) { return "[]", nil }}},
 		Credentials: []timeline.Credential{{ID: "appwrite", Name: "Appwrite", URL: "https://mcp.appwrite.io/", Tokens: json.RawMessage(`{"access_token":"t"}`)}}}
 }
 
