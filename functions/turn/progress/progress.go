@@ -87,7 +87,11 @@ func Immediate(typ string) bool {
 
 // DroppedMessage is the status text the timeline gets when a sink is dropped.
 func DroppedMessage(sink string, failures int) string {
-	return fmt.Sprintf("Progress sink '%s' dropped after %d failed deliveries; the turn goes on without it.", sink, failures)
+	n := fmt.Sprintf("%d failed deliveries", failures)
+	if failures == 1 {
+		n = "1 failed delivery"
+	}
+	return fmt.Sprintf("Progress sink '%s' dropped after %s; the turn goes on without it.", sink, n)
 }
 
 // Publisher numbers, records and publishes one turn's events. Emit is the engine's emit function; Close

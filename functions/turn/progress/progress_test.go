@@ -243,10 +243,14 @@ func TestFailingSinkIsRetriedThenDroppedWithAStatusAndTheOtherSinkGetsEverything
 func TestPermanentFailureDropsAtOnceAndCloseEndsOnContext(t *testing.T) {
 	clk := newFakeClock()
 	s := newChanSink("hook")
-	p := New(Options{Clock: clk, Log: func(string) {}}, s)
+	logs := make(chan string, 1)
+	p := New(Options{Clock: clk, Log: func(l string) { logs <- l }}, s)
 	p.Emit(timeline.Route("FINISH", "r"))
 	s.next(t)
 	s.replies <- fmt.Errorf("%w: 410", ErrPermanent)
+	if l := <-logs; l != "progress: sink hook dropped after 1 failed deliveries: permanent sink failure: 410" {
+		t.Fatalf("log %q", l)
+	}
 	// A second sink that never answers: Close must still return when its context ends.
 	hang := newChanSink("hang")
 	p2 := New(Options{Clock: clk}, hang)
@@ -262,7 +266,7 @@ func TestPermanentFailureDropsAtOnceAndCloseEndsOnContext(t *testing.T) {
 	}
 	p.Emit(timeline.Done(""))
 	evs = p.Close(context.Background())
-	if len(evs) != 4 || evs[1].Type != timeline.TypeStatus || evs[3].Type != timeline.TypeComplete {
+	if msg, _ := evs[1].Get("message"); len(evs) != 4 || msg != DroppedMessage("hook", 1) || evs[3].Type != timeline.TypeComplete {
 		t.Fatalf("%v", evs)
 	}
 }

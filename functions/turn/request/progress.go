@@ -48,6 +48,9 @@ func (p *Progress) Any() bool { return p != nil && (p.Realtime || p.Webhook != n
 
 var turnIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$`)
 
+// ValidTurnID reports an id usable as a turn id (in rows and webhook ids).
+func ValidTurnID(id string) bool { return turnIDRe.MatchString(id) }
+
 // Messages of progress validation.
 const (
 	MsgAsyncNeedsSink  = "an async turn needs a progress sink (progress.realtime or progress.webhook): nobody reads the body of an async execution"
