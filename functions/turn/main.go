@@ -208,7 +208,7 @@ func meta(p process) map[string]any {
 			"router_prompt": engine.RouterPrompt, "turn_async_budget_seconds": cfg.AsyncBudget.Seconds()},
 		"progress": map[string]any{"realtime_database": cfg.Progress.DatabaseID, "realtime_table": cfg.Progress.TableID,
 			"realtime_configured": cfg.Progress.DatabaseID != "" && cfg.Progress.TableID != "" && cfg.Progress.Endpoint != "",
-			"interval_ms": progress.DefaultInterval.Milliseconds(), "max_failures": progress.DefaultMaxFailures},
+			"interval_ms":         progress.DefaultInterval.Milliseconds(), "max_failures": progress.DefaultMaxFailures},
 		"limits": map[string]any{"attachments_max_per_message": cfg.Limits.MaxAttachments,
 			"attachments_max_bytes": cfg.Limits.MaxAttachmentBytes, "stream_tool_input_chars": cfg.Engine.ToolInputChars,
 			"stream_tool_output_chars": cfg.Engine.ToolOutputChars, "memories_max_chars": cfg.Engine.MemoryChars},

@@ -31,7 +31,7 @@ const (
 	DefaultAsyncBudget = 870 * time.Second
 	// MaxAsyncBudget is Appwrite's largest function timeout (_APP_FUNCTIONS_TIMEOUT, 900 s by default;
 	// Functions/Http/Functions/Create.php:88 validates timeout in 1..that): no execution runs longer.
-	MaxAsyncBudget = 900 * time.Second
+	MaxAsyncBudget         = 900 * time.Second
 	DefaultMaxSteps        = 20
 	DefaultToolInputChars  = 100_000
 	DefaultToolOutputChars = 500_000
