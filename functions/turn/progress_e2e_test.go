@@ -18,6 +18,7 @@ import (
 	"appwrite-agent/functions/turn/progress"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/scriptedllm"
@@ -207,21 +208,21 @@ func (b *browser) watch() []progressRow {
 	}
 }
 
-func decodeRows(t *testing.T, rows []progressRow) []timeline.Decoded {
+func decodeRows(t *testing.T, rows []progressRow) []timelinetest.Decoded {
 	t.Helper()
-	var out []timeline.Decoded
+	var out []timelinetest.Decoded
 	for i, r := range rows {
 		if r.Seq != i+1 {
 			t.Fatalf("row %d has seq %d: the rows arrived out of order or with a gap", i, r.Seq)
 		}
-		var d timeline.Decoded
+		var d timelinetest.Decoded
 		must(t, json.Unmarshal([]byte(r.Body), &d))
 		if d.Type() != r.Type {
 			t.Fatalf("row %d: type %q, payload type %q", i, r.Type, d.Type())
 		}
 		out = append(out, d)
 	}
-	if err := timeline.CheckOrder(out); err != nil {
+	if err := timelinetest.CheckOrder(out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -302,15 +303,15 @@ func TestSyncTurnWithBothSinks(t *testing.T) {
 	if status != http.StatusCreated || ex["responseStatusCode"] != float64(200) {
 		t.Fatalf("execution %d %v", status, ex)
 	}
-	body, err := timeline.ParseJSON([]byte(ex["responseBody"].(string)))
+	body, err := timelinetest.ParseJSON([]byte(ex["responseBody"].(string)))
 	must(t, err)
-	must(t, timeline.CheckOrder(body))
+	must(t, timelinetest.CheckOrder(body))
 	rows := decodeRows(t, a.watch())
 	if len(rows) != len(body) {
 		t.Fatalf("%d rows, %d events in the body", len(rows), len(body))
 	}
 	// The webhook got every event once, in order, in signed batches.
-	var got []timeline.Decoded
+	var got []timelinetest.Decoded
 	turnID := ""
 	for _, d := range recv.Deliveries() {
 		if !d.Verified {
@@ -321,7 +322,7 @@ func TestSyncTurnWithBothSinks(t *testing.T) {
 			Events []struct {
 				Seq   int              `json:"seq"`
 				Time  string           `json:"time"`
-				Event timeline.Decoded `json:"event"`
+				Event timelinetest.Decoded `json:"event"`
 			} `json:"events"`
 		}
 		must(t, json.Unmarshal(d.Body, &wb))
@@ -372,9 +373,9 @@ func TestFailingWebhookIsDroppedAndTheTurnGoesOn(t *testing.T) {
 	if res.status != 200 {
 		t.Fatalf("%d %s", res.status, res.body)
 	}
-	evs, err := timeline.ParseJSON(res.body)
+	evs, err := timelinetest.ParseJSON(res.body)
 	must(t, err)
-	must(t, timeline.CheckOrder(evs))
+	must(t, timelinetest.CheckOrder(evs))
 	dropped := false
 	for _, e := range evs {
 		dropped = dropped || e.Type() == timeline.TypeStatus && e.Str("sink") == "webhook" &&
@@ -477,9 +478,9 @@ func TestAsyncBudgetIsTheLongOne(t *testing.T) {
 		res := do(t, srv, "POST", "/", map[string]any{"message": "m", "async": async,
 			"progress": map[string]any{"webhook": map[string]string{"url": recv.URL(), "secret": whSecret}}},
 			map[string]string{"x-session-api-key": testKey, "accept": "application/json", "x-open-runtimes-secret": "rt-secret"})
-		evs, err := timeline.ParseJSON(res.body)
+		evs, err := timelinetest.ParseJSON(res.body)
 		must(t, err)
-		must(t, timeline.CheckOrder(evs))
+		must(t, timelinetest.CheckOrder(evs))
 		want := "The turn ran out of its 300ms time budget"
 		if async {
 			want = "The turn ran out of its 700ms time budget"

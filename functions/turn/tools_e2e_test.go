@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"appwrite-agent/functions/turn/builtins"
-	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
 	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/protocol/clarify"
@@ -21,7 +21,7 @@ import (
 
 // toolTurn runs a turn in which the routed agent makes one tool call and then answers; it returns the
 // timeline, the tool_end event and the model's requests.
-func toolTurn(t *testing.T, agent, tool, args string) ([]timeline.Decoded, timeline.Decoded, []scriptedllm.Request) {
+func toolTurn(t *testing.T, agent, tool, args string) ([]timelinetest.Decoded, timelinetest.Decoded, []scriptedllm.Request) {
 	t.Helper()
 	model, srv := env(t,
 		route(agent, "needs a tool", ""),

@@ -47,13 +47,41 @@ type fixture struct {
 
 type logSink struct {
 	mu    sync.Mutex
-	lines []string
+	lines []string // both logs
+	logs  []string // the execution log (counter lines only)
+	errs  []string // the error log
 }
 
 func (l *logSink) add(id, logs, errs string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, strings.Split(logs+errs, "\n")...)
+	l.logs = append(l.logs, strings.Split(logs, "\n")...)
+	l.errs = append(l.errs, strings.Split(errs, "\n")...)
+}
+
+// checkCounterLines fails unless every line of the execution logs is one opsmetrics counter object.
+func (l *logSink) checkCounterLines(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.logs {
+		if line == "" {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("log line is not JSON (%v): %q", err, line)
+		}
+		if _, ok := v["metric"].(string); !ok || v["inc"] != 1.0 {
+			t.Fatalf("log line is not a counter: %q", line)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no counter lines")
+	}
 }
 
 func (l *logSink) count(substr string) int {
@@ -432,15 +460,19 @@ func TestRetriesThenSucceedsAndNeverFailsAppwrite(t *testing.T) {
 		}
 	}
 
-	// A subscriber that hangs costs at most the budget (3 s here), and Appwrite still gets a 2xx. Without
-	// the right to create executions, the delivery is abandoned (and counted).
-	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 0, time.Minute })
+	// A subscriber that never answers costs at most the budget (300 ms here, which is also the attempt
+	// timeout), and Appwrite still gets a 2xx. Without the right to create executions, the delivery is
+	// abandoned (and counted). The receiver holds the request until it closes, so the only possible end of
+	// the attempt is the ingress's own deadline.
+	t.Setenv("INGRESS_BUDGET_MS", "300")
+	held := f.receiver.Hang()
 	start := time.Now()
 	a := f.send(d)
-	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" {
-		t.Fatalf("hanging subscriber: %+v", a)
+	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" || a.Attempts != 1 || held() != 1 {
+		t.Fatalf("hanging subscriber: %+v, %d requests held", a, held())
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	// A safety net only: the point is that the subscriber's silence does not hold the ingress for a minute.
+	if took := time.Since(start); took > 20*time.Second {
 		t.Fatalf("hanging subscriber held the ingress for %v", took)
 	}
 }
@@ -477,9 +509,17 @@ func TestDelayedRetriesThroughAppwriteExecutions(t *testing.T) {
 	d := f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
 	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 503, 0 })
 
-	// Without the dynamic key the ingress cannot schedule: abandoned.
+	// Without the dynamic key the ingress cannot schedule: abandoned, counted as schedule_failed in a
+	// valid counter line, with the reason in the error log.
 	if a := f.send(d); a.Outcome != "abandoned" {
 		t.Fatalf("no key: %+v", a)
+	}
+	if f.logs.count(`{"metric":"mcp_events_deliveries_total","event":"row.created","outcome":"schedule_failed","reason":"http_5xx","inc":1}`) != 1 {
+		t.Fatalf("schedule_failed counter line missing: %q", f.logs.logs)
+	}
+	f.logs.checkCounterLines(t)
+	if f.logs.count("scheduling the delayed retry of event") != 1 || !slices.ContainsFunc(f.logs.errs, func(l string) bool { return strings.Contains(l, ingress.ErrCannotSchedule.Error()) }) {
+		t.Fatalf("the error log does not say why: %q", f.logs.errs)
 	}
 	a := sendWithKey(t, f, d, "dynamic_testkey")
 	if a.Status != 200 || a.Outcome != "scheduled" || len(jobs) != 1 || keys[0] != "dynamic_testkey" {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/envcache"
@@ -30,7 +31,15 @@ var state = envcache.New(func() (process, error) {
 })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response {
+func Main(rt openruntimes.Context) openruntimes.Response { return serve(rt, time.Now) }
+
+// New returns an entry point that reads the time from now instead of the wall clock (for signatures,
+// expiry and scheduling): tests drive a delayed retry minutes ahead with it instead of waiting.
+func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
+	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, now) }
+}
+
+func serve(rt openruntimes.Context, now func() time.Time) openruntimes.Response {
 	req := rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
@@ -55,7 +64,7 @@ func Main(rt openruntimes.Context) openruntimes.Response {
 			rt.Log(strings.Join(lines, "\n"))
 		}
 	}()
-	deps := ingress.Deps{Config: p.cfg, Client: p.client, Log: func(line string) { lines = append(lines, line) }}
+	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: func(line string) { lines = append(lines, line) }, Error: func(s string) { rt.Error(s) }}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {

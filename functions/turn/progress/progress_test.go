@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
 )
 
 // fakeClock fires its timers only when the test advances it.
@@ -231,8 +232,8 @@ func TestFailingSinkIsRetriedThenDroppedWithAStatusAndTheOtherSinkGetsEverything
 	}
 	evs := <-done
 	body, _ := timeline.JSONArray(evs)
-	dec, _ := timeline.ParseJSON(body)
-	if err := timeline.CheckOrder(dec); err != nil {
+	dec, _ := timelinetest.ParseJSON(body)
+	if err := timelinetest.CheckOrder(dec); err != nil {
 		t.Fatalf("%v: %s", err, body)
 	}
 	if len(logs) != 0 {
