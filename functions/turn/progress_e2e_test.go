@@ -320,8 +320,8 @@ func TestSyncTurnWithBothSinks(t *testing.T) {
 		var wb struct {
 			TurnID string `json:"turn_id"`
 			Events []struct {
-				Seq   int              `json:"seq"`
-				Time  string           `json:"time"`
+				Seq   int                  `json:"seq"`
+				Time  string               `json:"time"`
 				Event timelinetest.Decoded `json:"event"`
 			} `json:"events"`
 		}
