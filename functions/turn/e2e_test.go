@@ -218,7 +218,7 @@ func TestEachSubagentAnswers(t *testing.T) {
 				t.Fatalf("%d calls; agent call streamed %v", len(reqs), reqs[len(reqs)-1].Stream)
 			}
 			msgs := messages(t, reqs[1])
-			if msgs[0]["content"] != engine.AgentPrompt(agent) || msgs[1]["content"] != "Task focus: because" {
+			if msgs[0]["content"] != engine.AgentPrompt(agent, handler.InstalledSkills()) || msgs[1]["content"] != "Task focus: because" {
 				t.Fatalf("agent messages %v", msgs[:2])
 			}
 			tools, _ := reqs[1].JSON()["tools"].([]any)

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/mcptools"
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/skills"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/tools"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
 
@@ -49,6 +52,16 @@ func Main(Context openruntimes.Context) openruntimes.Response {
 		return fnhttp.NotFound(Context)
 	}
 }
+
+// InstalledSkills returns the Appwrite skills embedded at build time (functions/turn/skills), named in the
+// platform prompt; they are fixed for the life of the process.
+var InstalledSkills = sync.OnceValue(func() []engine.SkillInfo {
+	var out []engine.SkillInfo
+	for _, s := range tools.LoadSkills(skills.FS) {
+		out = append(out, engine.SkillInfo{Name: s.Name, Description: s.Description})
+	}
+	return out
+})
 
 func fail(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
 	return fnhttp.DetailError(ctx, status, code, message)
@@ -112,6 +125,7 @@ func turn(ctx openruntimes.Context, cfg Config) openruntimes.Response {
 		Model:  llm.New(settings, httpClient),
 		Tools:  engine.DefaultRegistry(),
 		Config: cfg.Engine,
+		Skills: InstalledSkills(),
 		Log:    func(s string) { ctx.Error(s) },
 	}
 	eng.MCP = mcptools.FromEnv(cfg.Engine.Budget, eng.Log)
@@ -160,9 +174,9 @@ func meta(cfg Config) map[string]any {
 	}
 	agents := []map[string]string{}
 	for _, a := range []string{engine.AgentPlatform, engine.AgentResearcher, engine.AgentPlanner} {
-		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a)})
+		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a, InstalledSkills())})
 	}
-	tools := engine.DefaultRegistry().Describe()
+	toolList := engine.DefaultRegistry().Describe()
 	b, _ := json.Marshal(cfg.Engine.Budget.Seconds())
 	return map[string]any{
 		"llm": map[string]any{"model": model, "chat_model": chat, "base_url": cfg.LLM.BaseURL,
@@ -176,7 +190,7 @@ func meta(cfg Config) map[string]any {
 			"attachments_max_bytes": cfg.Limits.MaxAttachmentBytes, "stream_tool_input_chars": cfg.Engine.ToolInputChars,
 			"stream_tool_output_chars": cfg.Engine.ToolOutputChars, "memories_max_chars": cfg.Engine.MemoryChars},
 		"agents": agents,
-		"tools":  tools,
+		"tools":  toolList,
 		"env": map[string]any{"LLM_MODEL": cfg.LLM.Model, "LLM_BASE_URL": cfg.LLM.BaseURL,
 			"LLM_API_KEY": mask(cfg.LLM.APIKey), "AGENT_API_KEY": mask(cfg.Auth.APIKey)},
 		"build": map[string]string{"build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime},
