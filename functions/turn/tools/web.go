@@ -56,14 +56,18 @@ const (
 	EnvSearXNG = "SEARXNG_URL"
 	// EnvWebSearchEnabled switches web_search off when false (the reference's WEB_SEARCH_ENABLED).
 	EnvWebSearchEnabled = "WEB_SEARCH_ENABLED"
+	// EnvDuckDuckGoEnabled leaves DuckDuckGo (the keyless default provider) out when false.
+	EnvDuckDuckGoEnabled = "DUCKDUCKGO_ENABLED"
+	// EnvDuckDuckGoURL overrides DuckDuckGo's results page (tests, proxies).
+	EnvDuckDuckGoURL = "DUCKDUCKGO_URL"
 )
 
 // DefaultBraveURL is the Brave Search API web search endpoint.
 const DefaultBraveURL = "https://api.search.brave.com/res/v1/web/search"
 
 // WebFromEnv reads the SSRF policy (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP, SAFEHTTP_CA_FILE) and the search
-// configuration (BRAVE_SEARCH_API_KEY, BRAVE_SEARCH_URL, SEARXNG_URL, WEB_SEARCH_ENABLED) from the
-// environment. It is called for every turn, so nothing is cached between executions.
+// configuration (BRAVE_SEARCH_API_KEY, BRAVE_SEARCH_URL, SEARXNG_URL, DUCKDUCKGO_ENABLED, DUCKDUCKGO_URL,
+// WEB_SEARCH_ENABLED) from the environment. It is called for every turn, so nothing is cached between executions.
 func WebFromEnv() Web {
 	var w Web
 	opts, err := safehttp.FromEnv(safehttp.Options{})
@@ -72,10 +76,12 @@ func WebFromEnv() Web {
 	}
 	w.Policy, w.PolicyErr = opts, err
 	w.Search = SearchConfig{
-		BraveKey:   strings.TrimSpace(os.Getenv(EnvBraveKey)),
-		BraveURL:   strings.TrimSpace(os.Getenv(EnvBraveURL)),
-		SearXNGURL: strings.TrimSpace(os.Getenv(EnvSearXNG)),
-		Disabled:   isFalse(os.Getenv(EnvWebSearchEnabled)),
+		BraveKey:      strings.TrimSpace(os.Getenv(EnvBraveKey)),
+		BraveURL:      strings.TrimSpace(os.Getenv(EnvBraveURL)),
+		SearXNGURL:    strings.TrimSpace(os.Getenv(EnvSearXNG)),
+		DuckDuckGoURL: strings.TrimSpace(os.Getenv(EnvDuckDuckGoURL)),
+		NoDuckDuckGo:  isFalse(os.Getenv(EnvDuckDuckGoEnabled)),
+		Disabled:      isFalse(os.Getenv(EnvWebSearchEnabled)),
 	}
 	return w
 }
