@@ -80,17 +80,17 @@ type WebSearch struct {
 	Web Web
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (WebSearch) Name() string { return "web_search" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (WebSearch) Description() string {
 	return "Search the web and get a numbered list of results (title, URL, snippet). Use it to find pages about " +
 		"news, products, docs or anything not in your knowledge, then read the best results with browser_fetch. " +
 		"Keep queries short and specific; site:example.com restricts the search to one site."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (WebSearch) Parameters() json.RawMessage {
 	return schema([][2]string{
 		{"query", prop("string", "What to search for.", "")},
@@ -98,7 +98,7 @@ func (WebSearch) Parameters() json.RawMessage {
 	}, "query")
 }
 
-// Run implements engine.Tool. The answer's first line names the query, the HTTP status, the result count
+// Run implements toolapi.Tool. The answer's first line names the query, the HTTP status, the result count
 // and the provider that answered; a provider that failed before it is noted on the next line. When no
 // provider answers, Run returns an error starting with MsgSearchFailed and every provider's failure.
 func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error) {
