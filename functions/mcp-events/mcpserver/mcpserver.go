@@ -138,7 +138,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 		Appwrite: appwriteapi.New(cfg.AppwriteEndpoint, hc), Sealer: sealer, SigKeys: keys,
 		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,
 		TTLDefault: cfg.TTLDefault, TTLMin: cfg.TTLMin, TTLMax: cfg.TTLMax, RotationGrace: cfg.RotationGrace,
-		ChallengeTimeout: cfg.ChallengeTimeout, Now: o.Now,
+		ChallengeTimeout: cfg.ChallengeTimeout, ChallengeRate: cfg.ChallengeRate, Now: o.Now,
 	})
 	if err != nil {
 		return nil, err
