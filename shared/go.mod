@@ -10,3 +10,9 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 )
+
+require (
+	github.com/getsentry/sentry-go v0.46.2 // indirect
+	golang.org/x/sys v0.18.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)
