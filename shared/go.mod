@@ -5,6 +5,7 @@ go 1.25.5
 require (
 	github.com/appwrite/sdk-for-go v1.0.0
 	github.com/coder/websocket v1.8.14
+	github.com/getsentry/sentry-go v0.46.2
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/open-runtimes/types-for-go/v4 v4.0.8
 	github.com/sashabaranov/go-openai v1.43.0
@@ -12,7 +13,6 @@ require (
 )
 
 require (
-	github.com/getsentry/sentry-go v0.46.2 // indirect
 	golang.org/x/sys v0.18.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )

@@ -15,6 +15,8 @@ require (
 )
 
 require (
+	github.com/coder/websocket v1.8.14 // indirect
+	github.com/getsentry/sentry-go v0.46.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
