@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // web_search limits, as in the reference.
@@ -107,7 +109,7 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 	}
 	results = tidyResults(results, n)
 	var b strings.Builder
-	fmt.Fprintf(&b, "query=%s status=%d count=%d\n\n", pyRepr(q), status, len(results))
+	fmt.Fprintf(&b, "query=%s status=%d count=%d\n\n", pyjson.ReprString(q), status, len(results))
 	if len(results) == 0 {
 		b.WriteString("No results. Try other words, or fetch a known URL with browser_fetch.")
 		return b.String(), nil
