@@ -65,13 +65,13 @@ func TestEventsListFilteredByTokenScope(t *testing.T) {
 // TestSubscribeRefreshRotateUnsubscribe is the main flow, raw JSON-RPC as ChatGPT sends it.
 func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/hooks/client123")
 
-	before := time.Now()
+	before := st.now()
 	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
@@ -123,8 +123,8 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		t.Fatalf("envelope: %+v", sub)
 	}
 
-	// Refresh: same id, one webhook, no second challenge, TTL re-granted.
-	time.Sleep(1100 * time.Millisecond)
+	// Refresh a minute later: same id, one webhook, no second challenge, TTL re-granted.
+	st.clock.Add(int64(time.Minute))
 	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil || r.Result["id"] != id {
 		t.Fatalf("refresh: %s", r.Raw)
@@ -150,10 +150,10 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	if string(sub2.Secret) == string(sub.Secret) || string(sub2.PrevSecret) != string(sub.Secret) {
 		t.Fatalf("rotation: secret not replaced or old one not kept")
 	}
-	if d := time.Until(sub2.PrevSecretUntil); d < 9*time.Minute || d > 11*time.Minute {
+	if d := sub2.PrevSecretUntil.Sub(st.now()); d < 9*time.Minute || d > 11*time.Minute {
 		t.Fatalf("grace window %v", d)
 	}
-	if len(sub2.SigningSecrets(time.Now())) != 2 {
+	if len(sub2.SigningSecrets(st.now())) != 2 {
 		t.Fatal("both secrets must sign during the grace window")
 	}
 
@@ -166,7 +166,7 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		if c.ttl == "null" {
 			p["ttlMs"] = nil
 		}
-		start := time.Now().Truncate(time.Second)
+		start := st.now().Truncate(time.Second)
 		r = rpc(t, url, tok, "events/subscribe", p)
 		if r.Error != nil {
 			t.Fatalf("ttl %v: %s", c.ttl, r.Raw)
@@ -560,7 +560,7 @@ func TestAppwrite500OnWebhookWriteIsExplained(t *testing.T) {
 func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_TTL_MIN"] = "1s"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -569,7 +569,7 @@ func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 		t.Fatalf("%s", r.Raw)
 	}
 	old := r.Result["id"]
-	time.Sleep(2100 * time.Millisecond)
+	st.clock.Add(int64(5 * time.Second)) // the one-second subscription has expired
 	r = rpc(t, url, tok, "events/subscribe", subParams("user.created", map[string]any{"project_id": projectID}, st.recv.url("/new"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("%s", r.Raw)
@@ -593,7 +593,7 @@ func TestCountersAreLogged(t *testing.T) {
 	rpc(t, ts.URL, tok, "events/subscribe", subParams("row.exploded", rowArgs(), st.recv.url("/h"), newSecret(), nil))
 	select {
 	case l := <-logs:
-		if !strings.Contains(l, `{"metric":"mcp_events_subscriptions_total","value":1,"event":"unknown","op":"subscribe","outcome":"not_found"}`) {
+		if !strings.Contains(l, `{"metric":"mcp_events_subscriptions_total","event":"unknown","op":"subscribe","outcome":"not_found","inc":1}`) {
 			t.Fatalf("logs: %s", l)
 		}
 	case <-time.After(5 * time.Second):

@@ -82,7 +82,7 @@ func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
 	t.Helper()
 	st := &stack{t: t}
 	opts := localappwrite.Options{
-		Clock:                    func() time.Time { return time.Now().Add(time.Duration(st.clock.Load())) },
+		Clock:                    st.now,
 		Logf:                     func(string, ...any) {},
 		AllowLoopbackWebhookURLs: true,
 	}
@@ -145,6 +145,10 @@ func must(t *testing.T, err error) {
 func (st *stack) getenv(k string) string { return st.env[k] }
 
 // server builds one instance of the function's server from the stack's environment.
+// now is the stack's clock: the wall clock moved by st.clock. The stand-in always reads it; a server reads
+// it when built with Options{Now: st.now}, so a test moves time on instead of sleeping.
+func (st *stack) now() time.Time { return time.Now().Add(time.Duration(st.clock.Load())) }
+
 func (st *stack) server(o mcpserver.Options) *mcpserver.Server {
 	st.t.Helper()
 	srv, err := mcpserver.New(st.getenv, o)

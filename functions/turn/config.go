@@ -6,14 +6,18 @@ import (
 	"strings"
 	"time"
 
+	"appwrite-agent/functions/turn/builtins"
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/tools"
+	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/sessionauth"
 )
 
-// Config is everything the function reads from its environment; it is read again for every request, so
-// nothing is cached between executions.
+// Config is everything the function reads from its environment. This file is the only place that reads
+// it; the function builds its process state from it once per process (see state).
 type Config struct {
 	// Auth is AGENT_API_KEY (compared with X-Session-API-Key) and AGENT_ALLOW_UNAUTHENTICATED.
 	Auth sessionauth.Policy
@@ -24,6 +28,10 @@ type Config struct {
 	// Engine are TURN_BUDGET, SUBAGENT_MAX_STEPS, STREAM_TOOL_INPUT_CHARS, STREAM_TOOL_OUTPUT_CHARS,
 	// MEMORIES_MAX_CHARS.
 	Engine engine.Config
+	// Web is the outbound side of the web tools and of the MCP connections: the SSRF policy
+	// (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP, SAFEHTTP_CA_FILE) and the search API (BRAVE_SEARCH_API_KEY,
+	// BRAVE_SEARCH_URL, SEARXNG_URL, WEB_SEARCH_ENABLED).
+	Web tools.Web
 	// BuildTime is AGENT_BUILD_TIME ("unknown" when unset).
 	BuildTime string
 	// Warnings lists environment values that were ignored.
@@ -59,6 +67,17 @@ func LoadConfig() Config {
 			c.Engine.Budget = d
 		}
 	}
+	opts, err := safehttp.FromEnv(safehttp.Options{})
+	if err == nil {
+		opts, err = safehttp.CAFromEnv(opts)
+	}
+	c.Web.Policy, c.Web.PolicyErr = opts, err
+	c.Web.Search = tools.SearchConfig{
+		BraveKey:   strings.TrimSpace(os.Getenv(tools.EnvBraveKey)),
+		BraveURL:   strings.TrimSpace(os.Getenv(tools.EnvBraveURL)),
+		SearXNGURL: strings.TrimSpace(os.Getenv(tools.EnvSearXNG)),
+		Disabled:   isFalse(os.Getenv(tools.EnvWebSearchEnabled)),
+	}
 	return c
 }
 
@@ -74,3 +93,25 @@ func (c *Config) envInt(name string, def int) int {
 	}
 	return n
 }
+
+func isFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "false", "no", "off":
+		return true
+	}
+	return false
+}
+
+// process is what the function builds from its configuration and keeps between requests.
+type process struct {
+	cfg Config
+	// tools is the built-in tool registry (with browser_fetch's page cache, shared by the process's turns).
+	tools *engine.Registry
+}
+
+// state is the function's only process-wide value: the configuration and what is built from it, once per
+// process environment (shared/envcache).
+var state = envcache.New(func() (process, error) {
+	cfg := LoadConfig()
+	return process{cfg: cfg, tools: builtins.Registry(cfg.Web, nil)}, nil
+})

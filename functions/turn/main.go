@@ -25,46 +25,47 @@ const (
 )
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(Context openruntimes.Context) openruntimes.Response {
-	req := Context.Req
+// rt is the runtime's request context; the configuration comes from the process state (config.go).
+func Main(rt openruntimes.Context) openruntimes.Response {
+	req := rt.Req
+	if req.Method == "GET" && req.Path == "/health" {
+		return fnhttp.Health(rt)
+	}
+	p, _ := state.Get() // building the process state cannot fail; problems are in p.cfg.Warnings
 	switch {
-	case req.Method == "GET" && req.Path == "/health":
-		return fnhttp.Health(Context)
 	case req.Method == "GET" && req.Path == "/ready":
-		return ready(Context, LoadConfig())
+		return ready(rt, p.cfg)
 	case req.Method == "GET" && req.Path == "/":
-		cfg := LoadConfig()
-		return fnhttp.JSON(Context, http.StatusOK, map[string]string{
-			"service": "appwrite-agent", "engine": "go", "build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime,
+		return fnhttp.JSON(rt, http.StatusOK, map[string]string{
+			"service": "appwrite-agent", "engine": "go", "build_id": fnhttp.BuildID(), "build_time": p.cfg.BuildTime,
 		})
 	case req.Method == "GET" && (req.Path == "/meta" || req.Path == "/api/meta"):
-		cfg := LoadConfig()
-		if res, ok := authorize(Context, cfg); !ok {
+		if res, ok := authorize(rt, p.cfg); !ok {
 			return res
 		}
-		return fnhttp.JSON(Context, http.StatusOK, meta(cfg))
+		return fnhttp.JSON(rt, http.StatusOK, meta(p))
 	case req.Method == "POST" && (req.Path == "/" || req.Path == "/api/turn"):
-		return turn(Context, LoadConfig())
+		return turn(rt, p)
 	default:
-		return fnhttp.NotFound(Context)
+		return fnhttp.NotFound(rt)
 	}
 }
 
-func fail(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
-	return fnhttp.DetailError(ctx, status, code, message)
+func fail(rt openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return fnhttp.DetailError(rt, status, code, message)
 }
 
 // authorize applies the session-key policy (shared/sessionauth).
-func authorize(ctx openruntimes.Context, cfg Config) (openruntimes.Response, bool) {
-	if r := cfg.Auth.Check(ctx.Req.Headers); r != nil {
-		return fail(ctx, http.StatusUnauthorized, r.Code, r.Message), false
+func authorize(rt openruntimes.Context, cfg Config) (openruntimes.Response, bool) {
+	if r := cfg.Auth.Check(rt.Req.Headers); r != nil {
+		return fail(rt, http.StatusUnauthorized, r.Code, r.Message), false
 	}
 	return openruntimes.Response{}, true
 }
 
-func ready(ctx openruntimes.Context, cfg Config) openruntimes.Response {
+func ready(rt openruntimes.Context, cfg Config) openruntimes.Response {
 	configured := cfg.LLM.APIKey != ""
-	return fnhttp.JSON(ctx, http.StatusOK, map[string]any{
+	return fnhttp.JSON(rt, http.StatusOK, map[string]any{
 		"ready": configured, "llm_configured": configured, "build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime,
 	})
 }
@@ -75,62 +76,64 @@ func wantsJSON(accept string) bool {
 	return strings.Contains(a, "application/json") && !strings.Contains(a, "text/event-stream")
 }
 
-func turn(ctx openruntimes.Context, cfg Config) openruntimes.Response {
+func turn(rt openruntimes.Context, p process) openruntimes.Response {
+	cfg := p.cfg
 	for _, w := range cfg.Warnings {
-		ctx.Error("config: " + w)
+		rt.Error("config: " + w)
 	}
-	if res, ok := authorize(ctx, cfg); !ok {
+	if res, ok := authorize(rt, cfg); !ok {
 		return res
 	}
-	t, verr := request.Parse(ctx.Req.BodyBinary(), cfg.Limits)
+	t, verr := request.Parse(rt.Req.BodyBinary(), cfg.Limits)
 	if verr != nil {
 		code := "invalid_request"
 		if verr.Status == http.StatusRequestEntityTooLarge {
 			code = "too_large"
 		}
-		return fail(ctx, verr.Status, code, verr.Message)
+		return fail(rt, verr.Status, code, verr.Message)
 	}
 	settings, err := llm.Resolve(cfg.LLM, t.LLM)
 	switch {
 	case errors.Is(err, llm.ErrUserURLNeedsKey):
-		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", err.Error())
+		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", err.Error())
 	case errors.Is(err, llm.ErrNoAPIKey):
-		return fail(ctx, http.StatusServiceUnavailable, "llm_not_configured", MsgNoLLMKey)
+		return fail(rt, http.StatusServiceUnavailable, "llm_not_configured", MsgNoLLMKey)
 	case err != nil:
-		return fail(ctx, http.StatusInternalServerError, "internal", err.Error())
+		return fail(rt, http.StatusInternalServerError, "internal", err.Error())
 	}
 	httpClient, release, err := llm.HTTPClient(settings, cfg.Engine.Budget)
 	switch {
 	case errors.Is(err, llm.ErrUserURLScheme):
-		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", MsgUserURLScheme)
+		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", MsgUserURLScheme)
 	case err != nil:
-		ctx.Error(err.Error())
-		return fail(ctx, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
+		rt.Error(err.Error())
+		return fail(rt, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
 	}
 	defer release()
+	log := func(s string) { rt.Error(s) }
 	eng := &engine.Engine{
 		Model:  llm.New(settings, httpClient),
-		Tools:  engine.DefaultRegistry(),
+		Tools:  p.tools,
+		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: cfg.Engine.Budget, Log: log},
 		Config: cfg.Engine,
-		Log:    func(s string) { ctx.Error(s) },
+		Log:    log,
 	}
-	eng.MCP = mcptools.FromEnv(cfg.Engine.Budget, eng.Log)
 	var rec timeline.Recorder
 	eng.Run(context.Background(), t, rec.Emit)
-	return timelineResponse(ctx, rec.Events())
+	return timelineResponse(rt, rec.Events())
 }
 
-func timelineResponse(ctx openruntimes.Context, events []timeline.Event) openruntimes.Response {
-	if wantsJSON(ctx.Req.Headers["accept"]) {
+func timelineResponse(rt openruntimes.Context, events []timeline.Event) openruntimes.Response {
+	if wantsJSON(rt.Req.Headers["accept"]) {
 		body, err := timeline.JSONArray(events)
 		if err != nil {
-			return fail(ctx, http.StatusInternalServerError, "internal", "could not encode the timeline")
+			return fail(rt, http.StatusInternalServerError, "internal", "could not encode the timeline")
 		}
 		return openruntimes.Response{Body: body, StatusCode: http.StatusOK, Headers: map[string]string{"content-type": "application/json"}}
 	}
 	body, err := timeline.SSE(events)
 	if err != nil {
-		return fail(ctx, http.StatusInternalServerError, "internal", "could not encode the timeline")
+		return fail(rt, http.StatusInternalServerError, "internal", "could not encode the timeline")
 	}
 	return openruntimes.Response{Body: body, StatusCode: http.StatusOK, Headers: map[string]string{
 		"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no",
@@ -147,7 +150,8 @@ func mask(s string) string {
 }
 
 // meta is the /meta snapshot: configuration with secrets masked, limits, agents, prompts and tools.
-func meta(cfg Config) map[string]any {
+func meta(p process) map[string]any {
+	cfg := p.cfg
 	model := cfg.LLM.Model
 	if model == "" {
 		model = llm.DefaultModel
@@ -162,7 +166,7 @@ func meta(cfg Config) map[string]any {
 	for _, a := range []string{engine.AgentPlatform, engine.AgentResearcher, engine.AgentPlanner} {
 		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a)})
 	}
-	tools := engine.DefaultRegistry().Describe()
+	tools := p.tools.Describe()
 	b, _ := json.Marshal(cfg.Engine.Budget.Seconds())
 	return map[string]any{
 		"llm": map[string]any{"model": model, "chat_model": chat, "base_url": cfg.LLM.BaseURL,

@@ -3,8 +3,6 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -36,8 +34,8 @@ const (
 	EnvUsernameBudget   = "MCP_EVENTS_SEAL_USERNAME_BUDGET"
 	EnvPasswordBudget   = "MCP_EVENTS_SEAL_PASSWORD_BUDGET"
 	EnvCallbackCAFile   = "SAFEHTTP_CA_FILE" // shared with webhook-ingress (safehttp.EnvCAFile)
-	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are read by the shared packages seal,
-	// appwritesig and safehttp; they are listed here so that the configuration fingerprint covers them.
+	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are parsed by the shared packages seal,
+	// appwritesig and safehttp (mcpserver.New reads them through the same getenv).
 	EnvSealKeys      = "SEAL_KEYS"
 	EnvWebhookKeys   = "APPWRITE_WEBHOOK_SECRET_KEYS"
 	EnvSafeAllow     = "SAFEHTTP_ALLOW"
@@ -96,8 +94,6 @@ type Config struct {
 	UsernameBudget, PasswordBudget int
 	// CallbackCAFile is a PEM file of extra root certificates for callback TLS (tests, development).
 	CallbackCAFile string
-	// Fingerprint identifies this configuration (a hash over every variable read, secrets included).
-	Fingerprint string
 }
 
 // Getenv is os.Getenv's signature; FromEnv takes it so tests can pass a map.
@@ -182,26 +178,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		return c, err
 	}
 	c.CallbackCAFile = strings.TrimSpace(getenv(EnvCallbackCAFile))
-	c.Fingerprint = Fingerprint(getenv)
 	return c, nil
-}
-
-// names lists every variable the function's configuration depends on.
-var names = []string{
-	EnvEnabled, EnvPublicURL, EnvIssuer, EnvJWKSURL, EnvAudience, EnvScopes, EnvAppwriteEndpoint,
-	EnvFunctionEndpoint, EnvIngressURL, EnvTTLDefault, EnvTTLMin, EnvTTLMax, EnvRotationGrace, EnvErrorCodes,
-	EnvChallengeTimeout, EnvRequestTimeout, EnvUsernameBudget, EnvPasswordBudget, EnvCallbackCAFile,
-	EnvSealKeys, EnvWebhookKeys, EnvSafeAllow, EnvSafeAllowHTTP,
-}
-
-// Fingerprint hashes the values of every variable in names: two processes with the same fingerprint have
-// the same configuration. The hash is not reversible and is safe to log.
-func Fingerprint(getenv Getenv) string {
-	h := sha256.New()
-	for _, n := range names {
-		fmt.Fprintf(h, "%s=%q\n", n, getenv(n))
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 func list(s string) []string {

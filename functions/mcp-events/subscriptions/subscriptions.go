@@ -216,7 +216,7 @@ func (c Call) logf(format string, args ...any) {
 }
 
 func count(c Call, op, event, outcome string) {
-	metrics.Count(c.Log, metrics.SubscriptionsTotal, map[string]string{"op": op, "event": event, "outcome": outcome})
+	metrics.Count(c.Log, metrics.SubscriptionsTotal, "op", op, "event", event, "outcome", outcome)
 }
 
 func outcomeOf(err *mcperr.Error) string {

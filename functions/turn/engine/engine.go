@@ -16,6 +16,7 @@ import (
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/llm"
 )
@@ -81,7 +82,8 @@ func (c Config) withDefaults() Config {
 type Engine struct {
 	// Model answers every model call of the turn (router, subagents, title).
 	Model llm.Model
-	// Tools is the per-agent tool registry (DefaultRegistry when nil).
+	// Tools is the per-agent tool registry (no tools when nil); the function wires the built-ins
+	// (functions/turn/builtins).
 	Tools *Registry
 	// MCP loads the MCP tools of the turn's connections (none when nil).
 	MCP MCPSource
@@ -149,7 +151,7 @@ type turnState struct {
 	cfg      Config
 	emit     func(timeline.Event)
 	turn     *request.Turn
-	tools    map[string][]Tool
+	tools    map[string][]toolapi.Tool
 	memories string
 	history  []llm.Message
 	human    llm.Message
@@ -200,11 +202,10 @@ func (e *Engine) logf(format string, args ...any) {
 }
 
 func (s *turnState) run(ctx context.Context) {
-	reg := s.e.Tools
-	if reg == nil {
-		reg = DefaultRegistry()
+	s.tools = map[string][]toolapi.Tool{}
+	if s.e.Tools != nil {
+		s.tools = s.e.Tools.ForTurn(s.turn)
 	}
-	s.tools = reg.ForTurn(s.turn)
 	if s.e.MCP != nil && len(s.turn.MCPConnections) > 0 {
 		taken := map[string]bool{}
 		for _, ts := range s.tools {
@@ -360,7 +361,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 	s.runText.Reset()
 
 	tools := s.tools[agent]
-	byName := make(map[string]Tool, len(tools))
+	byName := make(map[string]toolapi.Tool, len(tools))
 	specs := make([]llm.ToolSpec, 0, len(tools))
 	for _, t := range tools {
 		if _, dup := byName[t.Name()]; dup {
@@ -416,7 +417,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 }
 
 // runTool runs one tool call between tool_start and tool_end and returns what goes back to the model.
-func (s *turnState) runTool(ctx context.Context, agent string, byName map[string]Tool, call llm.ToolCall) string {
+func (s *turnState) runTool(ctx context.Context, agent string, byName map[string]toolapi.Tool, call llm.ToolCall) string {
 	if t := strings.TrimSpace(s.runText.String()); t != "" {
 		s.lastText = t
 	}
@@ -441,7 +442,7 @@ func (s *turnState) runTool(ctx context.Context, agent string, byName map[string
 	return out
 }
 
-func (s *turnState) execTool(ctx context.Context, t Tool, name, args string) (out string, failed bool) {
+func (s *turnState) execTool(ctx context.Context, t toolapi.Tool, name, args string) (out string, failed bool) {
 	if t == nil {
 		return fmt.Sprintf("Error: unknown tool '%s'", name), true
 	}

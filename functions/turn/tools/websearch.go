@@ -49,17 +49,17 @@ type WebSearch struct {
 	Web Web
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (WebSearch) Name() string { return "web_search" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (WebSearch) Description() string {
 	return "Search the web and get a numbered list of results (title, URL, snippet). Use it to find pages about " +
 		"news, products, docs or anything not in your knowledge, then read the best results with browser_fetch. " +
 		"Keep queries short and specific."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (WebSearch) Parameters() json.RawMessage {
 	return schema([][2]string{
 		{"query", prop("string", "What to search for.", "")},
@@ -70,7 +70,7 @@ func (WebSearch) Parameters() json.RawMessage {
 // searchResult is one result.
 type searchResult struct{ title, url, snippet string }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Query      string `json:"query"`
