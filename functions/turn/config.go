@@ -28,6 +28,11 @@ type Config struct {
 	// Engine are TURN_BUDGET, SUBAGENT_MAX_STEPS, STREAM_TOOL_INPUT_CHARS, STREAM_TOOL_OUTPUT_CHARS,
 	// MEMORIES_MAX_CHARS.
 	Engine engine.Config
+	// AsyncBudget is TURN_ASYNC_BUDGET: the budget of a turn called as an async execution ("async": true).
+	AsyncBudget time.Duration
+	// Progress locates the Realtime progress table and the project's API (TURN_PROGRESS_DATABASE,
+	// TURN_PROGRESS_TABLE, APPWRITE_FUNCTION_API_ENDPOINT, APPWRITE_FUNCTION_PROJECT_ID).
+	Progress ProgressConfig
 	// Web is the outbound side of the web tools and of the MCP connections: the SSRF policy
 	// (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP, SAFEHTTP_CA_FILE) and the search API (BRAVE_SEARCH_API_KEY,
 	// BRAVE_SEARCH_URL, SEARXNG_URL, WEB_SEARCH_ENABLED).
@@ -67,6 +72,13 @@ func LoadConfig() Config {
 			c.Engine.Budget = d
 		}
 	}
+	c.AsyncBudget = c.envDuration("TURN_ASYNC_BUDGET", engine.DefaultAsyncBudget, engine.MaxAsyncBudget)
+	c.Progress = ProgressConfig{
+		DatabaseID: strings.TrimSpace(os.Getenv("TURN_PROGRESS_DATABASE")),
+		TableID:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
+		Endpoint:   strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
+		ProjectID:  strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
+	}
 	opts, err := safehttp.FromEnv(safehttp.Options{})
 	if err == nil {
 		opts, err = safehttp.CAFromEnv(opts)
@@ -92,6 +104,34 @@ func (c *Config) envInt(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+// ProgressConfig is where the Realtime progress sink writes.
+type ProgressConfig struct {
+	// DatabaseID and TableID name the progress table (TURN_PROGRESS_DATABASE, TURN_PROGRESS_TABLE); the
+	// Realtime sink is refused while either is empty.
+	DatabaseID, TableID string
+	// Endpoint and ProjectID are the function's own project (APPWRITE_FUNCTION_API_ENDPOINT,
+	// APPWRITE_FUNCTION_PROJECT_ID, set by Appwrite for every execution).
+	Endpoint, ProjectID string
+}
+
+// envDuration reads a positive Go duration capped at max.
+func (c *Config) envDuration(name string, def, max time.Duration) time.Duration {
+	raw := strings.TrimSpace(os.Getenv(name))
+	if raw == "" {
+		return def
+	}
+	d, err := time.ParseDuration(raw)
+	switch {
+	case err != nil || d <= 0:
+		c.Warnings = append(c.Warnings, name+" must be a positive Go duration such as "+def.String()+"; using the default")
+		return def
+	case d > max:
+		c.Warnings = append(c.Warnings, name+" is capped at "+max.String())
+		return max
+	}
+	return d
 }
 
 func isFalse(v string) bool {

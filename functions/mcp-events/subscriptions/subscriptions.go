@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ import (
 
 // IDPrefix starts every subscription id, and so every webhook this server manages.
 const IDPrefix = "mcpev_"
+
+// ScopeWebhooksWrite is the scope events/unsubscribe needs (it deletes a project webhook).
+const ScopeWebhooksWrite = "webhooks.write"
 
 // IDLength is the length of a subscription id: IDPrefix + 30 hex digits (120 bits), Appwrite's 36-character
 // custom-id limit.
@@ -151,17 +155,37 @@ func (s *Service) clampTTL(raw json.RawMessage) (time.Duration, error) {
 		// No expiry requested: this server never grants one (it stores nothing), so it grants the maximum.
 		ttl = s.o.TTLMax
 	default:
-		var ms float64
-		if err := json.Unmarshal(raw, &ms); err != nil {
+		ms, ok := jsonNumber(v)
+		if !ok {
 			return 0, mcperr.Invalid("ttlMs", "ttlMs: must be a number of milliseconds or null")
 		}
-		if ms > float64(s.o.TTLMax/time.Millisecond) {
-			ttl = s.o.TTLMax
-		} else {
+		// Clamp in milliseconds, before converting: a huge or very negative number (or one beyond float64,
+		// read as ±Inf) must not overflow the Duration conversion.
+		lo, hi := float64(s.o.TTLMin/time.Millisecond), float64(s.o.TTLMax/time.Millisecond)
+		switch {
+		case ms <= lo:
+			return s.o.TTLMin, nil
+		case ms >= hi:
+			return s.o.TTLMax, nil
+		default:
 			ttl = time.Duration(ms) * time.Millisecond
 		}
 	}
 	return min(max(ttl, s.o.TTLMin), s.o.TTLMax), nil
+}
+
+// jsonNumber parses v, which must be a JSON number literal, as a float64; a number beyond float64's range
+// is ±Inf (still a number: it is clamped like any other).
+func jsonNumber(v string) (float64, bool) {
+	if v == "" || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) || !json.Valid([]byte(v)) {
+		return 0, false // not a number literal: a string ("NaN", "1h"), a boolean, an object, ...
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	var ne *strconv.NumError
+	if err != nil && !(errors.As(err, &ne) && ne.Err == strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
 }
 
 // checkURL validates a callback URL: absolute https, no credentials or fragment, not too long, and (without
@@ -186,7 +210,9 @@ func (s *Service) checkURL(ctx context.Context, raw string) *mcperr.Error {
 	if err := safehttp.CheckDestination(ctx, raw, s.o.CallbackOptions); err != nil {
 		var blocked *safehttp.BlockedError
 		if errors.As(err, &blocked) || errors.Is(err, safehttp.ErrBlocked) {
-			return mcperr.Invalid("delivery.url", "delivery.url: destination not allowed (%s)", blockedWhy(err))
+			why := blockedWhy(err)
+			return mcperr.New(mcperr.InvalidParams, map[string]any{"field": "delivery.url", "reason": why},
+				"delivery.url: destination not allowed (%s)", why)
 		}
 		// Resolution failures are reported by the verification POST itself.
 	}
@@ -307,7 +333,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", mcperr.As(terr)
 	}
 	if missing := pr.event.MissingScopes(c.Principal.Scopes); len(missing) > 0 {
-		return nil, "", mcperr.New(mcperr.Forbidden, map[string]any{"missingScopes": missing},
+		return nil, "", mcperr.InsufficientScope(missing, pr.event.StepUpScopes(c.Principal.Scopes),
 			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
@@ -620,6 +646,10 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	pr, merr := s.prepare(ctx, c, p.Name, p.Arguments, p.Delivery, false)
 	if merr != nil {
 		return nil, merr
+	}
+	if !c.Principal.Scopes[ScopeWebhooksWrite] {
+		return nil, mcperr.InsufficientScope([]string{ScopeWebhooksWrite}, []string{ScopeWebhooksWrite},
+			"the access token lacks the scope unsubscribing needs: %s", ScopeWebhooksWrite)
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
 	if err := proj.DeleteWebhook(ctx, pr.id); err != nil {

@@ -103,6 +103,7 @@ func (s *Server) routes() {
 	})
 
 	s.adminRoutes(m)
+	s.realtimeRoutes(m)
 
 	// Appwrite's wildcard route (app/controllers/general.php:1737-1742, 1.9.6): 404 general_route_not_found.
 	// Go's mux would answer 405 for a known path with another method; the catch-all pattern matches first.

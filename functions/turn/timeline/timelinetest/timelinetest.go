@@ -61,6 +61,8 @@ var known = map[string]bool{
 // CheckOrder reports the first violation of the timeline rules:
 //
 //   - every event has a known type; the last event is the only complete;
+//   - a status with a "sink" field (a dropped progress sink) may come anywhere before complete, and is
+//     otherwise ignored;
 //   - mcp_credentials, at most once, comes first; then status (several before the first route: the
 //     skipped MCP connections' notices); a status is followed by route or error;
 //   - at most two routes: the first one, and a fallback to planner after a failed platform or researcher;
@@ -107,6 +109,10 @@ func CheckOrder(events []Decoded) error {
 				return fail("complete without done or error before it")
 			}
 			return nil
+		}
+		if t == timeline.TypeStatus && e.Str("sink") != "" {
+			// A dropped progress sink's notice: it may come anywhere before complete.
+			continue
 		}
 		if openTool != nil && t != timeline.TypeToolEnd {
 			return fail("tool %q (run %q) is still open", openTool.Str("tool"), openTool.Str("run_id"))
