@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
@@ -70,13 +71,18 @@ type Options struct {
 	RotationGrace time.Duration
 	// ChallengeTimeout bounds the verification POST.
 	ChallengeTimeout time.Duration
+	// ChallengeRate is the most verification challenges this instance sends to one destination host per
+	// minute (0: no limit).
+	ChallengeRate int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// Service serves events/subscribe and events/unsubscribe. It holds no per-subscription state.
+// Service serves events/subscribe and events/unsubscribe. It holds no per-subscription state; its only
+// state is the per-instance challenge rate limiter.
 type Service struct {
-	o Options
+	o       Options
+	limiter *hostlimit.Limiter
 }
 
 // New returns a Service.
@@ -91,7 +97,11 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{o: o}, nil
+	svc := &Service{o: o}
+	if o.ChallengeRate > 0 {
+		svc.limiter = hostlimit.New(o.ChallengeRate, time.Minute, o.Now)
+	}
+	return svc, nil
 }
 
 // Delivery is the delivery object of events/subscribe and events/unsubscribe.
@@ -257,6 +267,8 @@ func outcomeOf(err *mcperr.Error) string {
 		return metrics.OutcomeUnsupported
 	case mcperr.CallbackEndpointError:
 		return metrics.OutcomeCallbackError
+	case mcperr.ResourceExhausted:
+		return metrics.OutcomeResourceExhausted
 	default:
 		return metrics.OutcomeError
 	}
@@ -379,10 +391,26 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	// An existing, unexpired envelope for the same (principal, url) that records a verification proves the
 	// handshake already happened: refreshes skip it on every replica. A lapsed subscription is re-verified.
 	verified := prev != nil && !prev.VerifiedAt.IsZero() && prev.CallbackURL == pr.url && !prev.Expired(now)
+	var hooks []appwriteapi.Webhook // the project's managed webhooks, when listed here (cleanup reuses them)
+	listed := false
 	if verified {
 		sub.VerifiedAt = prev.VerifiedAt
 	} else {
 		sub.VerifiedAt = now
+		// Verification is per (principal, URL): another live subscription of this principal to this URL in
+		// this project proves it too.
+		lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
+		hooks, err = proj.ListWebhooks(lctx, IDPrefix)
+		lcancel()
+		if err != nil {
+			c.logf("events/subscribe %s: list webhooks: %v (the callback is challenged)", pr.id, err)
+		} else {
+			listed = true
+			if at, from, ok := s.verifiedSibling(hooks, c.Principal.Subject, pr, now); ok {
+				verified, sub.VerifiedAt = true, at
+				c.logf("events/subscribe %s: callback already verified by subscription %s", pr.id, from)
+			}
+		}
 	}
 	// Seal first, so that a subscription that cannot fit is refused before the endpoint is contacted.
 	user, pass, err := s.o.Sealer.Seal(pr.id, sub)
@@ -397,6 +425,9 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", sealError(err)
 	}
 	if !verified {
+		if err := s.challengeAllowed(pr.url); err != nil {
+			return nil, "", err
+		}
 		if err := s.verifyCallback(ctx, pr, secret); err != nil {
 			return nil, "", err
 		}
@@ -412,7 +443,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	if err := s.upsert(ctx, proj, pr.id, whSecret, in, existing != nil); err != nil {
 		return nil, "", err
 	}
-	s.cleanup(ctx, c, proj, pr.id)
+	s.cleanup(ctx, c, proj, pr.id, hooks, listed)
 	return &SubscribeResult{
 		ResultType: "complete", ID: pr.id, RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339),
 		Cursor: nil, Truncated: false,
@@ -601,13 +632,16 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 
 // cleanup deletes managed webhooks of the project whose envelopes opened and expired. Envelopes this
 // server cannot open (another deployment's keys) are left alone. Failures only log.
-func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string) {
+// When listed is true, hooks is the project's managed webhooks as listed earlier in the same call.
+func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string, hooks []appwriteapi.Webhook, listed bool) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupBudget)
 	defer cancel()
-	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
-	if err != nil {
-		c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
-		return
+	if !listed {
+		var err error
+		if hooks, err = proj.ListWebhooks(ctx, IDPrefix); err != nil {
+			c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
+			return
+		}
 	}
 	now := s.o.Now()
 	for _, w := range hooks {
@@ -663,6 +697,6 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		}
 		return nil, mapAppwrite(err, "webhook", pr.project)
 	}
-	s.cleanup(ctx, c, proj, pr.id)
+	s.cleanup(ctx, c, proj, pr.id, nil, false)
 	return &EmptyResult{ResultType: "complete"}, nil
 }

@@ -187,7 +187,9 @@ func Build(ctx context.Context, root string) error {
 	defer unlock()
 	for _, name := range staging.Functions {
 		staged := filepath.Join(root, "build", "functions", name)
-		if err := staging.Stage(ctx, root, name, staged); err != nil {
+		// A local stack runs with whatever skills are installed, and warns when there are none: it is not a
+		// deploy.
+		if err := staging.StageWith(ctx, root, name, staged, staging.Options{AllowNoSkills: true}); err != nil {
 			return err
 		}
 		if err := staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), filepath.Join(root, "build", "bin", name)); err != nil {
