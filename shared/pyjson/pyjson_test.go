@@ -2,14 +2,10 @@ package pyjson
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"testing"
 )
-
-// update is accepted (and unused) so that go test ./protocol/... -update works.
-var _ = flag.Bool("update", false, "rewrite golden files (unused in this package)")
 
 // The expected values below are what CPython 3.10/3.11 prints.
 
