@@ -143,7 +143,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]string{}, exited: map[*exec.Cmd]chan struct{}{}}
-	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, opts.Appwrite)
+	// The stack runs every function on loopback, so webhooks point at loopback URLs: the stand-in-only allowance
+	// (real Appwrite refuses them with 400: PublicDomain) is the one place the dev stack turns on.
+	awOpts := opts.Appwrite
+	awOpts.AllowLoopbackWebhookURLs = true
+	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, awOpts)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("local Appwrite on %s: %w", opts.AppwriteAddr, err)
