@@ -3,9 +3,11 @@ package handler_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,19 +36,29 @@ type stack struct {
 	receiver *webhookreceiver.Receiver
 	userKey  string
 	ingress  string // the ingress function domain
+	clock    *offsetClock
 }
+
+// offsetClock is the wall clock moved forward by what the test says: the ingress reads it, so a test can
+// run a retry scheduled minutes ahead without waiting for it.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	t.Helper()
-	st := &stack{t: t, receiver: webhookreceiver.New(subSecret)}
+	st := &stack{t: t, receiver: webhookreceiver.New(subSecret), clock: &offsetClock{}}
 	t.Cleanup(st.receiver.Close)
 	opts.Logf = t.Logf
+	// Stand-in-only: the ingress's function domain is on loopback, which real Appwrite refuses (PublicDomain).
+	opts.AllowLoopbackWebhookURLs = true
 	st.aw = localappwrite.New(opts)
 	st.api = httptest.NewServer(st.aw)
 	st.aw.SetBaseURL(st.api.URL)
 	t.Cleanup(func() { st.api.Close(); _ = st.aw.Close() })
 
-	fn := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
+	fn := httptest.NewServer(localruntime.New(handler.New(st.clock.Now), localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
 	t.Cleanup(fn.Close)
 	must(t, st.aw.SeedProject(localappwrite.ProjectSpec{ID: "ours"}))
 	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Timeout: 60}))
@@ -118,9 +130,16 @@ func must(t *testing.T, err error) {
 
 // TestAppwriteWebhookToSubscriberOnTheStandIn: Appwrite's own worker delivers a row change to the ingress
 // through its function domain, and the subscriber gets exactly one verified, projected event; a change in
-// another table gets nothing; Appwrite re-sending the delivery keeps the eventId.
+// another table gets nothing; Appwrite re-sending the delivery keeps the eventId. Both as the open-source
+// worker (no delivery-id header) and as Appwrite Cloud (an unsigned X-Appwrite-Webhook-Delivery-Id, ignored).
 func TestAppwriteWebhookToSubscriberOnTheStandIn(t *testing.T) {
-	st := newStack(t, localappwrite.Options{DeliveryIDHeader: true})
+	for _, cloud := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deliveryIdHeader=%v", cloud), func(t *testing.T) { webhookToSubscriber(t, cloud) })
+	}
+}
+
+func webhookToSubscriber(t *testing.T, cloud bool) {
+	st := newStack(t, localappwrite.Options{DeliveryIDHeader: cloud})
 	st.subscribe("sub-standin-1", "row.created", rowArgs, time.Now().Add(time.Hour))
 
 	rowID := st.createRow("tickets")
@@ -220,8 +239,9 @@ func TestDelayedRetryOnTheStandIn(t *testing.T) {
 		t.Fatalf("first execution: %d requests, %d events", len(failed), len(st.receiver.Events()))
 	}
 	st.receiver.SetBehaviour(nil)
-	// The delayed run comes minutes later in production; a second is enough for a new webhook-timestamp.
-	time.Sleep(1100 * time.Millisecond)
+	// The delayed run comes a minute or more later (inside the subscriber's 5-minute timestamp tolerance and
+	// the 15-minute retry window): the ingress's clock moves on, so the retry carries a new webhook-timestamp.
+	st.clock.Advance(90 * time.Second)
 	if n := st.aw.RunScheduled(time.Now().Add(20 * time.Minute)); n != 1 {
 		t.Fatalf("%d delayed executions started, want 1", n)
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/pyjson"
 )
 
 // read_attachment limits, as in the reference.
@@ -24,17 +25,17 @@ type ReadAttachment struct {
 	Attachments []request.Attachment
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (ReadAttachment) Name() string { return "read_attachment" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (ReadAttachment) Description() string {
 	return "Read the content of a file the user attached to this message, by its id or file name (as listed under " +
 		"### Attachments). Text is returned as text, cut at max_chars; binary files are only described. Files from " +
 		"earlier messages are not available."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (ReadAttachment) Parameters() json.RawMessage {
 	return schema([][2]string{
 		{"attachment_id", prop("string", "The attachment's id or file name.", "")},
@@ -42,7 +43,7 @@ func (ReadAttachment) Parameters() json.RawMessage {
 	}, "attachment_id")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (r ReadAttachment) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		ID       string `json:"attachment_id"`
@@ -69,9 +70,9 @@ func (r ReadAttachment) Run(_ context.Context, args json.RawMessage) (string, er
 		}
 	}
 	if att == nil {
-		return fmt.Sprintf("Unknown attachment id=%s. Only files attached on this turn are available.", pyRepr(id)), nil
+		return fmt.Sprintf("Unknown attachment id=%s. Only files attached on this turn are available.", pyjson.ReprString(id)), nil
 	}
-	head := fmt.Sprintf("name=%s mime=%s size=%d\n\n", pyRepr(att.Name), att.Mime, len(att.Data))
+	head := fmt.Sprintf("name=%s mime=%s size=%d\n\n", pyjson.ReprString(att.Name), att.Mime, len(att.Data))
 	if att.Kind != "text" && !utf8.Valid(att.Data) {
 		return head + fmt.Sprintf("(binary %s file; %d bytes not shown as text)", att.Kind, len(att.Data)), nil
 	}

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // browser_fetch limits, as in the reference (text 14000 characters, 40 links, a bot-wall note under 80
@@ -46,10 +48,10 @@ type BrowserFetch struct {
 	Cache *PageCache
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (BrowserFetch) Name() string { return "browser_fetch" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (BrowserFetch) Description() string {
 	return "Read a public web page (https:// only) as clean Markdown: the main content first, without navigation, " +
 		"scripts or ads, then a '### Links' list of the page's links (label → URL) you can follow with another " +
@@ -58,12 +60,12 @@ func (BrowserFetch) Description() string {
 		"same URL twice in a turn."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (BrowserFetch) Parameters() json.RawMessage {
 	return schema([][2]string{{"url", prop("string", "The https:// URL of the page.", "")}}, "url")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (b BrowserFetch) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		URL string `json:"url"`
@@ -84,7 +86,7 @@ func (b BrowserFetch) Run(ctx context.Context, args json.RawMessage) (string, er
 	}
 	p, err := f.get(ctx, fetchReq{url: u.String(), accept: browserAccept, userAgent: browserUserAgent, limit: BrowserMaxBytes,
 		onRedirectBlocked: func(host string, _ error) error {
-			return &policyError{fmt.Sprintf("redirect landed on blocked host %s", pyRepr(host))}
+			return &policyError{fmt.Sprintf("redirect landed on blocked host %s", pyjson.ReprString(host))}
 		}})
 	if err != nil {
 		var pe *policyError
@@ -124,7 +126,7 @@ func renderPage(ctx context.Context, p *page) string {
 		}
 		return capText(text, BrowserTextLimit)
 	default:
-		return fmt.Sprintf("(binary or non-text content-type %s; not a readable page. Use http_get for raw data.)", pyRepr(mt))
+		return fmt.Sprintf("(binary or non-text content-type %s; not a readable page. Use http_get for raw data.)", pyjson.ReprString(mt))
 	}
 }
 

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // MsgSandboxPrefix starts every sandbox_exec answer; it is one of the failure prefixes that send a
@@ -13,22 +15,22 @@ const MsgSandboxPrefix = "sandbox_exec is not configured"
 // says so for every call.
 type SandboxExec struct{}
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (SandboxExec) Name() string { return "sandbox_exec" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (SandboxExec) Description() string {
 	return "Run code or shell work in a per-project sandbox. Not available in this deployment: every call answers " +
 		"that it is not configured, so only use it when the user explicitly asks for sandbox execution, and otherwise " +
 		"explain the steps instead."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (SandboxExec) Parameters() json.RawMessage {
 	return schema([][2]string{{"instruction", prop("string", "What to run in the sandbox.", "")}}, "instruction")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (SandboxExec) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Instruction string `json:"instruction"`
@@ -37,5 +39,5 @@ func (SandboxExec) Run(_ context.Context, args json.RawMessage) (string, error) 
 		return "", err
 	}
 	return MsgSandboxPrefix + " in this deployment. In Cloud this will call a per-project Function sandbox MCP — " +
-		"not the agent host. Requested: " + pyRepr(a.Instruction), nil
+		"not the agent host. Requested: " + pyjson.ReprString(a.Instruction), nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // appwrite_skill limits and messages, as in the reference.
@@ -148,10 +150,10 @@ func NewSkillToolFrom(skills []Skill) *SkillTool {
 	return &SkillTool{skills: skills, loaded: map[string]bool{}}
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (*SkillTool) Name() string { return "appwrite_skill" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (t *SkillTool) Description() string {
 	d := "Load an Appwrite SDK/CLI skill: a reference of how to install, set up the client and call the APIs in one " +
 		"language (code samples). Load at most one skill per turn and only for code samples; never load the same " +
@@ -167,13 +169,13 @@ func (t *SkillTool) Description() string {
 	return d + " Installed: " + strings.Join(names, ", ") + "."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (*SkillTool) Parameters() json.RawMessage {
 	return schema([][2]string{{"name", prop("string",
 		"The skill, e.g. appwrite-go or go (the appwrite- prefix is optional; flutter means dart), or 'list' for the index.", "")}}, "name")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (t *SkillTool) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Name string `json:"name"`
@@ -194,7 +196,7 @@ func (t *SkillTool) Run(_ context.Context, args json.RawMessage) (string, error)
 	t.mu.Unlock()
 	if again {
 		return fmt.Sprintf("Skill %s was already loaded earlier this turn. Reuse that content — do not load it again; "+
-			"use MCP for live project work, or browser_fetch a docs URL for a missing section.", pyRepr(key)), nil
+			"use MCP for live project work, or browser_fetch a docs URL for a missing section.", pyjson.ReprString(key)), nil
 	}
 	for _, s := range t.skills {
 		if s.Name == key {
@@ -205,5 +207,5 @@ func (t *SkillTool) Run(_ context.Context, args json.RawMessage) (string, error)
 	for i, s := range t.skills {
 		names[i] = s.Name
 	}
-	return fmt.Sprintf("Unknown skill %s. Available: %s", pyRepr(key), strings.Join(names, ", ")), nil
+	return fmt.Sprintf("Unknown skill %s. Available: %s", pyjson.ReprString(key), strings.Join(names, ", ")), nil
 }
