@@ -10,9 +10,10 @@ require (
 	github.com/open-runtimes/types-for-go/v4 v4.0.8
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	golang.org/x/net v0.55.0
 )
 
 require (
-	golang.org/x/sys v0.18.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/text v0.37.0 // indirect
 )
