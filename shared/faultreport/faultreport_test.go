@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/devkit/fakesentry"
+	"appwrite-agent/shared/faultreport"
 )
 
 // TestReportReachesSentryWithTagsAndNoSecrets: a fault arrives at the DSN as one envelope with the tags,
