@@ -126,10 +126,10 @@ func newReceiver(t *testing.T) *receiver {
 		io.WriteString(w, "status body")
 	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(3 * time.Second):
-		case <-r.Context().Done():
-		}
+		// Never answers: the client's own deadline is the only thing that ends the request (the server
+		// then drops it unanswered, so no late answer can race that deadline).
+		<-r.Context().Done()
+		panic(http.ErrAbortHandler)
 	})
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
 		w.Write(make([]byte, 2048))
