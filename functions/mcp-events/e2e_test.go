@@ -57,8 +57,14 @@ func TestEventsListFilteredByTokenScope(t *testing.T) {
 	if got := strings.Join(names([]string{"webhooks.read", "webhooks.write", "users.read"}), ","); got != "user.created" {
 		t.Fatalf("users only: %s", got)
 	}
-	if got := names([]string{"tables.read", "rows.read", "users.read"}); len(got) != 0 {
-		t.Fatalf("without webhook scopes: %v", got)
+	// A token that can use no event is asked to step up (HTTP 403, insufficient_scope), not shown an
+	// empty list.
+	r := rpc(t, url, st.token(userID, []string{"tables.read", "rows.read", "users.read"}), "events/list", map[string]any{})
+	chal := r.Header.Get("WWW-Authenticate")
+	if r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32012 ||
+		!strings.HasPrefix(chal, `Bearer error="insufficient_scope", scope="webhooks.read webhooks.write `) ||
+		!strings.Contains(chal, `resource_metadata="`+publicURL+`/.well-known/oauth-protected-resource/mcp"`) {
+		t.Fatalf("without webhook scopes: %d %q %s", r.Status, chal, r.Raw)
 	}
 }
 
@@ -338,7 +344,6 @@ func TestSubscribeErrors(t *testing.T) {
 		{"argument not an id", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "../x"}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "Appwrite id"},
 		{"argument wrong type", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": 7}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "must be a string"},
 		{"push delivery", tok, map[string]any{"name": "row.created", "arguments": rowArgs(), "delivery": map[string]any{"mode": "push"}}, -32014, map[string]any{"feature": "deliveryMode", "value": "push"}, "only webhook"},
-		{"missing scope", st.token(userID, []string{"webhooks.read", "webhooks.write", "tables.read"}), subParams("row.created", rowArgs(), cb, secret, nil), -32012, nil, "rows.read"},
 		{"wrong project (not a member)", tok, subParams("row.created", map[string]any{"project_id": otherProj, "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32012, nil, "refused access"},
 		{"unknown project", tok, subParams("row.created", map[string]any{"project_id": "nope", "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32011, map[string]any{"kind": "project"}, "not found"},
 		{"unknown table", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "nope"}, cb, secret, nil), -32011, map[string]any{"kind": "table"}, "not found"},
@@ -428,9 +433,12 @@ func TestAuthentication(t *testing.T) {
 	if !strings.HasPrefix(chal, "Bearer ") || !strings.Contains(chal, `resource_metadata="`+publicURL+`/.well-known/oauth-protected-resource/mcp"`) {
 		t.Fatalf("challenge %q", chal)
 	}
+	if strings.Contains(chal, "error=") {
+		t.Fatalf("a request without credentials got an error code (RFC 6750 §3.1): %q", chal)
+	}
 	var body map[string]string
 	_ = json.Unmarshal(r.Raw, &body)
-	if body["error"] != "invalid_token" {
+	if body["error"] != "unauthorized" {
 		t.Fatalf("401 body %s", r.Raw)
 	}
 
@@ -458,7 +466,7 @@ func TestAuthentication(t *testing.T) {
 		var meta map[string]any
 		must(t, json.NewDecoder(resp.Body).Decode(&meta))
 		resp.Body.Close()
-		want := publicURL + "/"
+		want := publicURL // exactly the URL the client uses: no slash added (RFC 9728 §3.3)
 		if strings.HasSuffix(path, "/mcp") {
 			want = publicURL + "/mcp"
 		}

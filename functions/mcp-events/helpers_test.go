@@ -69,6 +69,8 @@ type stack struct {
 	ingress *capture
 	env     map[string]string
 	clock   atomic.Int64 // offset of the stand-in's clock, nanoseconds
+	// apiCalls counts requests to the stand-in's project API (/v1/..., the OAuth issuer's routes aside).
+	apiCalls atomic.Int64
 }
 
 func newStack(t *testing.T) *stack {
@@ -78,7 +80,12 @@ func newStack(t *testing.T) *stack {
 		Clock: st.now,
 		Logf:  func(string, ...any) {},
 	})
-	st.laSrv = httptest.NewServer(st.la)
+	st.laSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") && !strings.HasPrefix(r.URL.Path, "/v1/oauth2/") {
+			st.apiCalls.Add(1)
+		}
+		st.la.ServeHTTP(w, r)
+	}))
 	st.la.SetBaseURL(st.laSrv.URL)
 	t.Cleanup(func() { st.laSrv.Close(); _ = st.la.Close() })
 
@@ -241,7 +248,7 @@ func rpc(t *testing.T, url, token, method string, params any) rpcResult {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	out := rpcResult{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode == http.StatusOK || strings.Contains(string(raw), `"jsonrpc"`) {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			t.Fatalf("%s: %v: %s", method, err, raw)
 		}

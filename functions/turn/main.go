@@ -7,9 +7,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/mcptools"
+	"appwrite-agent/functions/turn/progress"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/fnhttp"
@@ -26,13 +28,18 @@ const (
 
 // Main is the entry point the open-runtimes Go server calls for every request.
 // rt is the runtime's request context; the configuration comes from the process state (config.go).
+// CORS (TURN_CORS_ORIGINS) wraps every route, so preflights are answered before auth and errors carry
+// the headers too.
 func Main(rt openruntimes.Context) openruntimes.Response {
-	req := rt.Req
-	if req.Method == "GET" && req.Path == "/health" {
-		return fnhttp.Health(rt)
-	}
 	p, _ := state.Get() // building the process state cannot fail; problems are in p.cfg.Warnings
+	return p.cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, p) })(rt)
+}
+
+func serve(rt openruntimes.Context, p process) openruntimes.Response {
+	req := rt.Req
 	switch {
+	case req.Method == "GET" && req.Path == "/health":
+		return fnhttp.Health(rt)
 	case req.Method == "GET" && req.Path == "/ready":
 		return ready(rt, p.cfg)
 	case req.Method == "GET" && req.Path == "/":
@@ -101,7 +108,11 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 	case err != nil:
 		return fail(rt, http.StatusInternalServerError, "internal", err.Error())
 	}
-	httpClient, release, err := llm.HTTPClient(settings, cfg.Engine.Budget)
+	engCfg := cfg.Engine
+	if t.Async {
+		engCfg.Budget = cfg.AsyncBudget
+	}
+	httpClient, release, err := llm.HTTPClient(settings, engCfg.Budget)
 	switch {
 	case errors.Is(err, llm.ErrUserURLScheme):
 		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", MsgUserURLScheme)
@@ -110,17 +121,42 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 		return fail(rt, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
 	}
 	defer release()
+	sk, serr := openSinks(rt, cfg, t)
+	if serr != nil {
+		return fail(rt, serr.status, serr.code, serr.message)
+	}
+	defer sk.close()
 	log := func(s string) { rt.Error(s) }
 	eng := &engine.Engine{
 		Model:  llm.New(settings, httpClient),
 		Tools:  p.tools,
-		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: cfg.Engine.Budget, Log: log},
-		Config: cfg.Engine,
+		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log},
+		Config: engCfg,
+		Skills: p.skills,
 		Log:    log,
 	}
-	var rec timeline.Recorder
-	eng.Run(context.Background(), t, rec.Emit)
-	return timelineResponse(rt, rec.Events())
+	start := time.Now()
+	pub := progress.New(progress.Options{Log: log}, sk.list...)
+	eng.Run(context.Background(), t, pub.Emit)
+	// The last batches (and complete) get a grace period; a synchronous call still answers within the
+	// platform's limit.
+	closeBy := time.Now().Add(progressGrace)
+	if !t.Async {
+		closeBy = later(start.Add(engine.MaxBudget), time.Now().Add(time.Second))
+	}
+	cctx, cancel := context.WithDeadline(context.Background(), closeBy)
+	defer cancel()
+	return timelineResponse(rt, pub.Close(cctx))
+}
+
+// progressGrace is how long an async turn waits for its sinks after the engine finished.
+const progressGrace = 10 * time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func timelineResponse(rt openruntimes.Context, events []timeline.Event) openruntimes.Response {
@@ -164,7 +200,7 @@ func meta(p process) map[string]any {
 	}
 	agents := []map[string]string{}
 	for _, a := range []string{engine.AgentPlatform, engine.AgentResearcher, engine.AgentPlanner} {
-		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a)})
+		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a, p.skills)})
 	}
 	tools := p.tools.Describe()
 	b, _ := json.Marshal(cfg.Engine.Budget.Seconds())
@@ -175,7 +211,10 @@ func meta(p process) map[string]any {
 			"unauthenticated_allowed": cfg.Auth.APIKey == "" && cfg.Auth.AllowUnauthenticated},
 		"runtime": map[string]any{"subagent_max_steps": cfg.Engine.MaxSteps, "history_window": request.HistoryWindow,
 			"turn_budget_seconds": json.RawMessage(b), "graph": "route once -> one ReAct subagent -> optional planner fallback",
-			"router_prompt": engine.RouterPrompt},
+			"router_prompt": engine.RouterPrompt, "turn_async_budget_seconds": cfg.AsyncBudget.Seconds()},
+		"progress": map[string]any{"realtime_database": cfg.Progress.DatabaseID, "realtime_table": cfg.Progress.TableID,
+			"realtime_configured": cfg.Progress.DatabaseID != "" && cfg.Progress.TableID != "" && cfg.Progress.Endpoint != "",
+			"interval_ms":         progress.DefaultInterval.Milliseconds(), "max_failures": progress.DefaultMaxFailures},
 		"limits": map[string]any{"attachments_max_per_message": cfg.Limits.MaxAttachments,
 			"attachments_max_bytes": cfg.Limits.MaxAttachmentBytes, "stream_tool_input_chars": cfg.Engine.ToolInputChars,
 			"stream_tool_output_chars": cfg.Engine.ToolOutputChars, "memories_max_chars": cfg.Engine.MemoryChars},

@@ -20,7 +20,9 @@ const (
 	OutcomeNotFound      = "not_found"
 	OutcomeUnsupported   = "unsupported"
 	OutcomeCallbackError = "callback_error"
-	OutcomeError         = "error"
+	// OutcomeResourceExhausted: the per-host challenge rate limit refused the subscribe.
+	OutcomeResourceExhausted = "resource_exhausted"
+	OutcomeError             = "error"
 )
 
 // Sink receives one log line.

@@ -23,8 +23,15 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultBudget          = 25 * time.Second
-	MaxBudget              = 29 * time.Second
+	DefaultBudget = 25 * time.Second
+	// MaxBudget caps the budget of a synchronous turn, under the platform's 30 s synchronous limit.
+	MaxBudget = 29 * time.Second
+	// DefaultAsyncBudget is the budget of an async turn: 30 s under the function timeout of 900 s that
+	// appwrite.json gives turn, so that error and complete are still published.
+	DefaultAsyncBudget = 870 * time.Second
+	// MaxAsyncBudget is Appwrite's largest function timeout (_APP_FUNCTIONS_TIMEOUT, 900 s by default;
+	// Functions/Http/Functions/Create.php:88 validates timeout in 1..that): no execution runs longer.
+	MaxAsyncBudget         = 900 * time.Second
 	DefaultMaxSteps        = 20
 	DefaultToolInputChars  = 100_000
 	DefaultToolOutputChars = 500_000
@@ -45,7 +52,8 @@ const (
 
 // Config are the engine's limits.
 type Config struct {
-	// Budget is the wall-clock budget of a turn (TURN_BUDGET), kept under the 30 s synchronous limit.
+	// Budget is the wall-clock budget of a turn: TURN_BUDGET (at most MaxBudget) for a synchronous call,
+	// TURN_ASYNC_BUDGET (at most MaxAsyncBudget) for an async execution; the caller chooses.
 	Budget time.Duration
 	// MaxSteps caps the model calls of one subagent run (SUBAGENT_MAX_STEPS).
 	MaxSteps int
@@ -60,8 +68,8 @@ func (c Config) withDefaults() Config {
 	if c.Budget <= 0 {
 		c.Budget = DefaultBudget
 	}
-	if c.Budget > MaxBudget {
-		c.Budget = MaxBudget
+	if c.Budget > MaxAsyncBudget {
+		c.Budget = MaxAsyncBudget
 	}
 	if c.MaxSteps <= 0 {
 		c.MaxSteps = DefaultMaxSteps
@@ -89,6 +97,8 @@ type Engine struct {
 	MCP MCPSource
 	// Config are the limits.
 	Config Config
+	// Skills are the installed Appwrite skills the platform prompt names (none: the prompt says so).
+	Skills []SkillInfo
 	// Log, when set, receives diagnostic lines (the function's error log).
 	Log func(string)
 }
@@ -370,7 +380,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 		byName[t.Name()] = t
 		specs = append(specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
 	}
-	msgs := []llm.Message{s.system(AgentPrompt(agent)), {Role: "system", Content: focus}}
+	msgs := []llm.Message{s.system(AgentPrompt(agent, s.e.Skills)), {Role: "system", Content: focus}}
 	msgs = append(msgs, s.history...)
 	msgs = append(msgs, s.human)
 

@@ -55,6 +55,10 @@ const (
 	EnvSearXNG = "SEARXNG_URL"
 	// EnvWebSearchEnabled switches web_search off when false (the reference's WEB_SEARCH_ENABLED).
 	EnvWebSearchEnabled = "WEB_SEARCH_ENABLED"
+	// EnvDuckDuckGoEnabled leaves DuckDuckGo (the keyless default provider) out when false.
+	EnvDuckDuckGoEnabled = "DUCKDUCKGO_ENABLED"
+	// EnvDuckDuckGoURL overrides DuckDuckGo's results page (tests, proxies).
+	EnvDuckDuckGoURL = "DUCKDUCKGO_URL"
 )
 
 // DefaultBraveURL is the Brave Search API web search endpoint.
