@@ -10,6 +10,7 @@ import (
 	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/shared/eventcatalog"
+	"appwrite-agent/shared/seal"
 )
 
 // Verification is cached per (principal, callback URL), across events and arguments (SEP-3415: a
@@ -29,12 +30,7 @@ func (s *Service) verifiedSibling(hooks []appwriteapi.Webhook, principal string,
 		if err != nil || sub.CallbackURL != pr.url || sub.VerifiedAt.IsZero() || sub.Expired(now) {
 			continue
 		}
-		args := maps.Clone(sub.Args)
-		if args == nil {
-			args = map[string]string{}
-		}
-		args[eventcatalog.ArgProject] = pr.project
-		if ID(principal, sub.CallbackURL, sub.Event, args) != w.ID {
+		if _, mine := ownArgs(principal, pr.project, w.ID, sub); !mine {
 			continue // another principal's subscription to the same URL
 		}
 		return sub.VerifiedAt, w.ID, true
@@ -62,4 +58,16 @@ func (s *Service) challengeAllowed(callbackURL string) *mcperr.Error {
 		"windowMs": s.limiter.Window().Milliseconds(), "retryAfterMs": retry.Milliseconds(),
 	}, "too many verification challenges to %s: this server sends at most %d per %s to one host; retry in %s",
 		hostlimit.Key(host), s.limiter.Limit(), s.limiter.Window(), fmt.Sprintf("%ds", secs))
+}
+
+// ownArgs returns the full arguments (project_id included) of the subscription sealed in webhook id, and
+// whether id is the one principal gets for them: the id is a hash over the principal, so this proves the
+// webhook is principal's.
+func ownArgs(principal, project, id string, sub seal.Subscription) (map[string]string, bool) {
+	args := maps.Clone(sub.Args)
+	if args == nil {
+		args = map[string]string{}
+	}
+	args[eventcatalog.ArgProject] = project
+	return args, ID(principal, sub.CallbackURL, sub.Event, args) == id
 }
