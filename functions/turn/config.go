@@ -11,6 +11,7 @@ import (
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/tools"
 	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/sessionauth"
@@ -34,14 +35,19 @@ type Config struct {
 	// TURN_PROGRESS_TABLE, APPWRITE_FUNCTION_API_ENDPOINT, APPWRITE_FUNCTION_PROJECT_ID).
 	Progress ProgressConfig
 	// Web is the outbound side of the web tools and of the MCP connections: the SSRF policy
-	// (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP, SAFEHTTP_CA_FILE) and the search API (BRAVE_SEARCH_API_KEY,
-	// BRAVE_SEARCH_URL, SEARXNG_URL, WEB_SEARCH_ENABLED).
+	// (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP, SAFEHTTP_CA_FILE) and the search providers (BRAVE_SEARCH_API_KEY,
+	// BRAVE_SEARCH_URL, SEARXNG_URL, DUCKDUCKGO_ENABLED, DUCKDUCKGO_URL, WEB_SEARCH_ENABLED).
 	Web tools.Web
+	// CORS is TURN_CORS_ORIGINS: the browser origins allowed to call the function (none: no CORS headers).
+	CORS fnhttp.CORS
 	// BuildTime is AGENT_BUILD_TIME ("unknown" when unset).
 	BuildTime string
 	// Warnings lists environment values that were ignored.
 	Warnings []string
 }
+
+// EnvCORSOrigins lists the browser origins allowed to call the function (fnhttp.ParseCORS).
+const EnvCORSOrigins = "TURN_CORS_ORIGINS"
 
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() Config {
@@ -85,10 +91,15 @@ func LoadConfig() Config {
 	}
 	c.Web.Policy, c.Web.PolicyErr = opts, err
 	c.Web.Search = tools.SearchConfig{
-		BraveKey:   strings.TrimSpace(os.Getenv(tools.EnvBraveKey)),
-		BraveURL:   strings.TrimSpace(os.Getenv(tools.EnvBraveURL)),
-		SearXNGURL: strings.TrimSpace(os.Getenv(tools.EnvSearXNG)),
-		Disabled:   isFalse(os.Getenv(tools.EnvWebSearchEnabled)),
+		BraveKey:      strings.TrimSpace(os.Getenv(tools.EnvBraveKey)),
+		BraveURL:      strings.TrimSpace(os.Getenv(tools.EnvBraveURL)),
+		SearXNGURL:    strings.TrimSpace(os.Getenv(tools.EnvSearXNG)),
+		DuckDuckGoURL: strings.TrimSpace(os.Getenv(tools.EnvDuckDuckGoURL)),
+		NoDuckDuckGo:  isFalse(os.Getenv(tools.EnvDuckDuckGoEnabled)),
+		Disabled:      isFalse(os.Getenv(tools.EnvWebSearchEnabled)),
+	}
+	if c.CORS, err = fnhttp.CORSFromEnv(EnvCORSOrigins); err != nil {
+		c.Warnings = append(c.Warnings, err.Error())
 	}
 	return c
 }
@@ -145,6 +156,8 @@ func isFalse(v string) bool {
 // process is what the function builds from its configuration and keeps between requests.
 type process struct {
 	cfg Config
+	// skills are the installed skills the platform prompt names.
+	skills []engine.SkillInfo
 	// tools is the built-in tool registry (with browser_fetch's page cache, shared by the process's turns).
 	tools *engine.Registry
 }
@@ -153,5 +166,5 @@ type process struct {
 // process environment (shared/envcache).
 var state = envcache.New(func() (process, error) {
 	cfg := LoadConfig()
-	return process{cfg: cfg, tools: builtins.Registry(cfg.Web, nil)}, nil
+	return process{cfg: cfg, skills: builtins.PromptSkills(), tools: builtins.Registry(cfg.Web, nil)}, nil
 })

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	handler "appwrite-agent/functions/turn"
+	"appwrite-agent/functions/turn/builtins"
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/functions/turn/timeline/timelinetest"
@@ -219,7 +220,7 @@ func TestEachSubagentAnswers(t *testing.T) {
 				t.Fatalf("%d calls; agent call streamed %v", len(reqs), reqs[len(reqs)-1].Stream)
 			}
 			msgs := messages(t, reqs[1])
-			if msgs[0]["content"] != engine.AgentPrompt(agent) || msgs[1]["content"] != "Task focus: because" {
+			if msgs[0]["content"] != engine.AgentPrompt(agent, builtins.PromptSkills()) || msgs[1]["content"] != "Task focus: because" {
 				t.Fatalf("agent messages %v", msgs[:2])
 			}
 			tools, _ := reqs[1].JSON()["tools"].([]any)

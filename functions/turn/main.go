@@ -28,13 +28,18 @@ const (
 
 // Main is the entry point the open-runtimes Go server calls for every request.
 // rt is the runtime's request context; the configuration comes from the process state (config.go).
+// CORS (TURN_CORS_ORIGINS) wraps every route, so preflights are answered before auth and errors carry
+// the headers too.
 func Main(rt openruntimes.Context) openruntimes.Response {
-	req := rt.Req
-	if req.Method == "GET" && req.Path == "/health" {
-		return fnhttp.Health(rt)
-	}
 	p, _ := state.Get() // building the process state cannot fail; problems are in p.cfg.Warnings
+	return p.cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, p) })(rt)
+}
+
+func serve(rt openruntimes.Context, p process) openruntimes.Response {
+	req := rt.Req
 	switch {
+	case req.Method == "GET" && req.Path == "/health":
+		return fnhttp.Health(rt)
 	case req.Method == "GET" && req.Path == "/ready":
 		return ready(rt, p.cfg)
 	case req.Method == "GET" && req.Path == "/":
@@ -127,6 +132,7 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 		Tools:  p.tools,
 		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log},
 		Config: engCfg,
+		Skills: p.skills,
 		Log:    log,
 	}
 	start := time.Now()
@@ -194,7 +200,7 @@ func meta(p process) map[string]any {
 	}
 	agents := []map[string]string{}
 	for _, a := range []string{engine.AgentPlatform, engine.AgentResearcher, engine.AgentPlanner} {
-		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a)})
+		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a, p.skills)})
 	}
 	tools := p.tools.Describe()
 	b, _ := json.Marshal(cfg.Engine.Budget.Seconds())

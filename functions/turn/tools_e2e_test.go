@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -28,7 +29,7 @@ func toolTurn(t *testing.T, agent, tool, args string) ([]timelinetest.Decoded, t
 		scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "call_1", Name: tool, Arguments: args}}},
 		scriptedllm.Reply{Content: "Done."},
 	)
-	for _, k := range []string{"BRAVE_SEARCH_API_KEY", "BRAVE_SEARCH_URL", "SEARXNG_URL", "WEB_SEARCH_ENABLED", "SAFEHTTP_CA_FILE"} {
+	for _, k := range []string{"BRAVE_SEARCH_API_KEY", "BRAVE_SEARCH_URL", "SEARXNG_URL", "WEB_SEARCH_ENABLED", "DUCKDUCKGO_URL", "DUCKDUCKGO_ENABLED", "SAFEHTTP_CA_FILE"} {
 		t.Setenv(k, "")
 	}
 	evs := turn(t, srv, map[string]any{"message": "please", "history": history})
@@ -137,7 +138,16 @@ func TestHttpGetToABlockedAddressIsAToolResult(t *testing.T) {
 }
 
 func TestHttpGetThroughTheAllowlist(t *testing.T) {
+	results, err := os.ReadFile("tools/testdata/duckduckgo/results.html")
+	if err != nil {
+		t.Fatal(err)
+	}
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/html/" { // a DuckDuckGo results page (saved), the keyless default provider
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write(results)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, "hello from a local server")
 	}))
@@ -156,6 +166,8 @@ func TestHttpGetThroughTheAllowlist(t *testing.T) {
 	t.Setenv("BRAVE_SEARCH_API_KEY", "")
 	t.Setenv("SEARXNG_URL", "")
 	t.Setenv("WEB_SEARCH_ENABLED", "")
+	t.Setenv("DUCKDUCKGO_ENABLED", "")
+	t.Setenv("DUCKDUCKGO_URL", target.URL+"/html/")
 	evs := turn(t, srv, map[string]any{"message": "fetch it", "history": history})
 	ends := find(evs, "tool_end")
 	if len(ends) != 3 {
@@ -168,8 +180,9 @@ func TestHttpGetThroughTheAllowlist(t *testing.T) {
 	if out := ends[1].Str("output"); !strings.HasPrefix(out, fmt.Sprintf("status=200 final_url=%s/y host=127.0.0.1\n\n", target.URL)) || !strings.HasSuffix(out, "hello from a local server") {
 		t.Fatalf("browser_fetch %q", out)
 	}
-	if out := ends[2].Str("output"); !strings.HasPrefix(out, "web_search is not configured.") {
-		t.Fatalf("web_search %q", out)
+	if out := ends[2].Str("output"); !strings.HasPrefix(out, "query='appwrite' status=200 count=5 provider=duckduckgo\n\n"+
+		"1. Realtime - Docs - Appwrite\n   https://appwrite.io/docs/apis/realtime\n") || ends[2]["failed"] != nil {
+		t.Fatalf("web_search %v", ends[2])
 	}
 }
 

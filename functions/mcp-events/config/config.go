@@ -31,6 +31,7 @@ const (
 	EnvErrorCodes       = "MCP_EVENTS_ERROR_CODES"
 	EnvChallengeTimeout = "MCP_EVENTS_CHALLENGE_TIMEOUT"
 	EnvRequestTimeout   = "MCP_EVENTS_REQUEST_TIMEOUT"
+	EnvChallengeRate    = "MCP_EVENTS_CHALLENGE_RATE"
 	EnvUsernameBudget   = "MCP_EVENTS_SEAL_USERNAME_BUDGET"
 	EnvPasswordBudget   = "MCP_EVENTS_SEAL_PASSWORD_BUDGET"
 	EnvCallbackCAFile   = "SAFEHTTP_CA_FILE" // shared with webhook-ingress (safehttp.EnvCAFile)
@@ -50,6 +51,9 @@ const (
 	DefaultRotationGrace    = 10 * time.Minute
 	DefaultChallengeTimeout = 5 * time.Second
 	DefaultRequestTimeout   = 25 * time.Second
+	// DefaultChallengeRate is how many verification challenges one instance sends to one destination host
+	// per minute.
+	DefaultChallengeRate = 10
 )
 
 // defaultScopes are advertised in the protected-resource metadata and the 401 challenge when
@@ -90,6 +94,9 @@ type Config struct {
 	ChallengeTimeout time.Duration
 	// RequestTimeout bounds the handling of one request (below the 30 s platform limit).
 	RequestTimeout time.Duration
+	// ChallengeRate is the most verification challenges one instance sends to one destination host in any
+	// minute; beyond it events/subscribe answers ResourceExhausted.
+	ChallengeRate int
 	// UsernameBudget and PasswordBudget bound the sealed envelope (0: the seal package defaults).
 	UsernameBudget, PasswordBudget int
 	// CallbackCAFile is a PEM file of extra root certificates for callback TLS (tests, development).
@@ -139,6 +146,14 @@ func FromEnv(getenv Getenv) (Config, error) {
 	if c.IngressURL, err = urlVar(getenv, EnvIngressURL, c.Enabled); err != nil {
 		return c, err
 	}
+	// Appwrite 1.9.6 and earlier sign rawurldecode(url) + body, later versions the stored url
+	// (Workers/Webhooks.php:104,115 in 1.9.6): a webhook URL with a "%" verifies on one and not the other.
+	if strings.Contains(c.IngressURL, "%") {
+		err = fmt.Errorf("%s: %q holds a %%; Appwrite's webhook signature covers the URL differently across versions when it does: use a URL without percent-escapes", EnvIngressURL, c.IngressURL)
+	}
+	if err != nil {
+		return c, err
+	}
 	if c.TTLDefault, err = durVar(getenv, EnvTTLDefault, DefaultTTL); err != nil {
 		return c, err
 	}
@@ -162,6 +177,12 @@ func FromEnv(getenv Getenv) (Config, error) {
 	}
 	if c.RequestTimeout, err = durVar(getenv, EnvRequestTimeout, DefaultRequestTimeout); err != nil {
 		return c, err
+	}
+	if c.ChallengeRate, err = intVar(getenv, EnvChallengeRate); err != nil {
+		return c, err
+	}
+	if c.ChallengeRate == 0 {
+		c.ChallengeRate = DefaultChallengeRate
 	}
 	if c.UsernameBudget, err = intVar(getenv, EnvUsernameBudget); err != nil {
 		return c, err

@@ -26,6 +26,7 @@ import (
 	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/functions/mcp-events/subscriptions"
+	"appwrite-agent/functions/mcp-events/tools"
 	"appwrite-agent/shared/eventcatalog"
 
 	"appwrite-agent/shared/appwritesig"
@@ -48,7 +49,8 @@ const ExtensionID = "io.modelcontextprotocol/events"
 // Instructions are returned by server/discover and initialize.
 const Instructions = "Subscribe to events in your Appwrite projects (rows, files, users, failed function " +
 	"executions) with events/list and events/subscribe; deliveries are Standard Webhooks signed POSTs " +
-	"carrying IDs only."
+	"carrying IDs only. Read what an event points at with the read-only tools get_row, get_file, get_user " +
+	"and get_execution (logs and errors), and list your subscriptions with list_subscriptions."
 
 // maxRequestBytes bounds a request body.
 const maxRequestBytes = 1 << 20
@@ -91,7 +93,8 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	}
 	opts := []server.ServerOption{server.WithInstructions(Instructions)}
 	if cfg.Enabled {
-		opts = append(opts, server.WithExtensions(map[string]any{ExtensionID: map[string]any{}}))
+		opts = append(opts, server.WithExtensions(map[string]any{ExtensionID: map[string]any{}}),
+			server.WithToolCapabilities(false), server.WithInputSchemaValidation(), server.WithStrictInputSchemaDefault())
 	}
 	s.mcp = server.NewMCPServer(ServerName, ServerVersion, opts...)
 	// mcp-go's own logger is silenced: functions log through Context.Log only (native output is captured
@@ -134,16 +137,23 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	aw := appwriteapi.New(cfg.AppwriteEndpoint, hc)
 	s.subs, err = subscriptions.New(subscriptions.Options{
-		Appwrite: appwriteapi.New(cfg.AppwriteEndpoint, hc), Sealer: sealer, SigKeys: keys,
+		Appwrite: aw, Sealer: sealer, SigKeys: keys,
 		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,
 		TTLDefault: cfg.TTLDefault, TTLMin: cfg.TTLMin, TTLMax: cfg.TTLMax, RotationGrace: cfg.RotationGrace,
-		ChallengeTimeout: cfg.ChallengeTimeout, Now: o.Now,
+		ChallengeTimeout: cfg.ChallengeTimeout, ChallengeRate: cfg.ChallengeRate, Now: o.Now,
 	})
 	if err != nil {
 		return nil, err
 	}
+	tools.New(aw, s.subs, countTool).Register(s.mcp)
 	return s, nil
+}
+
+// countTool writes one increment of the tools counter.
+func countTool(ctx context.Context, tool, outcome string) {
+	metrics.Count(logSink(ctx), metrics.ToolCallsTotal, "tool", tool, "outcome", outcome)
 }
 
 // Config returns the server's configuration.
@@ -267,6 +277,19 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.serveEvents(w, r.WithContext(ctx), principal, head)
 		return
 	}
+	if s.cfg.Enabled && head.Method == string(mcp.MethodToolsCall) {
+		var call struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(head.Params, &call)
+		if missing, stepUp := tools.StepUp(call.Name, principal.Scopes); len(stepUp) > 0 {
+			countTool(ctx, call.Name, "forbidden")
+			s.insufficientScope(w, r.URL.Path, head.ID, mcperr.InsufficientScope(missing, stepUp,
+				"the access token lacks the scopes %s needs: %s", call.Name, strings.Join(missing, ", ")))
+			return
+		}
+	}
+	ctx = tools.WithPrincipal(ctx, principal)
 	rec := newRecorder()
 	s.http.Handle(rec, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
 	out := rec.body.Bytes()

@@ -9,6 +9,10 @@ import "appwrite-agent/shared/opsmetrics"
 // SubscriptionsTotal counts events/subscribe and events/unsubscribe calls by op, event and outcome.
 const SubscriptionsTotal = "mcp_events_subscriptions_total"
 
+// ToolCallsTotal counts tools/call by tool and outcome (ok, not_found, forbidden, unavailable,
+// invalid_arguments, error).
+const ToolCallsTotal = "mcp_events_tool_calls_total"
+
 // Outcomes of SubscriptionsTotal.
 const (
 	OutcomeCreated       = "created"
@@ -20,7 +24,9 @@ const (
 	OutcomeNotFound      = "not_found"
 	OutcomeUnsupported   = "unsupported"
 	OutcomeCallbackError = "callback_error"
-	OutcomeError         = "error"
+	// OutcomeResourceExhausted: the per-host challenge rate limit refused the subscribe.
+	OutcomeResourceExhausted = "resource_exhausted"
+	OutcomeError             = "error"
 )
 
 // Sink receives one log line.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
@@ -70,13 +71,18 @@ type Options struct {
 	RotationGrace time.Duration
 	// ChallengeTimeout bounds the verification POST.
 	ChallengeTimeout time.Duration
+	// ChallengeRate is the most verification challenges this instance sends to one destination host per
+	// minute (0: no limit).
+	ChallengeRate int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// Service serves events/subscribe and events/unsubscribe. It holds no per-subscription state.
+// Service serves events/subscribe and events/unsubscribe. It holds no per-subscription state; its only
+// state is the per-instance challenge rate limiter.
 type Service struct {
-	o Options
+	o       Options
+	limiter *hostlimit.Limiter
 }
 
 // New returns a Service.
@@ -91,7 +97,11 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{o: o}, nil
+	svc := &Service{o: o}
+	if o.ChallengeRate > 0 {
+		svc.limiter = hostlimit.New(o.ChallengeRate, time.Minute, o.Now)
+	}
+	return svc, nil
 }
 
 // Delivery is the delivery object of events/subscribe and events/unsubscribe.
@@ -257,6 +267,8 @@ func outcomeOf(err *mcperr.Error) string {
 		return metrics.OutcomeUnsupported
 	case mcperr.CallbackEndpointError:
 		return metrics.OutcomeCallbackError
+	case mcperr.ResourceExhausted:
+		return metrics.OutcomeResourceExhausted
 	default:
 		return metrics.OutcomeError
 	}
@@ -337,6 +349,10 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
+	// Before anything is contacted: an Appwrite older than appwriteapi.MinVersion would ignore the secret.
+	if err := s.o.Appwrite.RequireVersion(ctx); err != nil {
+		return nil, "", mapAppwrite(err, "webhook", pr.project)
+	}
 	if err := s.authorize(ctx, proj, pr); err != nil {
 		return nil, "", err
 	}
@@ -375,10 +391,26 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	// An existing, unexpired envelope for the same (principal, url) that records a verification proves the
 	// handshake already happened: refreshes skip it on every replica. A lapsed subscription is re-verified.
 	verified := prev != nil && !prev.VerifiedAt.IsZero() && prev.CallbackURL == pr.url && !prev.Expired(now)
+	var hooks []appwriteapi.Webhook // the project's managed webhooks, when listed here (cleanup reuses them)
+	listed := false
 	if verified {
 		sub.VerifiedAt = prev.VerifiedAt
 	} else {
 		sub.VerifiedAt = now
+		// Verification is per (principal, URL): another live subscription of this principal to this URL in
+		// this project proves it too.
+		lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
+		hooks, err = proj.ListWebhooks(lctx, IDPrefix)
+		lcancel()
+		if err != nil {
+			c.logf("events/subscribe %s: list webhooks: %v (the callback is challenged)", pr.id, err)
+		} else {
+			listed = true
+			if at, from, ok := s.verifiedSibling(hooks, c.Principal.Subject, pr, now); ok {
+				verified, sub.VerifiedAt = true, at
+				c.logf("events/subscribe %s: callback already verified by subscription %s", pr.id, from)
+			}
+		}
 	}
 	// Seal first, so that a subscription that cannot fit is refused before the endpoint is contacted.
 	user, pass, err := s.o.Sealer.Seal(pr.id, sub)
@@ -393,6 +425,9 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", sealError(err)
 	}
 	if !verified {
+		if err := s.challengeAllowed(pr.url); err != nil {
+			return nil, "", err
+		}
 		if err := s.verifyCallback(ctx, pr, secret); err != nil {
 			return nil, "", err
 		}
@@ -408,7 +443,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	if err := s.upsert(ctx, proj, pr.id, whSecret, in, existing != nil); err != nil {
 		return nil, "", err
 	}
-	s.cleanup(ctx, c, proj, pr.id)
+	s.cleanup(ctx, c, proj, pr.id, hooks, listed)
 	return &SubscribeResult{
 		ResultType: "complete", ID: pr.id, RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339),
 		Cursor: nil, Truncated: false,
@@ -488,6 +523,11 @@ var fieldNames = map[string]string{
 // InvalidParams naming the field, anything else (5xx, transport) an internal error with a retry hint. An
 // Appwrite 5xx is never passed through as such.
 func mapAppwrite(err error, kind, project string) *mcperr.Error {
+	var ve *appwriteapi.VersionError
+	if errors.As(err, &ve) {
+		return mcperr.New(mcperr.Unsupported, map[string]any{"appwriteVersion": ve.Found, "minimumAppwriteVersion": ve.Need},
+			"events are not available on this server: %s", strings.TrimPrefix(ve.Error(), "appwrite: "))
+	}
 	var ae *appwriteapi.Error
 	if !errors.As(err, &ae) {
 		return mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
@@ -500,6 +540,10 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 	case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
 		return mcperr.New(mcperr.Forbidden, map[string]any{"appwriteType": ae.Type},
 			"Appwrite refused access to the %s%s: %s", kind, where, ae.Message)
+	case ae.Status == http.StatusNotFound && ae.Type == "general_route_not_found":
+		// Not a missing resource: this Appwrite lacks a route mcp-events calls.
+		return mcperr.New(mcperr.Internal, map[string]any{"appwriteType": ae.Type},
+			"Appwrite%s has no route for a call mcp-events makes (it needs Appwrite %s or later): %s", where, appwriteapi.MinVersion, ae.Message)
 	case ae.Status == http.StatusNotFound:
 		k := kind
 		if strings.HasPrefix(ae.Type, "project_") {
@@ -523,6 +567,20 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status},
 			"Appwrite failed (%d %s); retry later", ae.Status, ae.Type)
 	}
+}
+
+// mapWebhookWrite maps a failed webhook create or update. Appwrite answers 500 general_unknown when a value
+// does not fit its 255-character column after encryption (appwrite#14293: the database validates after
+// encrypting authPassword, and no handler maps the StructureException); the envelope budgets exist to keep
+// that from happening, so a 5xx here says what Appwrite answered and what that usually means.
+func mapWebhookWrite(err error, op, project string) *mcperr.Error {
+	var ae *appwriteapi.Error
+	if errors.As(err, &ae) && ae.Status >= 500 {
+		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status, "appwriteType": ae.Type, "operation": "webhook " + op},
+			"Appwrite failed to %s the subscription's webhook in project %s: %d %s %q. Appwrite answers so when a webhook field is longer than its 255-character column after encryption (appwrite#14293): this deployment's envelope budgets (MCP_EVENTS_SEAL_USERNAME_BUDGET, MCP_EVENTS_SEAL_PASSWORD_BUDGET) exceed what Appwrite stores",
+			op, project, ae.Status, ae.Type, ae.Message)
+	}
+	return mapAppwrite(err, "webhook", project)
 }
 
 var largestField = map[string]string{
@@ -559,12 +617,12 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 			return nil
 		}
 		if appwriteapi.StatusOf(err) != http.StatusConflict {
-			return mapAppwrite(err, "webhook", proj.ID())
+			return mapWebhookWrite(err, "create", proj.ID())
 		}
 		// Another replica created it in the meantime: update it.
 	}
 	if _, err := proj.UpdateWebhook(ctx, id, in); err != nil {
-		return mapAppwrite(err, "webhook", proj.ID())
+		return mapWebhookWrite(err, "update", proj.ID())
 	}
 	if err := proj.SetWebhookSecret(ctx, id, secret); err != nil {
 		return mapAppwrite(err, "webhook", proj.ID())
@@ -574,13 +632,16 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 
 // cleanup deletes managed webhooks of the project whose envelopes opened and expired. Envelopes this
 // server cannot open (another deployment's keys) are left alone. Failures only log.
-func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string) {
+// When listed is true, hooks is the project's managed webhooks as listed earlier in the same call.
+func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string, hooks []appwriteapi.Webhook, listed bool) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupBudget)
 	defer cancel()
-	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
-	if err != nil {
-		c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
-		return
+	if !listed {
+		var err error
+		if hooks, err = proj.ListWebhooks(ctx, IDPrefix); err != nil {
+			c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
+			return
+		}
 	}
 	now := s.o.Now()
 	for _, w := range hooks {
@@ -636,6 +697,6 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		}
 		return nil, mapAppwrite(err, "webhook", pr.project)
 	}
-	s.cleanup(ctx, c, proj, pr.id)
+	s.cleanup(ctx, c, proj, pr.id, nil, false)
 	return &EmptyResult{ResultType: "complete"}, nil
 }

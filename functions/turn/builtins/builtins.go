@@ -4,6 +4,7 @@
 package builtins
 
 import (
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/turn/engine"
@@ -32,7 +33,7 @@ func Registry(web tools.Web, cache *tools.PageCache) *engine.Registry {
 	if cache == nil {
 		cache = tools.NewPageCache(0, 0)
 	}
-	installed := tools.LoadSkills(skills.FS) // the embedded skills, fixed at build time
+	installed := installedSkills()
 	r := engine.NewRegistry().
 		Register(engine.Static(tools.Calculator{})).
 		Register(engine.Static(tools.CurrentTime{Now: time.Now})).
@@ -50,4 +51,18 @@ func Registry(web tools.Web, cache *tools.PageCache) *engine.Registry {
 	r.Order(engine.AgentPlanner, GeneralToolOrder...)
 	r.Order(engine.AgentPlatform, PlatformToolOrder...)
 	return r
+}
+
+// installedSkills are the skills embedded at build time (functions/turn/skills): fixed for the life of
+// the process, so they are parsed once.
+var installedSkills = sync.OnceValue(func() []tools.Skill { return tools.LoadSkills(skills.FS) })
+
+// PromptSkills lists the installed skills (name and description, sorted by name) for the platform prompt
+// (engine.Engine.Skills): the same skills appwrite_skill serves.
+func PromptSkills() []engine.SkillInfo {
+	var out []engine.SkillInfo
+	for _, s := range installedSkills() {
+		out = append(out, engine.SkillInfo{Name: s.Name, Description: s.Description})
+	}
+	return out
 }

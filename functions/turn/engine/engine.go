@@ -97,6 +97,8 @@ type Engine struct {
 	MCP MCPSource
 	// Config are the limits.
 	Config Config
+	// Skills are the installed Appwrite skills the platform prompt names (none: the prompt says so).
+	Skills []SkillInfo
 	// Log, when set, receives diagnostic lines (the function's error log).
 	Log func(string)
 }
@@ -378,7 +380,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 		byName[t.Name()] = t
 		specs = append(specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
 	}
-	msgs := []llm.Message{s.system(AgentPrompt(agent)), {Role: "system", Content: focus}}
+	msgs := []llm.Message{s.system(AgentPrompt(agent, s.e.Skills)), {Role: "system", Content: focus}}
 	msgs = append(msgs, s.history...)
 	msgs = append(msgs, s.human)
 

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/safehttp"
 
 	"golang.org/x/net/html/charset"
@@ -55,6 +56,10 @@ const (
 	EnvSearXNG = "SEARXNG_URL"
 	// EnvWebSearchEnabled switches web_search off when false (the reference's WEB_SEARCH_ENABLED).
 	EnvWebSearchEnabled = "WEB_SEARCH_ENABLED"
+	// EnvDuckDuckGoEnabled leaves DuckDuckGo (the keyless default provider) out when false.
+	EnvDuckDuckGoEnabled = "DUCKDUCKGO_ENABLED"
+	// EnvDuckDuckGoURL overrides DuckDuckGo's results page (tests, proxies).
+	EnvDuckDuckGoURL = "DUCKDUCKGO_URL"
 )
 
 // DefaultBraveURL is the Brave Search API web search endpoint.
@@ -116,9 +121,9 @@ func blockedMessage(host string, err error) error {
 	var be *safehttp.BlockedError
 	if errors.As(err, &be) {
 		if be.Addr.IsValid() || strings.EqualFold(host, "localhost") {
-			return &policyError{fmt.Sprintf("host %s is not allowed (local/private)", pyRepr(host))}
+			return &policyError{fmt.Sprintf("host %s is not allowed (local/private)", pyjson.ReprString(host))}
 		}
-		return &policyError{fmt.Sprintf("host %s is not allowed (%s)", pyRepr(host), be.Why)}
+		return &policyError{fmt.Sprintf("host %s is not allowed (%s)", pyjson.ReprString(host), be.Why)}
 	}
 	return err
 }
@@ -180,7 +185,7 @@ func (f *fetcher) get(ctx context.Context, r fetchReq) (*page, error) {
 			}
 			next, err := u.Parse(loc)
 			if err != nil {
-				return nil, fmt.Errorf("bad redirect location %s", pyRepr(loc))
+				return nil, fmt.Errorf("bad redirect location %s", pyjson.ReprString(loc))
 			}
 			nu, err := f.checkURL(next.String())
 			if err != nil {

@@ -140,7 +140,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]string{}, exited: map[*exec.Cmd]chan struct{}{}}
-	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, opts.Appwrite)
+	// The stack runs every function on loopback, so webhooks point at loopback URLs: the stand-in-only allowance
+	// (real Appwrite refuses them with 400: PublicDomain) is the one place the dev stack turns on.
+	awOpts := opts.Appwrite
+	awOpts.AllowLoopbackWebhookURLs = true
+	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, awOpts)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("local Appwrite on %s: %w", opts.AppwriteAddr, err)
@@ -183,7 +187,9 @@ func Build(ctx context.Context, root string) error {
 	defer unlock()
 	for _, name := range staging.Functions {
 		staged := filepath.Join(root, "build", "functions", name)
-		if err := staging.Stage(ctx, root, name, staged); err != nil {
+		// A local stack runs with whatever skills are installed, and warns when there are none: it is not a
+		// deploy.
+		if err := staging.StageWith(ctx, root, name, staged, staging.Options{AllowNoSkills: true}); err != nil {
 			return err
 		}
 		if err := staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), filepath.Join(root, "build", "bin", name)); err != nil {
