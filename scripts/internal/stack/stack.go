@@ -48,6 +48,9 @@ type Options struct {
 	Env map[string][]string
 	// Appwrite are the stand-in's options (its Logf defaults to discarding).
 	Appwrite localappwrite.Options
+	// SessionKey, when set, is the AGENT_API_KEY turn and title run with (scripts/dev passes the shell's);
+	// otherwise they use the one made once in secrets.json.
+	SessionKey string
 }
 
 // Secrets are the stack's server keys, made once per state folder (secrets.json) so a restart keeps
@@ -161,6 +164,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if s.Secrets, err = loadSecrets(filepath.Join(stateDir, "secrets.json")); err != nil {
 		s.Stop()
 		return nil, err
+	}
+	if opts.SessionKey != "" {
+		s.Secrets.SessionKey = opts.SessionKey
 	}
 	for _, name := range staging.Functions {
 		if err := s.startFunction(name); err != nil {
