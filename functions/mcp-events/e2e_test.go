@@ -57,21 +57,27 @@ func TestEventsListFilteredByTokenScope(t *testing.T) {
 	if got := strings.Join(names([]string{"webhooks.read", "webhooks.write", "users.read"}), ","); got != "user.created" {
 		t.Fatalf("users only: %s", got)
 	}
-	if got := names([]string{"tables.read", "rows.read", "users.read"}); len(got) != 0 {
-		t.Fatalf("without webhook scopes: %v", got)
+	// A token that can use no event is asked to step up (HTTP 403, insufficient_scope), not shown an
+	// empty list.
+	r := rpc(t, url, st.token(userID, []string{"tables.read", "rows.read", "users.read"}), "events/list", map[string]any{})
+	chal := r.Header.Get("WWW-Authenticate")
+	if r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32012 ||
+		!strings.HasPrefix(chal, `Bearer error="insufficient_scope", scope="webhooks.read webhooks.write `) ||
+		!strings.Contains(chal, `resource_metadata="`+publicURL+`/.well-known/oauth-protected-resource/mcp"`) {
+		t.Fatalf("without webhook scopes: %d %q %s", r.Status, chal, r.Raw)
 	}
 }
 
 // TestSubscribeRefreshRotateUnsubscribe is the main flow, raw JSON-RPC as ChatGPT sends it.
 func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/hooks/client123")
 
-	before := time.Now()
+	before := st.now()
 	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
@@ -123,8 +129,8 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		t.Fatalf("envelope: %+v", sub)
 	}
 
-	// Refresh: same id, one webhook, no second challenge, TTL re-granted.
-	time.Sleep(1100 * time.Millisecond)
+	// Refresh a minute later: same id, one webhook, no second challenge, TTL re-granted.
+	st.clock.Add(int64(time.Minute))
 	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil || r.Result["id"] != id {
 		t.Fatalf("refresh: %s", r.Raw)
@@ -150,10 +156,10 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	if string(sub2.Secret) == string(sub.Secret) || string(sub2.PrevSecret) != string(sub.Secret) {
 		t.Fatalf("rotation: secret not replaced or old one not kept")
 	}
-	if d := time.Until(sub2.PrevSecretUntil); d < 9*time.Minute || d > 11*time.Minute {
+	if d := sub2.PrevSecretUntil.Sub(st.now()); d < 9*time.Minute || d > 11*time.Minute {
 		t.Fatalf("grace window %v", d)
 	}
-	if len(sub2.SigningSecrets(time.Now())) != 2 {
+	if len(sub2.SigningSecrets(st.now())) != 2 {
 		t.Fatal("both secrets must sign during the grace window")
 	}
 
@@ -166,7 +172,7 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		if c.ttl == "null" {
 			p["ttlMs"] = nil
 		}
-		start := time.Now().Truncate(time.Second)
+		start := st.now().Truncate(time.Second)
 		r = rpc(t, url, tok, "events/subscribe", p)
 		if r.Error != nil {
 			t.Fatalf("ttl %v: %s", c.ttl, r.Raw)
@@ -338,7 +344,6 @@ func TestSubscribeErrors(t *testing.T) {
 		{"argument not an id", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "../x"}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "Appwrite id"},
 		{"argument wrong type", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": 7}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "must be a string"},
 		{"push delivery", tok, map[string]any{"name": "row.created", "arguments": rowArgs(), "delivery": map[string]any{"mode": "push"}}, -32014, map[string]any{"feature": "deliveryMode", "value": "push"}, "only webhook"},
-		{"missing scope", st.token(userID, []string{"webhooks.read", "webhooks.write", "tables.read"}), subParams("row.created", rowArgs(), cb, secret, nil), -32012, nil, "rows.read"},
 		{"wrong project (not a member)", tok, subParams("row.created", map[string]any{"project_id": otherProj, "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32012, nil, "refused access"},
 		{"unknown project", tok, subParams("row.created", map[string]any{"project_id": "nope", "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32011, map[string]any{"kind": "project"}, "not found"},
 		{"unknown table", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "nope"}, cb, secret, nil), -32011, map[string]any{"kind": "table"}, "not found"},
@@ -428,9 +433,12 @@ func TestAuthentication(t *testing.T) {
 	if !strings.HasPrefix(chal, "Bearer ") || !strings.Contains(chal, `resource_metadata="`+publicURL+`/.well-known/oauth-protected-resource/mcp"`) {
 		t.Fatalf("challenge %q", chal)
 	}
+	if strings.Contains(chal, "error=") {
+		t.Fatalf("a request without credentials got an error code (RFC 6750 §3.1): %q", chal)
+	}
 	var body map[string]string
 	_ = json.Unmarshal(r.Raw, &body)
-	if body["error"] != "invalid_token" {
+	if body["error"] != "unauthorized" {
 		t.Fatalf("401 body %s", r.Raw)
 	}
 
@@ -458,7 +466,7 @@ func TestAuthentication(t *testing.T) {
 		var meta map[string]any
 		must(t, json.NewDecoder(resp.Body).Decode(&meta))
 		resp.Body.Close()
-		want := publicURL + "/"
+		want := publicURL // exactly the URL the client uses: no slash added (RFC 9728 §3.3)
 		if strings.HasSuffix(path, "/mcp") {
 			want = publicURL + "/mcp"
 		}
@@ -553,7 +561,7 @@ func TestAppwrite400NamesTheField(t *testing.T) {
 func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_TTL_MIN"] = "1s"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -562,7 +570,7 @@ func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 		t.Fatalf("%s", r.Raw)
 	}
 	old := r.Result["id"]
-	time.Sleep(2100 * time.Millisecond)
+	st.clock.Add(int64(5 * time.Second)) // the one-second subscription has expired
 	r = rpc(t, url, tok, "events/subscribe", subParams("user.created", map[string]any{"project_id": projectID}, st.recv.url("/new"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("%s", r.Raw)
@@ -586,7 +594,7 @@ func TestCountersAreLogged(t *testing.T) {
 	rpc(t, ts.URL, tok, "events/subscribe", subParams("row.exploded", rowArgs(), st.recv.url("/h"), newSecret(), nil))
 	select {
 	case l := <-logs:
-		if !strings.Contains(l, `{"metric":"mcp_events_subscriptions_total","value":1,"event":"unknown","op":"subscribe","outcome":"not_found"}`) {
+		if !strings.Contains(l, `{"metric":"mcp_events_subscriptions_total","event":"unknown","op":"subscribe","outcome":"not_found","inc":1}`) {
 			t.Fatalf("logs: %s", l)
 		}
 	case <-time.After(5 * time.Second):

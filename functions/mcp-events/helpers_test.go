@@ -69,16 +69,23 @@ type stack struct {
 	ingress *capture
 	env     map[string]string
 	clock   atomic.Int64 // offset of the stand-in's clock, nanoseconds
+	// apiCalls counts requests to the stand-in's project API (/v1/..., the OAuth issuer's routes aside).
+	apiCalls atomic.Int64
 }
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	st := &stack{t: t}
 	st.la = localappwrite.New(localappwrite.Options{
-		Clock: func() time.Time { return time.Now().Add(time.Duration(st.clock.Load())) },
+		Clock: st.now,
 		Logf:  func(string, ...any) {},
 	})
-	st.laSrv = httptest.NewServer(st.la)
+	st.laSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") && !strings.HasPrefix(r.URL.Path, "/v1/oauth2/") {
+			st.apiCalls.Add(1)
+		}
+		st.la.ServeHTTP(w, r)
+	}))
 	st.la.SetBaseURL(st.laSrv.URL)
 	t.Cleanup(func() { st.laSrv.Close(); _ = st.la.Close() })
 
@@ -133,6 +140,10 @@ func must(t *testing.T, err error) {
 func (st *stack) getenv(k string) string { return st.env[k] }
 
 // server builds one instance of the function's server from the stack's environment.
+// now is the stack's clock: the wall clock moved by st.clock. The stand-in always reads it; a server reads
+// it when built with Options{Now: st.now}, so a test moves time on instead of sleeping.
+func (st *stack) now() time.Time { return time.Now().Add(time.Duration(st.clock.Load())) }
+
 func (st *stack) server(o mcpserver.Options) *mcpserver.Server {
 	st.t.Helper()
 	srv, err := mcpserver.New(st.getenv, o)
@@ -237,7 +248,7 @@ func rpc(t *testing.T, url, token, method string, params any) rpcResult {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	out := rpcResult{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode == http.StatusOK || strings.Contains(string(raw), `"jsonrpc"`) {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			t.Fatalf("%s: %v: %s", method, err, raw)
 		}

@@ -13,11 +13,10 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/config"
 	"appwrite-agent/functions/mcp-events/mcpserver"
+	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/fnhttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -26,70 +25,49 @@ import (
 // requestBudget bounds one execution, below the 30 s synchronous limit of function domains.
 const requestBudget = 28 * time.Second
 
-// process holds the process's server. The runtime calls Main once per request with no start-up hook, so
-// the server (and its JWKS cache) is built on first use and reused while the configuration fingerprint
-// (config.Fingerprint over every variable read) stays the same; a different fingerprint builds a new one.
-// This is the only process-wide state; it is a cache, never a store: a new process rebuilds it from the
-// environment and loses nothing.
-var process struct {
-	mu          sync.Mutex
-	fingerprint string
-	srv         *mcpserver.Server
-	err         error
-}
-
-func processServer() (*mcpserver.Server, error) {
-	fp := config.Fingerprint(os.Getenv)
-	process.mu.Lock()
-	defer process.mu.Unlock()
-	if process.fingerprint != fp || (process.srv == nil && process.err == nil) {
-		process.srv, process.err = mcpserver.New(os.Getenv, mcpserver.Options{})
-		process.fingerprint = fp
-	}
-	return process.srv, process.err
-}
+// state is the function's only process-wide value: the server (and its JWKS cache), built on first use
+// and kept for the process's environment (shared/envcache). It is a cache, never a store: a new process
+// rebuilds it from the environment and loses nothing.
+var state = envcache.New(func() (*mcpserver.Server, error) { return mcpserver.New(os.Getenv, mcpserver.Options{}) })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(Context openruntimes.Context) openruntimes.Response {
-	if Context.Req.Method == "GET" && Context.Req.Path == "/health" {
-		return fnhttp.Health(Context)
-	}
-	if !mcpserver.Handles(Context.Req.Path) {
-		return fnhttp.NotFound(Context)
-	}
-	srv, err := processServer()
-	if err != nil {
-		Context.Error("mcp-events configuration: " + err.Error())
-		return fnhttp.Error(Context, http.StatusServiceUnavailable, "misconfigured",
-			"the mcp-events function is not configured; see its logs")
-	}
-	return Serve(srv, Context)
-}
+func Main(rt openruntimes.Context) openruntimes.Response { return route(rt, state.Get) }
 
 // New returns an entry point bound to srv instead of the process server: tests run several instances side
 // by side with it.
 func New(srv *mcpserver.Server) func(openruntimes.Context) openruntimes.Response {
-	return func(Context openruntimes.Context) openruntimes.Response {
-		if Context.Req.Method == "GET" && Context.Req.Path == "/health" {
-			return fnhttp.Health(Context)
-		}
-		if !mcpserver.Handles(Context.Req.Path) {
-			return fnhttp.NotFound(Context)
-		}
-		return Serve(srv, Context)
+	return func(rt openruntimes.Context) openruntimes.Response {
+		return route(rt, func() (*mcpserver.Server, error) { return srv, nil })
 	}
 }
 
+// route answers GET /health itself and hands the paths mcpserver handles to the server.
+func route(rt openruntimes.Context, server func() (*mcpserver.Server, error)) openruntimes.Response {
+	if rt.Req.Method == "GET" && rt.Req.Path == "/health" {
+		return fnhttp.Health(rt)
+	}
+	if !mcpserver.Handles(rt.Req.Path) {
+		return fnhttp.NotFound(rt)
+	}
+	srv, err := server()
+	if err != nil {
+		rt.Error("mcp-events configuration: " + err.Error())
+		return fnhttp.Error(rt, http.StatusServiceUnavailable, "misconfigured",
+			"the mcp-events function is not configured; see its logs")
+	}
+	return Serve(srv, rt)
+}
+
 // Serve runs one request through srv and returns its buffered answer.
-func Serve(srv *mcpserver.Server, Context openruntimes.Context) openruntimes.Response {
+func Serve(srv *mcpserver.Server, rt openruntimes.Context) openruntimes.Response {
 	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
 	defer cancel()
-	ctx = mcpserver.WithLog(ctx, func(line string) { Context.Log(line) })
-	req := Context.Req
+	ctx = mcpserver.WithLog(ctx, func(line string) { rt.Log(line) })
+	req := rt.Req
 	u := &url.URL{Path: req.Path, RawQuery: req.QueryString}
 	r, err := http.NewRequestWithContext(ctx, req.Method, u.String(), bytes.NewReader(req.BodyBinary()))
 	if err != nil {
-		return fnhttp.Error(Context, http.StatusBadRequest, "invalid_request", "unparsable request")
+		return fnhttp.Error(rt, http.StatusBadRequest, "invalid_request", "unparsable request")
 	}
 	for k, v := range req.Headers {
 		r.Header.Set(k, v)
@@ -106,7 +84,7 @@ func Serve(srv *mcpserver.Server, Context openruntimes.Context) openruntimes.Res
 	body := w.body.Bytes()
 	if w.status >= 400 && len(body) == 0 {
 		// An empty error body would be replaced by an HTML page on function domains.
-		return fnhttp.Error(Context, w.status, "error", http.StatusText(w.status))
+		return fnhttp.Error(rt, w.status, "error", http.StatusText(w.status))
 	}
 	return openruntimes.Response{Body: body, StatusCode: w.status, Headers: headers}
 }

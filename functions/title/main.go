@@ -38,8 +38,20 @@ type Request struct {
 	LLM              *llm.Override `json:"llm"`
 }
 
-// Main is the entry point the open-runtimes Go server calls for every request.
+// EnvCORSOrigins lists the browser origins allowed to call the function (fnhttp.ParseCORS).
+const EnvCORSOrigins = "TITLE_CORS_ORIGINS"
+
+// Main is the entry point the open-runtimes Go server calls for every request. CORS (TITLE_CORS_ORIGINS)
+// wraps every route, so preflights are answered before auth and errors carry the headers too.
 func Main(Context openruntimes.Context) openruntimes.Response {
+	cors, err := fnhttp.CORSFromEnv(EnvCORSOrigins)
+	if err != nil {
+		Context.Error("config: " + err.Error())
+	}
+	return cors.Wrap(route)(Context)
+}
+
+func route(Context openruntimes.Context) openruntimes.Response {
 	req := Context.Req
 	switch {
 	case req.Headers["x-appwrite-trigger"] == "event":

@@ -8,3 +8,8 @@ import (
 )
 
 func TestHealthAndUnknownPath(t *testing.T) { fnhttptest.CheckHealthAndNotFound(t, handler.Main) }
+
+// TestCORS: TITLE_CORS_ORIGINS, through the local runtime (fnhttptest.CheckCORS).
+func TestCORS(t *testing.T) {
+	fnhttptest.CheckCORS(t, handler.Main, handler.EnvCORSOrigins, "/api/title")
+}

@@ -6,14 +6,19 @@ import (
 	"strings"
 	"time"
 
+	"appwrite-agent/functions/turn/builtins"
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/tools"
+	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/sessionauth"
 )
 
-// Config is everything the function reads from its environment; it is read again for every request, so
-// nothing is cached between executions.
+// Config is everything the function reads from its environment. This file is the only place that reads
+// it; the function builds its process state from it once per process (see state).
 type Config struct {
 	// Auth is AGENT_API_KEY (compared with X-Session-API-Key) and AGENT_ALLOW_UNAUTHENTICATED.
 	Auth sessionauth.Policy
@@ -24,11 +29,25 @@ type Config struct {
 	// Engine are TURN_BUDGET, SUBAGENT_MAX_STEPS, STREAM_TOOL_INPUT_CHARS, STREAM_TOOL_OUTPUT_CHARS,
 	// MEMORIES_MAX_CHARS.
 	Engine engine.Config
+	// AsyncBudget is TURN_ASYNC_BUDGET: the budget of a turn called as an async execution ("async": true).
+	AsyncBudget time.Duration
+	// Progress locates the Realtime progress table and the project's API (TURN_PROGRESS_DATABASE,
+	// TURN_PROGRESS_TABLE, APPWRITE_FUNCTION_API_ENDPOINT, APPWRITE_FUNCTION_PROJECT_ID).
+	Progress ProgressConfig
+	// Web is the outbound side of the web tools and of the MCP connections: the SSRF policy
+	// (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP, SAFEHTTP_CA_FILE) and the search providers (BRAVE_SEARCH_API_KEY,
+	// BRAVE_SEARCH_URL, SEARXNG_URL, DUCKDUCKGO_ENABLED, DUCKDUCKGO_URL, WEB_SEARCH_ENABLED).
+	Web tools.Web
+	// CORS is TURN_CORS_ORIGINS: the browser origins allowed to call the function (none: no CORS headers).
+	CORS fnhttp.CORS
 	// BuildTime is AGENT_BUILD_TIME ("unknown" when unset).
 	BuildTime string
 	// Warnings lists environment values that were ignored.
 	Warnings []string
 }
+
+// EnvCORSOrigins lists the browser origins allowed to call the function (fnhttp.ParseCORS).
+const EnvCORSOrigins = "TURN_CORS_ORIGINS"
 
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() Config {
@@ -59,6 +78,29 @@ func LoadConfig() Config {
 			c.Engine.Budget = d
 		}
 	}
+	c.AsyncBudget = c.envDuration("TURN_ASYNC_BUDGET", engine.DefaultAsyncBudget, engine.MaxAsyncBudget)
+	c.Progress = ProgressConfig{
+		DatabaseID: strings.TrimSpace(os.Getenv("TURN_PROGRESS_DATABASE")),
+		TableID:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
+		Endpoint:   strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
+		ProjectID:  strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
+	}
+	opts, err := safehttp.FromEnv(safehttp.Options{})
+	if err == nil {
+		opts, err = safehttp.CAFromEnv(opts)
+	}
+	c.Web.Policy, c.Web.PolicyErr = opts, err
+	c.Web.Search = tools.SearchConfig{
+		BraveKey:      strings.TrimSpace(os.Getenv(tools.EnvBraveKey)),
+		BraveURL:      strings.TrimSpace(os.Getenv(tools.EnvBraveURL)),
+		SearXNGURL:    strings.TrimSpace(os.Getenv(tools.EnvSearXNG)),
+		DuckDuckGoURL: strings.TrimSpace(os.Getenv(tools.EnvDuckDuckGoURL)),
+		NoDuckDuckGo:  isFalse(os.Getenv(tools.EnvDuckDuckGoEnabled)),
+		Disabled:      isFalse(os.Getenv(tools.EnvWebSearchEnabled)),
+	}
+	if c.CORS, err = fnhttp.CORSFromEnv(EnvCORSOrigins); err != nil {
+		c.Warnings = append(c.Warnings, err.Error())
+	}
 	return c
 }
 
@@ -74,3 +116,55 @@ func (c *Config) envInt(name string, def int) int {
 	}
 	return n
 }
+
+// ProgressConfig is where the Realtime progress sink writes.
+type ProgressConfig struct {
+	// DatabaseID and TableID name the progress table (TURN_PROGRESS_DATABASE, TURN_PROGRESS_TABLE); the
+	// Realtime sink is refused while either is empty.
+	DatabaseID, TableID string
+	// Endpoint and ProjectID are the function's own project (APPWRITE_FUNCTION_API_ENDPOINT,
+	// APPWRITE_FUNCTION_PROJECT_ID, set by Appwrite for every execution).
+	Endpoint, ProjectID string
+}
+
+// envDuration reads a positive Go duration capped at max.
+func (c *Config) envDuration(name string, def, max time.Duration) time.Duration {
+	raw := strings.TrimSpace(os.Getenv(name))
+	if raw == "" {
+		return def
+	}
+	d, err := time.ParseDuration(raw)
+	switch {
+	case err != nil || d <= 0:
+		c.Warnings = append(c.Warnings, name+" must be a positive Go duration such as "+def.String()+"; using the default")
+		return def
+	case d > max:
+		c.Warnings = append(c.Warnings, name+" is capped at "+max.String())
+		return max
+	}
+	return d
+}
+
+func isFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "false", "no", "off":
+		return true
+	}
+	return false
+}
+
+// process is what the function builds from its configuration and keeps between requests.
+type process struct {
+	cfg Config
+	// skills are the installed skills the platform prompt names.
+	skills []engine.SkillInfo
+	// tools is the built-in tool registry (with browser_fetch's page cache, shared by the process's turns).
+	tools *engine.Registry
+}
+
+// state is the function's only process-wide value: the configuration and what is built from it, once per
+// process environment (shared/envcache).
+var state = envcache.New(func() (process, error) {
+	cfg := LoadConfig()
+	return process{cfg: cfg, skills: builtins.PromptSkills(), tools: builtins.Registry(cfg.Web, nil)}, nil
+})

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	handler "appwrite-agent/functions/turn"
+	"appwrite-agent/functions/turn/builtins"
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/sessionauth"
@@ -88,7 +90,7 @@ func do(t *testing.T, srv *httptest.Server, method, path string, body any, heade
 var auth = map[string]string{"X-Session-API-Key": testKey}
 
 // turn posts a turn with the session key and returns its parsed, order-checked timeline.
-func turn(t *testing.T, srv *httptest.Server, body any) []timeline.Decoded {
+func turn(t *testing.T, srv *httptest.Server, body any) []timelinetest.Decoded {
 	t.Helper()
 	r := do(t, srv, "POST", "/", body, auth)
 	if r.status != 200 {
@@ -97,17 +99,17 @@ func turn(t *testing.T, srv *httptest.Server, body any) []timeline.Decoded {
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || r.header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("content-type %q, cache-control %q", ct, r.header.Get("Cache-Control"))
 	}
-	evs, err := timeline.ParseSSE(r.body)
+	evs, err := timelinetest.ParseSSE(r.body)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, r.body)
 	}
-	if err := timeline.CheckOrder(evs); err != nil {
+	if err := timelinetest.CheckOrder(evs); err != nil {
 		t.Fatalf("order: %v\n%s", err, r.body)
 	}
 	return evs
 }
 
-func types(evs []timeline.Decoded) string {
+func types(evs []timelinetest.Decoded) string {
 	var out []string
 	for _, e := range evs {
 		out = append(out, e.Type())
@@ -115,8 +117,8 @@ func types(evs []timeline.Decoded) string {
 	return strings.Join(out, ",")
 }
 
-func find(evs []timeline.Decoded, typ string) []timeline.Decoded {
-	var out []timeline.Decoded
+func find(evs []timelinetest.Decoded, typ string) []timelinetest.Decoded {
+	var out []timelinetest.Decoded
 	for _, e := range evs {
 		if e.Type() == typ {
 			out = append(out, e)
@@ -125,7 +127,7 @@ func find(evs []timeline.Decoded, typ string) []timeline.Decoded {
 	return out
 }
 
-func tokens(evs []timeline.Decoded, agent string) string {
+func tokens(evs []timelinetest.Decoded, agent string) string {
 	var b strings.Builder
 	for _, e := range find(evs, "token") {
 		if e.Str("agent") == agent {
@@ -218,7 +220,7 @@ func TestEachSubagentAnswers(t *testing.T) {
 				t.Fatalf("%d calls; agent call streamed %v", len(reqs), reqs[len(reqs)-1].Stream)
 			}
 			msgs := messages(t, reqs[1])
-			if msgs[0]["content"] != engine.AgentPrompt(agent) || msgs[1]["content"] != "Task focus: because" {
+			if msgs[0]["content"] != engine.AgentPrompt(agent, builtins.PromptSkills()) || msgs[1]["content"] != "Task focus: because" {
 				t.Fatalf("agent messages %v", msgs[:2])
 			}
 			tools, _ := reqs[1].JSON()["tools"].([]any)
@@ -695,11 +697,11 @@ func TestJSONVariant(t *testing.T) {
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 		t.Fatalf("%d %s", r.status, r.header.Get("Content-Type"))
 	}
-	evs, err := timeline.ParseJSON(r.body)
+	evs, err := timelinetest.ParseJSON(r.body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := timeline.CheckOrder(evs); err != nil {
+	if err := timelinetest.CheckOrder(evs); err != nil {
 		t.Fatal(err)
 	}
 	if got := types(evs); got != "status,route,subagent_start,answer_start,token,token,subagent_end,done,complete" {

@@ -6,7 +6,10 @@ require appwrite-agent/shared v0.0.0
 
 replace appwrite-agent/shared => ../../shared
 
-require github.com/open-runtimes/types-for-go/v4 v4.0.8
+require (
+	github.com/coder/websocket v1.8.14
+	github.com/open-runtimes/types-for-go/v4 v4.0.8
+)
 
 require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3
@@ -22,6 +25,7 @@ require (
 	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/go-shiori/dom v0.0.0-20230515143342-73569d674e1c // indirect
 	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/itlightning/dateparse v0.2.1 // indirect
@@ -29,6 +33,7 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/mcptools"
+	"appwrite-agent/functions/turn/progress"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/fnhttp"
@@ -25,46 +27,52 @@ const (
 )
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(Context openruntimes.Context) openruntimes.Response {
-	req := Context.Req
+// rt is the runtime's request context; the configuration comes from the process state (config.go).
+// CORS (TURN_CORS_ORIGINS) wraps every route, so preflights are answered before auth and errors carry
+// the headers too.
+func Main(rt openruntimes.Context) openruntimes.Response {
+	p, _ := state.Get() // building the process state cannot fail; problems are in p.cfg.Warnings
+	return p.cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, p) })(rt)
+}
+
+func serve(rt openruntimes.Context, p process) openruntimes.Response {
+	req := rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
-		return fnhttp.Health(Context)
+		return fnhttp.Health(rt)
 	case req.Method == "GET" && req.Path == "/ready":
-		return ready(Context, LoadConfig())
+		return ready(rt, p.cfg)
 	case req.Method == "GET" && req.Path == "/":
-		cfg := LoadConfig()
-		return fnhttp.JSON(Context, http.StatusOK, map[string]string{
-			"service": "appwrite-agent", "engine": "go", "build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime,
+		return fnhttp.JSON(rt, http.StatusOK, map[string]string{
+			"service": "appwrite-agent", "engine": "go", "build_id": fnhttp.BuildID(), "build_time": p.cfg.BuildTime,
 		})
 	case req.Method == "GET" && (req.Path == "/meta" || req.Path == "/api/meta"):
-		cfg := LoadConfig()
-		if res, ok := authorize(Context, cfg); !ok {
+		if res, ok := authorize(rt, p.cfg); !ok {
 			return res
 		}
-		return fnhttp.JSON(Context, http.StatusOK, meta(cfg))
+		return fnhttp.JSON(rt, http.StatusOK, meta(p))
 	case req.Method == "POST" && (req.Path == "/" || req.Path == "/api/turn"):
-		return turn(Context, LoadConfig())
+		return turn(rt, p)
 	default:
-		return fnhttp.NotFound(Context)
+		return fnhttp.NotFound(rt)
 	}
 }
 
-func fail(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
-	return fnhttp.DetailError(ctx, status, code, message)
+func fail(rt openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return fnhttp.DetailError(rt, status, code, message)
 }
 
 // authorize applies the session-key policy (shared/sessionauth).
-func authorize(ctx openruntimes.Context, cfg Config) (openruntimes.Response, bool) {
-	if r := cfg.Auth.Check(ctx.Req.Headers); r != nil {
-		return fail(ctx, http.StatusUnauthorized, r.Code, r.Message), false
+func authorize(rt openruntimes.Context, cfg Config) (openruntimes.Response, bool) {
+	if r := cfg.Auth.Check(rt.Req.Headers); r != nil {
+		return fail(rt, http.StatusUnauthorized, r.Code, r.Message), false
 	}
 	return openruntimes.Response{}, true
 }
 
-func ready(ctx openruntimes.Context, cfg Config) openruntimes.Response {
+func ready(rt openruntimes.Context, cfg Config) openruntimes.Response {
 	configured := cfg.LLM.APIKey != ""
-	return fnhttp.JSON(ctx, http.StatusOK, map[string]any{
+	return fnhttp.JSON(rt, http.StatusOK, map[string]any{
 		"ready": configured, "llm_configured": configured, "build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime,
 	})
 }
@@ -75,62 +83,93 @@ func wantsJSON(accept string) bool {
 	return strings.Contains(a, "application/json") && !strings.Contains(a, "text/event-stream")
 }
 
-func turn(ctx openruntimes.Context, cfg Config) openruntimes.Response {
+func turn(rt openruntimes.Context, p process) openruntimes.Response {
+	cfg := p.cfg
 	for _, w := range cfg.Warnings {
-		ctx.Error("config: " + w)
+		rt.Error("config: " + w)
 	}
-	if res, ok := authorize(ctx, cfg); !ok {
+	if res, ok := authorize(rt, cfg); !ok {
 		return res
 	}
-	t, verr := request.Parse(ctx.Req.BodyBinary(), cfg.Limits)
+	t, verr := request.Parse(rt.Req.BodyBinary(), cfg.Limits)
 	if verr != nil {
 		code := "invalid_request"
 		if verr.Status == http.StatusRequestEntityTooLarge {
 			code = "too_large"
 		}
-		return fail(ctx, verr.Status, code, verr.Message)
+		return fail(rt, verr.Status, code, verr.Message)
 	}
 	settings, err := llm.Resolve(cfg.LLM, t.LLM)
 	switch {
 	case errors.Is(err, llm.ErrUserURLNeedsKey):
-		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", err.Error())
+		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", err.Error())
 	case errors.Is(err, llm.ErrNoAPIKey):
-		return fail(ctx, http.StatusServiceUnavailable, "llm_not_configured", MsgNoLLMKey)
+		return fail(rt, http.StatusServiceUnavailable, "llm_not_configured", MsgNoLLMKey)
 	case err != nil:
-		return fail(ctx, http.StatusInternalServerError, "internal", err.Error())
+		return fail(rt, http.StatusInternalServerError, "internal", err.Error())
 	}
-	httpClient, release, err := llm.HTTPClient(settings, cfg.Engine.Budget)
+	engCfg := cfg.Engine
+	if t.Async {
+		engCfg.Budget = cfg.AsyncBudget
+	}
+	httpClient, release, err := llm.HTTPClient(settings, engCfg.Budget)
 	switch {
 	case errors.Is(err, llm.ErrUserURLScheme):
-		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", MsgUserURLScheme)
+		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", MsgUserURLScheme)
 	case err != nil:
-		ctx.Error(err.Error())
-		return fail(ctx, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
+		rt.Error(err.Error())
+		return fail(rt, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
 	}
 	defer release()
+	sk, serr := openSinks(rt, cfg, t)
+	if serr != nil {
+		return fail(rt, serr.status, serr.code, serr.message)
+	}
+	defer sk.close()
+	log := func(s string) { rt.Error(s) }
 	eng := &engine.Engine{
 		Model:  llm.New(settings, httpClient),
-		Tools:  engine.DefaultRegistry(),
-		Config: cfg.Engine,
-		Log:    func(s string) { ctx.Error(s) },
+		Tools:  p.tools,
+		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log},
+		Config: engCfg,
+		Skills: p.skills,
+		Log:    log,
 	}
-	eng.MCP = mcptools.FromEnv(cfg.Engine.Budget, eng.Log)
-	var rec timeline.Recorder
-	eng.Run(context.Background(), t, rec.Emit)
-	return timelineResponse(ctx, rec.Events())
+	start := time.Now()
+	pub := progress.New(progress.Options{Log: log}, sk.list...)
+	eng.Run(context.Background(), t, pub.Emit)
+	// The last batches (and complete) get a grace period; a synchronous call still answers within the
+	// platform's limit.
+	closeBy := time.Now().Add(progressGrace)
+	if !t.Async {
+		closeBy = later(start.Add(engine.MaxBudget), time.Now().Add(time.Second))
+	}
+	cctx, cancel := context.WithDeadline(context.Background(), closeBy)
+	defer cancel()
+	return timelineResponse(rt, pub.Close(cctx))
 }
 
-func timelineResponse(ctx openruntimes.Context, events []timeline.Event) openruntimes.Response {
-	if wantsJSON(ctx.Req.Headers["accept"]) {
+// progressGrace is how long an async turn waits for its sinks after the engine finished.
+const progressGrace = 10 * time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func timelineResponse(rt openruntimes.Context, events []timeline.Event) openruntimes.Response {
+	if wantsJSON(rt.Req.Headers["accept"]) {
 		body, err := timeline.JSONArray(events)
 		if err != nil {
-			return fail(ctx, http.StatusInternalServerError, "internal", "could not encode the timeline")
+			return fail(rt, http.StatusInternalServerError, "internal", "could not encode the timeline")
 		}
 		return openruntimes.Response{Body: body, StatusCode: http.StatusOK, Headers: map[string]string{"content-type": "application/json"}}
 	}
 	body, err := timeline.SSE(events)
 	if err != nil {
-		return fail(ctx, http.StatusInternalServerError, "internal", "could not encode the timeline")
+		return fail(rt, http.StatusInternalServerError, "internal", "could not encode the timeline")
 	}
 	return openruntimes.Response{Body: body, StatusCode: http.StatusOK, Headers: map[string]string{
 		"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no",
@@ -147,7 +186,8 @@ func mask(s string) string {
 }
 
 // meta is the /meta snapshot: configuration with secrets masked, limits, agents, prompts and tools.
-func meta(cfg Config) map[string]any {
+func meta(p process) map[string]any {
+	cfg := p.cfg
 	model := cfg.LLM.Model
 	if model == "" {
 		model = llm.DefaultModel
@@ -160,9 +200,9 @@ func meta(cfg Config) map[string]any {
 	}
 	agents := []map[string]string{}
 	for _, a := range []string{engine.AgentPlatform, engine.AgentResearcher, engine.AgentPlanner} {
-		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a)})
+		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a, p.skills)})
 	}
-	tools := engine.DefaultRegistry().Describe()
+	tools := p.tools.Describe()
 	b, _ := json.Marshal(cfg.Engine.Budget.Seconds())
 	return map[string]any{
 		"llm": map[string]any{"model": model, "chat_model": chat, "base_url": cfg.LLM.BaseURL,
@@ -171,7 +211,10 @@ func meta(cfg Config) map[string]any {
 			"unauthenticated_allowed": cfg.Auth.APIKey == "" && cfg.Auth.AllowUnauthenticated},
 		"runtime": map[string]any{"subagent_max_steps": cfg.Engine.MaxSteps, "history_window": request.HistoryWindow,
 			"turn_budget_seconds": json.RawMessage(b), "graph": "route once -> one ReAct subagent -> optional planner fallback",
-			"router_prompt": engine.RouterPrompt},
+			"router_prompt": engine.RouterPrompt, "turn_async_budget_seconds": cfg.AsyncBudget.Seconds()},
+		"progress": map[string]any{"realtime_database": cfg.Progress.DatabaseID, "realtime_table": cfg.Progress.TableID,
+			"realtime_configured": cfg.Progress.DatabaseID != "" && cfg.Progress.TableID != "" && cfg.Progress.Endpoint != "",
+			"interval_ms":         progress.DefaultInterval.Milliseconds(), "max_failures": progress.DefaultMaxFailures},
 		"limits": map[string]any{"attachments_max_per_message": cfg.Limits.MaxAttachments,
 			"attachments_max_bytes": cfg.Limits.MaxAttachmentBytes, "stream_tool_input_chars": cfg.Engine.ToolInputChars,
 			"stream_tool_output_chars": cfg.Engine.ToolOutputChars, "memories_max_chars": cfg.Engine.MemoryChars},

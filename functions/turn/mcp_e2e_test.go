@@ -18,7 +18,7 @@ import (
 
 	handler "appwrite-agent/functions/turn"
 	"appwrite-agent/functions/turn/mcptools"
-	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
 	"appwrite-agent/shared/devkit/scriptedllm"
 
 	mgmcp "github.com/mark3labs/mcp-go/mcp"
@@ -283,7 +283,7 @@ func toolNames(t *testing.T, r scriptedllm.Request) []string {
 	return out
 }
 
-func statuses(evs []timeline.Decoded) []string {
+func statuses(evs []timelinetest.Decoded) []string {
 	var out []string
 	for _, e := range find(evs, "status") {
 		out = append(out, e.Str("message"))
@@ -291,7 +291,7 @@ func statuses(evs []timeline.Decoded) []string {
 	return out
 }
 
-func credentials(t *testing.T, evs []timeline.Decoded) map[string]map[string]any {
+func credentials(t *testing.T, evs []timelinetest.Decoded) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
 	cs := find(evs, "mcp_credentials")

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"appwrite-agent/functions/turn/engine"
-	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/builtins"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
 	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/protocol/clarify"
@@ -21,14 +22,14 @@ import (
 
 // toolTurn runs a turn in which the routed agent makes one tool call and then answers; it returns the
 // timeline, the tool_end event and the model's requests.
-func toolTurn(t *testing.T, agent, tool, args string) ([]timeline.Decoded, timeline.Decoded, []scriptedllm.Request) {
+func toolTurn(t *testing.T, agent, tool, args string) ([]timelinetest.Decoded, timelinetest.Decoded, []scriptedllm.Request) {
 	t.Helper()
 	model, srv := env(t,
 		route(agent, "needs a tool", ""),
 		scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "call_1", Name: tool, Arguments: args}}},
 		scriptedllm.Reply{Content: "Done."},
 	)
-	for _, k := range []string{"BRAVE_SEARCH_API_KEY", "BRAVE_SEARCH_URL", "SEARXNG_URL", "WEB_SEARCH_ENABLED", "SAFEHTTP_CA_FILE"} {
+	for _, k := range []string{"BRAVE_SEARCH_API_KEY", "BRAVE_SEARCH_URL", "SEARXNG_URL", "WEB_SEARCH_ENABLED", "DUCKDUCKGO_URL", "DUCKDUCKGO_ENABLED", "SAFEHTTP_CA_FILE"} {
 		t.Setenv(k, "")
 	}
 	evs := turn(t, srv, map[string]any{"message": "please", "history": history})
@@ -137,7 +138,16 @@ func TestHttpGetToABlockedAddressIsAToolResult(t *testing.T) {
 }
 
 func TestHttpGetThroughTheAllowlist(t *testing.T) {
+	results, err := os.ReadFile("tools/testdata/duckduckgo/results.html")
+	if err != nil {
+		t.Fatal(err)
+	}
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/html/" { // a DuckDuckGo results page (saved), the keyless default provider
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write(results)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, "hello from a local server")
 	}))
@@ -156,6 +166,8 @@ func TestHttpGetThroughTheAllowlist(t *testing.T) {
 	t.Setenv("BRAVE_SEARCH_API_KEY", "")
 	t.Setenv("SEARXNG_URL", "")
 	t.Setenv("WEB_SEARCH_ENABLED", "")
+	t.Setenv("DUCKDUCKGO_ENABLED", "")
+	t.Setenv("DUCKDUCKGO_URL", target.URL+"/html/")
 	evs := turn(t, srv, map[string]any{"message": "fetch it", "history": history})
 	ends := find(evs, "tool_end")
 	if len(ends) != 3 {
@@ -168,14 +180,15 @@ func TestHttpGetThroughTheAllowlist(t *testing.T) {
 	if out := ends[1].Str("output"); !strings.HasPrefix(out, fmt.Sprintf("status=200 final_url=%s/y host=127.0.0.1\n\n", target.URL)) || !strings.HasSuffix(out, "hello from a local server") {
 		t.Fatalf("browser_fetch %q", out)
 	}
-	if out := ends[2].Str("output"); !strings.HasPrefix(out, "web_search is not configured.") {
-		t.Fatalf("web_search %q", out)
+	if out := ends[2].Str("output"); !strings.HasPrefix(out, "query='appwrite' status=200 count=5 provider=duckduckgo\n\n"+
+		"1. Realtime - Docs - Appwrite\n   https://appwrite.io/docs/apis/realtime\n") || ends[2]["failed"] != nil {
+		t.Fatalf("web_search %v", ends[2])
 	}
 }
 
 func TestAgentsGetTheirToolsInTheReferenceOrder(t *testing.T) {
 	for agent, want := range map[string][]string{
-		"platform": engine.PlatformToolOrder, "researcher": engine.GeneralToolOrder, "planner": engine.GeneralToolOrder,
+		"platform": builtins.PlatformToolOrder, "researcher": builtins.GeneralToolOrder, "planner": builtins.GeneralToolOrder,
 	} {
 		model, srv := env(t, route(agent, "x", ""), scriptedllm.Reply{Content: "ok"})
 		turn(t, srv, map[string]any{"message": "q", "history": history})

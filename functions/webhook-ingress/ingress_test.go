@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	handler "appwrite-agent/functions/webhook-ingress"
+	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/webhookreceiver"
@@ -45,13 +47,41 @@ type fixture struct {
 
 type logSink struct {
 	mu    sync.Mutex
-	lines []string
+	lines []string // both logs
+	logs  []string // the execution log (counter lines only)
+	errs  []string // the error log
 }
 
 func (l *logSink) add(id, logs, errs string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, strings.Split(logs+errs, "\n")...)
+	l.logs = append(l.logs, strings.Split(logs, "\n")...)
+	l.errs = append(l.errs, strings.Split(errs, "\n")...)
+}
+
+// checkCounterLines fails unless every line of the execution logs is one opsmetrics counter object.
+func (l *logSink) checkCounterLines(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.logs {
+		if line == "" {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("log line is not JSON (%v): %q", err, line)
+		}
+		if _, ok := v["metric"].(string); !ok || v["inc"] != 1.0 {
+			t.Fatalf("log line is not a counter: %q", line)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no counter lines")
+	}
 }
 
 func (l *logSink) count(substr string) int {
@@ -430,15 +460,19 @@ func TestRetriesThenSucceedsAndNeverFailsAppwrite(t *testing.T) {
 		}
 	}
 
-	// A subscriber that hangs costs at most the budget (3 s here), and Appwrite still gets a 2xx. Without
-	// the right to create executions, the delivery is abandoned (and counted).
-	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 0, time.Minute })
+	// A subscriber that never answers costs at most the budget (300 ms here, which is also the attempt
+	// timeout), and Appwrite still gets a 2xx. Without the right to create executions, the delivery is
+	// abandoned (and counted). The receiver holds the request until it closes, so the only possible end of
+	// the attempt is the ingress's own deadline.
+	t.Setenv("INGRESS_BUDGET_MS", "300")
+	held := f.receiver.Hang()
 	start := time.Now()
 	a := f.send(d)
-	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" {
-		t.Fatalf("hanging subscriber: %+v", a)
+	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" || a.Attempts != 1 || held() != 1 {
+		t.Fatalf("hanging subscriber: %+v, %d requests held", a, held())
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	// A safety net only: the point is that the subscriber's silence does not hold the ingress for a minute.
+	if took := time.Since(start); took > 20*time.Second {
 		t.Fatalf("hanging subscriber held the ingress for %v", took)
 	}
 }
@@ -475,9 +509,17 @@ func TestDelayedRetriesThroughAppwriteExecutions(t *testing.T) {
 	d := f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
 	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 503, 0 })
 
-	// Without the dynamic key the ingress cannot schedule: abandoned.
+	// Without the dynamic key the ingress cannot schedule: abandoned, counted as schedule_failed in a
+	// valid counter line, with the reason in the error log.
 	if a := f.send(d); a.Outcome != "abandoned" {
 		t.Fatalf("no key: %+v", a)
+	}
+	if f.logs.count(`{"metric":"mcp_events_deliveries_total","event":"row.created","outcome":"schedule_failed","reason":"http_5xx","inc":1}`) != 1 {
+		t.Fatalf("schedule_failed counter line missing: %q", f.logs.logs)
+	}
+	f.logs.checkCounterLines(t)
+	if f.logs.count("scheduling the delayed retry of event") != 1 || !slices.ContainsFunc(f.logs.errs, func(l string) bool { return strings.Contains(l, ingress.ErrCannotSchedule.Error()) }) {
+		t.Fatalf("the error log does not say why: %q", f.logs.errs)
 	}
 	a := sendWithKey(t, f, d, "dynamic_testkey")
 	if a.Status != 200 || a.Outcome != "scheduled" || len(jobs) != 1 || keys[0] != "dynamic_testkey" {
@@ -587,5 +629,38 @@ func TestNotConfiguredIsAClearJSON503(t *testing.T) {
 	}
 	if f.logs.count("SEAL_KEYS") == 0 {
 		t.Fatal("the log does not say which setting is missing")
+	}
+}
+
+// TestDeliveryBudgetFitsTheExecution: INGRESS_BUDGET_MS is accepted up to the execution's 12 s cut less
+// what scheduling a retry needs, and refused one millisecond above, with the bounds in the log.
+func TestDeliveryBudgetFitsTheExecution(t *testing.T) {
+	if got := time.Duration(ingress.MaxBudgetMS)*time.Millisecond + ingress.ScheduleReserve; got != ingress.ExecutionTimeout {
+		t.Fatalf("max budget + schedule reserve = %v, execution timeout %v", got, ingress.ExecutionTimeout)
+	}
+	f := newFixture(t)
+	post := func() int {
+		t.Helper()
+		res, err := http.Post(f.ingress.URL+"/appwrite/webhooks/x", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	t.Setenv("INGRESS_BUDGET_MS", strconv.Itoa(ingress.MaxBudgetMS))
+	if code := post(); code == http.StatusServiceUnavailable {
+		t.Fatalf("INGRESS_BUDGET_MS=%d refused", ingress.MaxBudgetMS)
+	}
+	cfg, err := ingress.LoadConfig()
+	if err != nil || cfg.Policy.Budget != 10*time.Second {
+		t.Fatalf("budget %v, %v", cfg.Policy.Budget, err)
+	}
+	t.Setenv("INGRESS_BUDGET_MS", strconv.Itoa(ingress.MaxBudgetMS+1))
+	if code := post(); code != http.StatusServiceUnavailable {
+		t.Fatalf("INGRESS_BUDGET_MS=%d: status %d, want 503", ingress.MaxBudgetMS+1, code)
+	}
+	if f.logs.count("INGRESS_BUDGET_MS must be an integer from 100 to 10000") == 0 {
+		t.Fatal("the log does not give the accepted range")
 	}
 }

@@ -9,41 +9,62 @@ import (
 	"time"
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
+	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/safehttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
-// requestBudget bounds one execution: Appwrite's webhook worker waits 15 s, synchronous executions 30 s.
-const requestBudget = 12 * time.Second
+// process is what the function builds from its environment and keeps between requests: the configuration
+// and the subscriber HTTP client (a client per request would pay a TLS handshake to every subscriber for
+// every event).
+type process struct {
+	cfg    ingress.Config
+	client *http.Client
+}
+
+// state is the function's only process-wide value, built once per process environment (shared/envcache).
+var state = envcache.New(func() (process, error) {
+	cfg, err := ingress.LoadConfig()
+	return process{cfg: cfg, client: safehttp.NewClient(cfg.HTTP)}, err
+})
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(Context openruntimes.Context) openruntimes.Response {
-	req := Context.Req
+func Main(rt openruntimes.Context) openruntimes.Response { return serve(rt, time.Now) }
+
+// New returns an entry point that reads the time from now instead of the wall clock (for signatures,
+// expiry and scheduling): tests drive a delayed retry minutes ahead with it instead of waiting.
+func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
+	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, now) }
+}
+
+func serve(rt openruntimes.Context, now func() time.Time) openruntimes.Response {
+	req := rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
-		return fnhttp.Health(Context)
+		return fnhttp.Health(rt)
 	case strings.HasPrefix(req.Path, ingress.WebhookPathPrefix), req.Path == ingress.JobPath:
 	default:
-		return fnhttp.NotFound(Context)
+		return fnhttp.NotFound(rt)
 	}
 
-	cfg, client, err := ingress.Load()
+	p, err := state.Get()
 	if err != nil {
-		Context.Error("webhook-ingress is not configured: " + err.Error())
-		return fnhttp.Error(Context, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
+		rt.Error("webhook-ingress is not configured: " + err.Error())
+		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), ingress.ExecutionTimeout)
 	defer cancel()
-	// Counter lines are written in one Context.Log call at the end (deferred, so a panic keeps them): each
+	// Counter lines are written in one rt.Log call at the end (deferred, so a panic keeps them): each
 	// call is a write to the execution's log file, and one delivery makes three to five lines.
 	var lines []string
 	defer func() {
 		if len(lines) > 0 {
-			Context.Log(strings.Join(lines, "\n"))
+			rt.Log(strings.Join(lines, "\n"))
 		}
 	}()
-	deps := ingress.Deps{Config: cfg, Client: client, Log: func(line string) { lines = append(lines, line) }}
+	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: func(line string) { lines = append(lines, line) }, Error: func(s string) { rt.Error(s) }}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {
@@ -51,5 +72,5 @@ func Main(Context openruntimes.Context) openruntimes.Response {
 	} else {
 		a = ingress.HandleWebhook(ctx, deps, r)
 	}
-	return fnhttp.JSON(Context, a.Status, a.Body)
+	return fnhttp.JSON(rt, a.Status, a.Body)
 }

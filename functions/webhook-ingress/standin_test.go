@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,11 +35,19 @@ type stack struct {
 	receiver *webhookreceiver.Receiver
 	userKey  string
 	ingress  string // the ingress function domain
+	clock    *offsetClock
 }
+
+// offsetClock is the wall clock moved forward by what the test says: the ingress reads it, so a test can
+// run a retry scheduled minutes ahead without waiting for it.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	t.Helper()
-	st := &stack{t: t, receiver: webhookreceiver.New(subSecret)}
+	st := &stack{t: t, receiver: webhookreceiver.New(subSecret), clock: &offsetClock{}}
 	t.Cleanup(st.receiver.Close)
 	opts.Logf = t.Logf
 	st.aw = localappwrite.New(opts)
@@ -46,7 +55,7 @@ func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	st.aw.SetBaseURL(st.api.URL)
 	t.Cleanup(func() { st.api.Close(); _ = st.aw.Close() })
 
-	fn := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
+	fn := httptest.NewServer(localruntime.New(handler.New(st.clock.Now), localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
 	t.Cleanup(fn.Close)
 	must(t, st.aw.SeedProject(localappwrite.ProjectSpec{ID: "ours"}))
 	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Timeout: 60}))
@@ -220,8 +229,9 @@ func TestDelayedRetryOnTheStandIn(t *testing.T) {
 		t.Fatalf("first execution: %d requests, %d events", len(failed), len(st.receiver.Events()))
 	}
 	st.receiver.SetBehaviour(nil)
-	// The delayed run comes minutes later in production; a second is enough for a new webhook-timestamp.
-	time.Sleep(1100 * time.Millisecond)
+	// The delayed run comes a minute or more later (inside the subscriber's 5-minute timestamp tolerance and
+	// the 15-minute retry window): the ingress's clock moves on, so the retry carries a new webhook-timestamp.
+	st.clock.Advance(90 * time.Second)
 	if n := st.aw.RunScheduled(time.Now().Add(20 * time.Minute)); n != 1 {
 		t.Fatalf("%d delayed executions started, want 1", n)
 	}

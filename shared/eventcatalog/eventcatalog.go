@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -295,6 +296,18 @@ func (e Event) MissingScopes(scopes map[string]bool) []string {
 		}
 	}
 	return missing
+}
+
+// StepUpScopes returns, for each requirement scopes do not satisfy (as MissingScopes), the scope to ask the
+// user for: the first of its alternatives. It is what an insufficient_scope challenge names.
+func (e Event) StepUpScopes(scopes map[string]bool) []string {
+	var out []string
+	for _, group := range append(append([][]string(nil), webhookScopes...), e.Scopes...) {
+		if !slices.ContainsFunc(group, func(s string) bool { return scopes[s] }) {
+			out = append(out, group[0])
+		}
+	}
+	return out
 }
 
 // ValidateArgs checks raw subscription arguments against the input schema and returns them as strings. The

@@ -1,7 +1,8 @@
 // Package opsmetrics formats counter increments as structured log lines an operator can chart: one JSON
 // object per line with the counter name, its labels and the increment, written through the function's
 // Context.Log (the only log channel of the runtime). Appwrite keeps execution logs; a log pipeline or a
-// grep over them sums the counters.
+// grep over them sums the counters. It is the project's only counter format (docs/CONVENTIONS.md,
+// "Counters").
 package opsmetrics
 
 import (

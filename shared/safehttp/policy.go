@@ -335,3 +335,31 @@ func FromEnv(base Options) (Options, error) {
 	}
 	return base, nil
 }
+
+// localSuffixes are name suffixes reserved for this machine or local networks: localhost (RFC 6761 §6.3),
+// local (mDNS, RFC 6762), home.arpa (RFC 8375), internal (reserved for private use by ICANN, 2024) and the
+// conventional localdomain of /etc/hosts.
+var localSuffixes = []string{"localhost", "local", "home.arpa", "internal", "localdomain"}
+
+// LocalNameReason returns why host, a DNS name (any case, trailing dots allowed), designates this machine
+// or a local network, or "" for a name that may be public. IP literals return "" (CheckAddr judges them).
+// Single-label names ("metadata", "intranet") are local too: resolvers complete them with local search
+// domains.
+func LocalNameReason(host string) string {
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return ""
+	}
+	name := strings.ToLower(strings.TrimRight(host, "."))
+	if name == "" {
+		return "empty host"
+	}
+	for _, s := range localSuffixes {
+		if name == s || strings.HasSuffix(name, "."+s) {
+			return "local host name (." + s + ")"
+		}
+	}
+	if !strings.Contains(name, ".") {
+		return "single-label host name (resolved through local search domains)"
+	}
+	return ""
+}

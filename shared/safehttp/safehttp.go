@@ -146,10 +146,17 @@ func resolve(ctx context.Context, network, host string, o Options) ([]netip.Addr
 // address (use it to validate a callback URL before storing it). The client
 // repeats the resolution and check at dial time, which is what defeats DNS
 // rebinding; this up-front check only gives early, clear errors.
+//
+// Unlike the client, it also refuses host names that designate this machine or a local network whatever
+// they resolve to (see LocalNameReason), before any DNS query leaves the machine: a destination to store
+// must be a public name or address.
 func CheckDestination(ctx context.Context, raw string, opts Options) error {
 	u, err := checkURL(raw, opts)
 	if err != nil {
 		return err
+	}
+	if why := LocalNameReason(u.Hostname()); why != "" {
+		return &BlockedError{Host: u.Hostname(), Why: why}
 	}
 	_, err = Resolve(ctx, u.Hostname(), opts)
 	return err

@@ -3,8 +3,6 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -33,11 +31,12 @@ const (
 	EnvErrorCodes       = "MCP_EVENTS_ERROR_CODES"
 	EnvChallengeTimeout = "MCP_EVENTS_CHALLENGE_TIMEOUT"
 	EnvRequestTimeout   = "MCP_EVENTS_REQUEST_TIMEOUT"
+	EnvChallengeRate    = "MCP_EVENTS_CHALLENGE_RATE"
 	EnvUsernameBudget   = "MCP_EVENTS_SEAL_USERNAME_BUDGET"
 	EnvPasswordBudget   = "MCP_EVENTS_SEAL_PASSWORD_BUDGET"
 	EnvCallbackCAFile   = "SAFEHTTP_CA_FILE" // shared with webhook-ingress (safehttp.EnvCAFile)
-	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are read by the shared packages seal,
-	// appwritesig and safehttp; they are listed here so that the configuration fingerprint covers them.
+	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are parsed by the shared packages seal,
+	// appwritesig and safehttp (mcpserver.New reads them through the same getenv).
 	EnvSealKeys      = "SEAL_KEYS"
 	EnvWebhookKeys   = "APPWRITE_WEBHOOK_SECRET_KEYS"
 	EnvSafeAllow     = "SAFEHTTP_ALLOW"
@@ -52,6 +51,9 @@ const (
 	DefaultRotationGrace    = 10 * time.Minute
 	DefaultChallengeTimeout = 5 * time.Second
 	DefaultRequestTimeout   = 25 * time.Second
+	// DefaultChallengeRate is how many verification challenges one instance sends to one destination host
+	// per minute.
+	DefaultChallengeRate = 10
 )
 
 // defaultScopes are advertised in the protected-resource metadata and the 401 challenge when
@@ -92,12 +94,13 @@ type Config struct {
 	ChallengeTimeout time.Duration
 	// RequestTimeout bounds the handling of one request (below the 30 s platform limit).
 	RequestTimeout time.Duration
+	// ChallengeRate is the most verification challenges one instance sends to one destination host in any
+	// minute; beyond it events/subscribe answers ResourceExhausted.
+	ChallengeRate int
 	// UsernameBudget and PasswordBudget bound the sealed envelope (0: the seal package defaults).
 	UsernameBudget, PasswordBudget int
 	// CallbackCAFile is a PEM file of extra root certificates for callback TLS (tests, development).
 	CallbackCAFile string
-	// Fingerprint identifies this configuration (a hash over every variable read, secrets included).
-	Fingerprint string
 }
 
 // Getenv is os.Getenv's signature; FromEnv takes it so tests can pass a map.
@@ -167,6 +170,12 @@ func FromEnv(getenv Getenv) (Config, error) {
 	if c.RequestTimeout, err = durVar(getenv, EnvRequestTimeout, DefaultRequestTimeout); err != nil {
 		return c, err
 	}
+	if c.ChallengeRate, err = intVar(getenv, EnvChallengeRate); err != nil {
+		return c, err
+	}
+	if c.ChallengeRate == 0 {
+		c.ChallengeRate = DefaultChallengeRate
+	}
 	if c.UsernameBudget, err = intVar(getenv, EnvUsernameBudget); err != nil {
 		return c, err
 	}
@@ -174,26 +183,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		return c, err
 	}
 	c.CallbackCAFile = strings.TrimSpace(getenv(EnvCallbackCAFile))
-	c.Fingerprint = Fingerprint(getenv)
 	return c, nil
-}
-
-// names lists every variable the function's configuration depends on.
-var names = []string{
-	EnvEnabled, EnvPublicURL, EnvIssuer, EnvJWKSURL, EnvAudience, EnvScopes, EnvAppwriteEndpoint,
-	EnvFunctionEndpoint, EnvIngressURL, EnvTTLDefault, EnvTTLMin, EnvTTLMax, EnvRotationGrace, EnvErrorCodes,
-	EnvChallengeTimeout, EnvRequestTimeout, EnvUsernameBudget, EnvPasswordBudget, EnvCallbackCAFile,
-	EnvSealKeys, EnvWebhookKeys, EnvSafeAllow, EnvSafeAllowHTTP,
-}
-
-// Fingerprint hashes the values of every variable in names: two processes with the same fingerprint have
-// the same configuration. The hash is not reversible and is safe to log.
-func Fingerprint(getenv Getenv) string {
-	h := sha256.New()
-	for _, n := range names {
-		fmt.Fprintf(h, "%s=%q\n", n, getenv(n))
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 func list(s string) []string {

@@ -55,14 +55,3 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestFingerprint(t *testing.T) {
-	a, b := base(), base()
-	if config.Fingerprint(env(a)) != config.Fingerprint(env(b)) {
-		t.Fatal("same configuration, different fingerprints")
-	}
-	b[config.EnvSealKeys] = "k2:x"
-	if config.Fingerprint(env(a)) == config.Fingerprint(env(b)) {
-		t.Fatal("a key change must change the fingerprint")
-	}
-}

@@ -113,6 +113,9 @@ type Error struct {
 	Kind    Kind
 	Message string
 	Data    map[string]any
+	// StepUp, on a Forbidden error caused by the caller's token lacking scopes, lists the scopes the call
+	// needs: the server answers HTTP 403 with an insufficient_scope challenge naming them. Never on the wire.
+	StepUp []string
 }
 
 // Error implements error: the kind and the message.
@@ -157,4 +160,12 @@ type WireError struct {
 // Wire renders e with numbering n.
 func (n Numbering) Wire(e *Error) WireError {
 	return WireError{Code: n.Code(e.Kind), Message: e.Message, Data: e.Data}
+}
+
+// InsufficientScope returns a Forbidden error for a token that lacks scopes: missing lists each unmet
+// requirement ("a or b", shown in data.missingScopes), stepUp the scopes to ask for.
+func InsufficientScope(missing, stepUp []string, format string, args ...any) *Error {
+	e := New(Forbidden, map[string]any{"missingScopes": missing}, format, args...)
+	e.StepUp = stepUp
+	return e
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/functions/mcp-events/subscriptions"
+	"appwrite-agent/functions/mcp-events/tools"
 	"appwrite-agent/shared/eventcatalog"
 
 	"appwrite-agent/shared/appwritesig"
@@ -47,7 +49,8 @@ const ExtensionID = "io.modelcontextprotocol/events"
 // Instructions are returned by server/discover and initialize.
 const Instructions = "Subscribe to events in your Appwrite projects (rows, files, users, failed function " +
 	"executions) with events/list and events/subscribe; deliveries are Standard Webhooks signed POSTs " +
-	"carrying IDs only."
+	"carrying IDs only. Read what an event points at with the read-only tools get_row, get_file, get_user " +
+	"and get_execution (logs and errors), and list your subscriptions with list_subscriptions."
 
 // maxRequestBytes bounds a request body.
 const maxRequestBytes = 1 << 20
@@ -90,7 +93,8 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	}
 	opts := []server.ServerOption{server.WithInstructions(Instructions)}
 	if cfg.Enabled {
-		opts = append(opts, server.WithExtensions(map[string]any{ExtensionID: map[string]any{}}))
+		opts = append(opts, server.WithExtensions(map[string]any{ExtensionID: map[string]any{}}),
+			server.WithToolCapabilities(false), server.WithInputSchemaValidation(), server.WithStrictInputSchemaDefault())
 	}
 	s.mcp = server.NewMCPServer(ServerName, ServerVersion, opts...)
 	// mcp-go's own logger is silenced: functions log through Context.Log only (native output is captured
@@ -133,16 +137,23 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	aw := appwriteapi.New(cfg.AppwriteEndpoint, hc)
 	s.subs, err = subscriptions.New(subscriptions.Options{
-		Appwrite: appwriteapi.New(cfg.AppwriteEndpoint, hc), Sealer: sealer, SigKeys: keys,
+		Appwrite: aw, Sealer: sealer, SigKeys: keys,
 		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,
 		TTLDefault: cfg.TTLDefault, TTLMin: cfg.TTLMin, TTLMax: cfg.TTLMax, RotationGrace: cfg.RotationGrace,
-		ChallengeTimeout: cfg.ChallengeTimeout, Now: o.Now,
+		ChallengeTimeout: cfg.ChallengeTimeout, ChallengeRate: cfg.ChallengeRate, Now: o.Now,
 	})
 	if err != nil {
 		return nil, err
 	}
+	tools.New(aw, s.subs, countTool).Register(s.mcp)
 	return s, nil
+}
+
+// countTool writes one increment of the tools counter.
+func countTool(ctx context.Context, tool, outcome string) {
+	metrics.Count(logSink(ctx), metrics.ToolCallsTotal, "tool", tool, "outcome", outcome)
 }
 
 // Config returns the server's configuration.
@@ -199,6 +210,26 @@ func (s *Server) unauthorized(w http.ResponseWriter, path, desc string) {
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
 }
 
+// noCredentials answers a request without a bearer token: the challenge carries no error code (RFC 6750
+// §3.1), only where the metadata is and which scopes to ask for.
+func (s *Server) noCredentials(w http.ResponseWriter, path string) {
+	w.Header().Set("WWW-Authenticate", s.resource.NoCredentials(path))
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized",
+		"error_description": "Authentication required: send an OAuth access token as Authorization: Bearer <token>"})
+}
+
+// insufficientScope answers a call the token lacks scopes for: HTTP 403 with an insufficient_scope
+// challenge naming the scopes the call needs (so the client can ask the user for them), and the JSON-RPC
+// Forbidden error in the body.
+func (s *Server) insufficientScope(w http.ResponseWriter, path string, id json.RawMessage, merr *mcperr.Error) {
+	w.Header().Set("WWW-Authenticate", s.resource.InsufficientScope(path, merr.StepUp, merr.Message))
+	we := s.cfg.Codes.Wire(merr)
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	writeJSON(w, http.StatusForbidden, rpcResponse{JSONRPC: "2.0", ID: id, Error: &we})
+}
+
 // rpcHead is the part of a JSON-RPC message the dispatcher looks at.
 type rpcHead struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -211,7 +242,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	tok, ok := oauth.BearerToken(r.Header.Get("Authorization"))
 	if !ok {
-		s.unauthorized(w, r.URL.Path, "Authentication required")
+		s.noCredentials(w, r.URL.Path)
 		return
 	}
 	principal, err := s.verifier.Verify(ctx, tok)
@@ -223,22 +254,42 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.unauthorized(w, r.URL.Path, desc)
 		return
 	}
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, r.Method)
+		return
+	}
 	var body []byte
-	if r.Method == http.MethodPost && r.Body != nil {
+	if r.Body != nil {
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 		if err != nil || len(body) > maxRequestBytes {
-			writeJSON(w, http.StatusRequestEntityTooLarge, rpcError(nil, mcperr.CodeInvalidParams, "request body too large or unreadable", nil))
+			writeJSON(w, http.StatusRequestEntityTooLarge, rpcError(nil, codeInvalidRequest,
+				fmt.Sprintf("request body too large or unreadable (at most %d bytes)", maxRequestBytes), nil))
 			return
 		}
 	}
-	var head rpcHead
-	if r.Method == http.MethodPost {
-		_ = json.Unmarshal(body, &head) // a batch or invalid JSON goes to mcp-go, which answers it
+	if f := checkShape(body); f != nil {
+		f.write(w)
+		return
 	}
+	var head rpcHead
+	_ = json.Unmarshal(body, &head) // checkShape proved it is an object
 	if s.cfg.Enabled && strings.HasPrefix(head.Method, "events/") {
 		s.serveEvents(w, r.WithContext(ctx), principal, head)
 		return
 	}
+	if s.cfg.Enabled && head.Method == string(mcp.MethodToolsCall) {
+		var call struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(head.Params, &call)
+		if missing, stepUp := tools.StepUp(call.Name, principal.Scopes); len(stepUp) > 0 {
+			countTool(ctx, call.Name, "forbidden")
+			s.insufficientScope(w, r.URL.Path, head.ID, mcperr.InsufficientScope(missing, stepUp,
+				"the access token lacks the scopes %s needs: %s", call.Name, strings.Join(missing, ", ")))
+			return
+		}
+	}
+	ctx = tools.WithPrincipal(ctx, principal)
 	rec := newRecorder()
 	s.http.Handle(rec, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
 	out := rec.body.Bytes()
@@ -248,6 +299,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			rec.header.Del("Content-Length")
 		}
 	}
+	out = jsonBody(rec.status, rec.header, out)
 	for k, vs := range rec.header {
 		w.Header()[k] = vs
 	}
@@ -344,7 +396,26 @@ func List(scopes map[string]bool) ListResult {
 	return out
 }
 
+// listStepUp is what a token that can use no event at all is asked to add: for every event, the scopes it
+// lacks (first alternatives), without repeats.
+func listStepUp(scopes map[string]bool) []string {
+	var out []string
+	for _, e := range eventcatalog.All() {
+		for _, sc := range e.StepUpScopes(scopes) {
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Principal, head rpcHead) {
+	e := detectEra(r, head.Params)
+	if f := checkEventsTransport(r, head, e); f != nil {
+		f.write(w)
+		return
+	}
 	if len(head.ID) == 0 || string(head.ID) == "null" {
 		w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
 		return
@@ -355,12 +426,17 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 	var result any
 	var merr *mcperr.Error
 	if head.JSONRPC != "2.0" {
-		writeJSON(w, http.StatusOK, rpcError(head.ID, -32600, "Invalid JSON-RPC version", nil))
+		writeJSON(w, statusFor(e, codeInvalidRequest), rpcError(head.ID, codeInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"", nil))
 		return
 	}
 	switch head.Method {
 	case "events/list":
 		result = List(p.Scopes)
+		if res := result.(ListResult); len(res.Events) == 0 {
+			merr = mcperr.InsufficientScope(nil, listStepUp(p.Scopes),
+				"the access token carries none of the scopes any event needs; ask for %s", strings.Join(listStepUp(p.Scopes), " "))
+			merr.Data = map[string]any{"missingScopes": listStepUp(p.Scopes)}
+		}
 	case "events/subscribe":
 		var params subscriptions.SubscribeParams
 		if err := decodeParams(head.Params, &params); err != nil {
@@ -386,12 +462,16 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 			result = res
 		}
 	default:
-		writeJSON(w, http.StatusOK, rpcError(head.ID, mcperr.CodeMethodNotFound, "Method "+head.Method+" not found", nil))
+		writeJSON(w, statusFor(e, mcperr.CodeMethodNotFound), rpcError(head.ID, mcperr.CodeMethodNotFound, "Method not found: "+head.Method, nil))
 		return
 	}
 	if merr != nil {
+		if merr.Kind == mcperr.Forbidden && len(merr.StepUp) > 0 {
+			s.insufficientScope(w, r.URL.Path, head.ID, merr)
+			return
+		}
 		we := s.cfg.Codes.Wire(merr)
-		writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: "2.0", ID: head.ID, Error: &we})
+		writeJSON(w, statusFor(e, we.Code), rpcResponse{JSONRPC: "2.0", ID: head.ID, Error: &we})
 		return
 	}
 	writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: "2.0", ID: head.ID, Result: result})

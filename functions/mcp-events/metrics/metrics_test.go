@@ -6,7 +6,8 @@ import (
 	"appwrite-agent/functions/mcp-events/metrics"
 )
 
-func ExampleLine() {
-	fmt.Println(metrics.Line(metrics.SubscriptionsTotal, map[string]string{"op": "subscribe", "event": "row.created", "outcome": metrics.OutcomeCreated}))
-	// Output: {"metric":"mcp_events_subscriptions_total","value":1,"event":"row.created","op":"subscribe","outcome":"created"}
+func ExampleCount() {
+	sink := func(line string) { fmt.Println(line) }
+	metrics.Count(sink, metrics.SubscriptionsTotal, "op", "subscribe", "event", "row.created", "outcome", metrics.OutcomeCreated)
+	// Output: {"metric":"mcp_events_subscriptions_total","event":"row.created","op":"subscribe","outcome":"created","inc":1}
 }

@@ -54,50 +54,139 @@ type Principal struct {
 }
 
 // JWKS is a cached RSA key set fetched from a URL. It is safe for concurrent use.
+//
+// At most one fetch is in flight at a time and no lock is held while it runs. A token whose key id is known
+// never waits for a fetch: while the set is fresh the cached key is used; once it is older than the maximum
+// age the cached key keeps serving and one refresh starts in the background. A token with an unknown key id
+// waits for a fetch (its own or the one in flight) only when the last fetch attempt, successful or not, is
+// older than the minimum refresh interval; otherwise it fails at once with the last outcome. So made-up key
+// ids, an issuer answering errors or an issuer that hangs cause at most one fetch per interval.
 type JWKS struct {
 	url        string
 	client     *http.Client
 	now        func() time.Time
 	maxAge     time.Duration
 	minRefresh time.Duration
+	timeout    time.Duration
 
-	mu        sync.Mutex
-	keys      map[string]*rsa.PublicKey
-	fetchedAt time.Time
+	mu          sync.Mutex
+	keys        map[string]*rsa.PublicKey
+	fetchedAt   time.Time     // last successful fetch
+	attemptedAt time.Time     // start of the last fetch, whatever its outcome
+	lastErr     error         // outcome of the last fetch (nil after a success)
+	inflight    chan struct{} // closed when the running fetch ends; nil when none runs
 }
 
-// NewJWKS returns a key set fetched from url with client (http.DefaultClient when nil).
+// JWKSOptions tune a JWKS; zero fields take the defaults.
+type JWKSOptions struct {
+	// Now is the clock (time.Now).
+	Now func() time.Time
+	// MaxAge is how long fetched keys are fresh (DefaultMaxAge).
+	MaxAge time.Duration
+	// MinRefresh is the shortest interval between two fetch attempts (DefaultMinRefresh).
+	MinRefresh time.Duration
+	// FetchTimeout bounds one fetch (DefaultFetchTimeout). A fetch runs on its own deadline, not the
+	// caller's, because every waiting request shares it.
+	FetchTimeout time.Duration
+}
+
+// DefaultFetchTimeout bounds one JWKS fetch.
+const DefaultFetchTimeout = 10 * time.Second
+
+// NewJWKS returns a key set fetched from url with client (http.DefaultClient when nil) and default timing.
 func NewJWKS(url string, client *http.Client) *JWKS {
+	return NewJWKSWithOptions(url, client, JWKSOptions{})
+}
+
+// NewJWKSWithOptions returns a key set fetched from url with client (http.DefaultClient when nil).
+func NewJWKSWithOptions(url string, client *http.Client, o JWKSOptions) *JWKS {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &JWKS{url: url, client: client, now: time.Now, maxAge: DefaultMaxAge, minRefresh: DefaultMinRefresh}
+	j := &JWKS{url: url, client: client, now: o.Now, maxAge: o.MaxAge, minRefresh: o.MinRefresh, timeout: o.FetchTimeout}
+	if j.now == nil {
+		j.now = time.Now
+	}
+	if j.maxAge <= 0 {
+		j.maxAge = DefaultMaxAge
+	}
+	if j.minRefresh <= 0 {
+		j.minRefresh = DefaultMinRefresh
+	}
+	if j.timeout <= 0 {
+		j.timeout = DefaultFetchTimeout
+	}
+	return j
 }
 
-// Key returns the key with id kid, fetching the set when it is stale or does not know kid (at most once per
-// minimum refresh interval).
+// Key returns the key with id kid (see JWKS for when it fetches and when it waits).
 func (j *JWKS) Key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	now := j.now()
-	fresh := !j.fetchedAt.IsZero() && now.Sub(j.fetchedAt) < j.maxAge
-	if k, ok := j.keys[kid]; ok && fresh {
+	k, known := j.keys[kid]
+	if known {
+		if now.Sub(j.fetchedAt) >= j.maxAge && j.mayFetchLocked(now) {
+			j.startFetchLocked(now) // refresh in the background; the known key serves meanwhile
+		}
+		j.mu.Unlock()
 		return k, nil
 	}
-	if j.fetchedAt.IsZero() || !fresh || now.Sub(j.fetchedAt) >= j.minRefresh {
-		keys, err := j.fetch(ctx)
-		if err != nil {
-			if k, ok := j.keys[kid]; ok { // keep serving known keys while the issuer is unreachable
-				return k, nil
+	if j.inflight == nil {
+		if !j.mayFetchLocked(now) {
+			err := j.lastErr
+			j.mu.Unlock()
+			if err != nil {
+				return nil, fmt.Errorf("unknown key id %q (last JWKS fetch failed: %w)", kid, err)
 			}
-			return nil, err
+			return nil, fmt.Errorf("unknown key id %q", kid)
 		}
-		j.keys, j.fetchedAt = keys, now
+		j.startFetchLocked(now)
 	}
+	done := j.inflight
+	j.mu.Unlock()
+
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the JWKS: %w", ctx.Err())
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if k, ok := j.keys[kid]; ok {
 		return k, nil
 	}
+	if j.lastErr != nil {
+		return nil, j.lastErr
+	}
 	return nil, fmt.Errorf("unknown key id %q", kid)
+}
+
+// mayFetchLocked reports whether a new fetch may start at now: none runs and the last attempt is at least
+// the minimum refresh interval old.
+func (j *JWKS) mayFetchLocked(now time.Time) bool {
+	return j.inflight == nil && (j.attemptedAt.IsZero() || now.Sub(j.attemptedAt) >= j.minRefresh)
+}
+
+// startFetchLocked starts one fetch. It runs in its own goroutine, detached from the request that started
+// it, because every request waiting on it (and the cache) shares its result; it is bounded by the fetch
+// timeout, so it never outlives that.
+func (j *JWKS) startFetchLocked(now time.Time) {
+	done := make(chan struct{})
+	j.inflight, j.attemptedAt = done, now
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+		defer cancel()
+		keys, err := j.fetch(ctx)
+		j.mu.Lock()
+		if err == nil {
+			j.keys, j.fetchedAt, j.lastErr = keys, j.now(), nil
+		} else {
+			j.lastErr = err // known keys are kept: they keep serving while the issuer is unreachable
+		}
+		j.inflight = nil
+		j.mu.Unlock()
+		close(done)
+	}()
 }
 
 type jwk struct {
@@ -264,9 +353,11 @@ type Resource struct {
 // one for the /mcp endpoint.
 const MetadataPath = "/.well-known/oauth-protected-resource"
 
-// Metadata returns the document for the resource at path "/" or "/mcp".
+// Metadata returns the document for the resource at path "/" or "/mcp". Its resource is exactly the URL a
+// client uses for that endpoint (RFC 9728 §3.3): PublicURL for the root, PublicURL + "/mcp" for /mcp; no
+// slash is added.
 func (r Resource) Metadata(path string) Metadata {
-	res := r.PublicURL + "/"
+	res := r.PublicURL
 	if path == "/mcp" {
 		res = r.PublicURL + "/mcp"
 	}
@@ -277,13 +368,31 @@ func (r Resource) Metadata(path string) Metadata {
 	}
 }
 
-// Challenge returns the WWW-Authenticate value of a 401 for a request to path ("/" or "/mcp"), with
-// description as error_description.
-func (r Resource) Challenge(path, description string) string {
-	meta := r.PublicURL + MetadataPath
+// MetadataURL returns the URL of the metadata document for a request to path ("/" or "/mcp").
+func (r Resource) MetadataURL(path string) string {
 	if path == "/mcp" {
-		meta += "/mcp"
+		return r.PublicURL + MetadataPath + "/mcp"
 	}
+	return r.PublicURL + MetadataPath
+}
+
+// NoCredentials returns the WWW-Authenticate value of a 401 for a request to path that carries no
+// credentials at all: no error code (RFC 6750 §3.1), the metadata URL and the scopes to ask for.
+func (r Resource) NoCredentials(path string) string {
+	return fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q`, r.MetadataURL(path), strings.Join(r.Scopes, " "))
+}
+
+// Challenge returns the WWW-Authenticate value of a 401 for a request to path ("/" or "/mcp") whose token
+// did not verify, with description as error_description.
+func (r Resource) Challenge(path, description string) string {
 	return fmt.Sprintf(`Bearer error="invalid_token", error_description=%q, resource_metadata=%q, scope=%q`,
-		description, meta, strings.Join(r.Scopes, " "))
+		description, r.MetadataURL(path), strings.Join(r.Scopes, " "))
+}
+
+// InsufficientScope returns the WWW-Authenticate value of a 403 for a request to path whose token lacks
+// scopes a call needs: error="insufficient_scope" with the scopes the call needs (the client adds them to
+// what it holds and asks the user again), the metadata URL and description.
+func (r Resource) InsufficientScope(path string, scopes []string, description string) string {
+	return fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
+		strings.Join(scopes, " "), r.MetadataURL(path), description)
 }

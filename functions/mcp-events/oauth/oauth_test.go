@@ -106,7 +106,7 @@ func TestChallengeAndMetadata(t *testing.T) {
 	if c != want {
 		t.Fatalf("%s", c)
 	}
-	if m := r.Metadata("/"); m.Resource != "https://mcp.test/" || m.AuthorizationServers[0] != "https://iss" {
+	if m := r.Metadata("/"); m.Resource != "https://mcp.test" || m.AuthorizationServers[0] != "https://iss" {
 		t.Fatalf("%+v", m)
 	}
 	if tok, ok := oauth.BearerToken("bearer  abc "); !ok || tok != "abc" {

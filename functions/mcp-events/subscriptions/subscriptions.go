@@ -15,10 +15,12 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
@@ -32,6 +34,9 @@ import (
 
 // IDPrefix starts every subscription id, and so every webhook this server manages.
 const IDPrefix = "mcpev_"
+
+// ScopeWebhooksWrite is the scope events/unsubscribe needs (it deletes a project webhook).
+const ScopeWebhooksWrite = "webhooks.write"
 
 // IDLength is the length of a subscription id: IDPrefix + 30 hex digits (120 bits), Appwrite's 36-character
 // custom-id limit.
@@ -66,13 +71,18 @@ type Options struct {
 	RotationGrace time.Duration
 	// ChallengeTimeout bounds the verification POST.
 	ChallengeTimeout time.Duration
+	// ChallengeRate is the most verification challenges this instance sends to one destination host per
+	// minute (0: no limit).
+	ChallengeRate int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// Service serves events/subscribe and events/unsubscribe. It holds no per-subscription state.
+// Service serves events/subscribe and events/unsubscribe. It holds no per-subscription state; its only
+// state is the per-instance challenge rate limiter.
 type Service struct {
-	o Options
+	o       Options
+	limiter *hostlimit.Limiter
 }
 
 // New returns a Service.
@@ -87,7 +97,11 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{o: o}, nil
+	svc := &Service{o: o}
+	if o.ChallengeRate > 0 {
+		svc.limiter = hostlimit.New(o.ChallengeRate, time.Minute, o.Now)
+	}
+	return svc, nil
 }
 
 // Delivery is the delivery object of events/subscribe and events/unsubscribe.
@@ -151,17 +165,37 @@ func (s *Service) clampTTL(raw json.RawMessage) (time.Duration, error) {
 		// No expiry requested: this server never grants one (it stores nothing), so it grants the maximum.
 		ttl = s.o.TTLMax
 	default:
-		var ms float64
-		if err := json.Unmarshal(raw, &ms); err != nil {
+		ms, ok := jsonNumber(v)
+		if !ok {
 			return 0, mcperr.Invalid("ttlMs", "ttlMs: must be a number of milliseconds or null")
 		}
-		if ms > float64(s.o.TTLMax/time.Millisecond) {
-			ttl = s.o.TTLMax
-		} else {
+		// Clamp in milliseconds, before converting: a huge or very negative number (or one beyond float64,
+		// read as ±Inf) must not overflow the Duration conversion.
+		lo, hi := float64(s.o.TTLMin/time.Millisecond), float64(s.o.TTLMax/time.Millisecond)
+		switch {
+		case ms <= lo:
+			return s.o.TTLMin, nil
+		case ms >= hi:
+			return s.o.TTLMax, nil
+		default:
 			ttl = time.Duration(ms) * time.Millisecond
 		}
 	}
 	return min(max(ttl, s.o.TTLMin), s.o.TTLMax), nil
+}
+
+// jsonNumber parses v, which must be a JSON number literal, as a float64; a number beyond float64's range
+// is ±Inf (still a number: it is clamped like any other).
+func jsonNumber(v string) (float64, bool) {
+	if v == "" || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) || !json.Valid([]byte(v)) {
+		return 0, false // not a number literal: a string ("NaN", "1h"), a boolean, an object, ...
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	var ne *strconv.NumError
+	if err != nil && !(errors.As(err, &ne) && ne.Err == strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
 }
 
 // checkURL validates a callback URL: absolute https, no credentials or fragment, not too long, and (without
@@ -186,7 +220,9 @@ func (s *Service) checkURL(ctx context.Context, raw string) *mcperr.Error {
 	if err := safehttp.CheckDestination(ctx, raw, s.o.CallbackOptions); err != nil {
 		var blocked *safehttp.BlockedError
 		if errors.As(err, &blocked) || errors.Is(err, safehttp.ErrBlocked) {
-			return mcperr.Invalid("delivery.url", "delivery.url: destination not allowed (%s)", blockedWhy(err))
+			why := blockedWhy(err)
+			return mcperr.New(mcperr.InvalidParams, map[string]any{"field": "delivery.url", "reason": why},
+				"delivery.url: destination not allowed (%s)", why)
 		}
 		// Resolution failures are reported by the verification POST itself.
 	}
@@ -216,7 +252,7 @@ func (c Call) logf(format string, args ...any) {
 }
 
 func count(c Call, op, event, outcome string) {
-	metrics.Count(c.Log, metrics.SubscriptionsTotal, map[string]string{"op": op, "event": event, "outcome": outcome})
+	metrics.Count(c.Log, metrics.SubscriptionsTotal, "op", op, "event", event, "outcome", outcome)
 }
 
 func outcomeOf(err *mcperr.Error) string {
@@ -231,6 +267,8 @@ func outcomeOf(err *mcperr.Error) string {
 		return metrics.OutcomeUnsupported
 	case mcperr.CallbackEndpointError:
 		return metrics.OutcomeCallbackError
+	case mcperr.ResourceExhausted:
+		return metrics.OutcomeResourceExhausted
 	default:
 		return metrics.OutcomeError
 	}
@@ -307,7 +345,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", mcperr.As(terr)
 	}
 	if missing := pr.event.MissingScopes(c.Principal.Scopes); len(missing) > 0 {
-		return nil, "", mcperr.New(mcperr.Forbidden, map[string]any{"missingScopes": missing},
+		return nil, "", mcperr.InsufficientScope(missing, pr.event.StepUpScopes(c.Principal.Scopes),
 			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
@@ -349,10 +387,26 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	// An existing, unexpired envelope for the same (principal, url) that records a verification proves the
 	// handshake already happened: refreshes skip it on every replica. A lapsed subscription is re-verified.
 	verified := prev != nil && !prev.VerifiedAt.IsZero() && prev.CallbackURL == pr.url && !prev.Expired(now)
+	var hooks []appwriteapi.Webhook // the project's managed webhooks, when listed here (cleanup reuses them)
+	listed := false
 	if verified {
 		sub.VerifiedAt = prev.VerifiedAt
 	} else {
 		sub.VerifiedAt = now
+		// Verification is per (principal, URL): another live subscription of this principal to this URL in
+		// this project proves it too.
+		lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
+		hooks, err = proj.ListWebhooks(lctx, IDPrefix)
+		lcancel()
+		if err != nil {
+			c.logf("events/subscribe %s: list webhooks: %v (the callback is challenged)", pr.id, err)
+		} else {
+			listed = true
+			if at, from, ok := s.verifiedSibling(hooks, c.Principal.Subject, pr, now); ok {
+				verified, sub.VerifiedAt = true, at
+				c.logf("events/subscribe %s: callback already verified by subscription %s", pr.id, from)
+			}
+		}
 	}
 	// Seal first, so that a subscription that cannot fit is refused before the endpoint is contacted.
 	user, pass, err := s.o.Sealer.Seal(pr.id, sub)
@@ -367,6 +421,9 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", sealError(err)
 	}
 	if !verified {
+		if err := s.challengeAllowed(pr.url); err != nil {
+			return nil, "", err
+		}
 		if err := s.verifyCallback(ctx, pr, secret); err != nil {
 			return nil, "", err
 		}
@@ -382,7 +439,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	if err := s.upsert(ctx, proj, pr.id, whSecret, in, existing != nil); err != nil {
 		return nil, "", err
 	}
-	s.cleanup(ctx, c, proj, pr.id)
+	s.cleanup(ctx, c, proj, pr.id, hooks, listed)
 	return &SubscribeResult{
 		ResultType: "complete", ID: pr.id, RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339),
 		Cursor: nil, Truncated: false,
@@ -548,13 +605,16 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 
 // cleanup deletes managed webhooks of the project whose envelopes opened and expired. Envelopes this
 // server cannot open (another deployment's keys) are left alone. Failures only log.
-func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string) {
+// When listed is true, hooks is the project's managed webhooks as listed earlier in the same call.
+func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string, hooks []appwriteapi.Webhook, listed bool) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupBudget)
 	defer cancel()
-	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
-	if err != nil {
-		c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
-		return
+	if !listed {
+		var err error
+		if hooks, err = proj.ListWebhooks(ctx, IDPrefix); err != nil {
+			c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
+			return
+		}
 	}
 	now := s.o.Now()
 	for _, w := range hooks {
@@ -594,6 +654,10 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	if merr != nil {
 		return nil, merr
 	}
+	if !c.Principal.Scopes[ScopeWebhooksWrite] {
+		return nil, mcperr.InsufficientScope([]string{ScopeWebhooksWrite}, []string{ScopeWebhooksWrite},
+			"the access token lacks the scope unsubscribing needs: %s", ScopeWebhooksWrite)
+	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
 	if err := proj.DeleteWebhook(ctx, pr.id); err != nil {
 		if appwriteapi.StatusOf(err) == http.StatusNotFound {
@@ -606,6 +670,6 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		}
 		return nil, mapAppwrite(err, "webhook", pr.project)
 	}
-	s.cleanup(ctx, c, proj, pr.id)
+	s.cleanup(ctx, c, proj, pr.id, nil, false)
 	return &EmptyResult{ResultType: "complete"}, nil
 }

@@ -41,14 +41,20 @@ func TestClampTTL(t *testing.T) {
 	}{
 		{"", time.Hour}, {"null", 24 * time.Hour}, {"1", 5 * time.Minute}, {"-5", 5 * time.Minute},
 		{"7200000", 2 * time.Hour}, {"1e300", 24 * time.Hour}, {"3600000.5", time.Hour},
+		// Extremes: clamped before the conversion to a Duration could overflow.
+		{"-1e13", 5 * time.Minute}, {"-9.3e18", 5 * time.Minute}, {"-1e400", 5 * time.Minute},
+		{"1e13", 24 * time.Hour}, {"9.3e18", 24 * time.Hour}, {"1e400", 24 * time.Hour},
+		{"-0", 5 * time.Minute}, {"300000", 5 * time.Minute}, {"86400000", 24 * time.Hour},
 	} {
 		got, err := s.clampTTL(json.RawMessage(c.raw))
 		if err != nil || got != c.want {
 			t.Errorf("%q: %v %v, want %v", c.raw, got, err, c.want)
 		}
 	}
-	if _, err := s.clampTTL(json.RawMessage(`"soon"`)); err == nil {
-		t.Error("a string ttlMs was accepted")
+	for _, bad := range []string{`"soon"`, `"NaN"`, `"Infinity"`, `true`, `{}`, `[1]`, `NaN`, `Infinity`, `-`, `1e`} {
+		if _, err := s.clampTTL(json.RawMessage(bad)); err == nil {
+			t.Errorf("ttlMs %s was accepted", bad)
+		}
 	}
 }
 
@@ -84,4 +90,18 @@ func TestWebhookNameFits(t *testing.T) {
 	if len(name) > 128 {
 		t.Fatalf("%d characters", len(name))
 	}
+}
+
+// FuzzClampTTL: whatever ttlMs holds, the grant is an error or a duration within [min, max].
+func FuzzClampTTL(f *testing.F) {
+	for _, s := range []string{"", "null", "-1e13", "-5", "1e400", "-1e400", "9.3e18", `"NaN"`, "true", "3600000.5", "-0", "1e-400"} {
+		f.Add(s)
+	}
+	s := &Service{o: Options{TTLDefault: time.Hour, TTLMin: 5 * time.Minute, TTLMax: 24 * time.Hour}}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := s.clampTTL(json.RawMessage(raw))
+		if err == nil && (got < s.o.TTLMin || got > s.o.TTLMax) {
+			t.Fatalf("%q: granted %v", raw, got)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -6,8 +6,11 @@ import (
 	"strconv"
 	"testing"
 
+	"appwrite-agent/functions/turn/builtins"
+	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/tools"
 	"appwrite-agent/shared/llm"
 )
 
@@ -18,7 +21,7 @@ type instantModel struct {
 	n      int
 }
 
-var benchRoute = mustJSON(Route{Next: AgentPlatform, Reason: "bench"})
+var benchRoute = mustJSON(engine.Route{Next: engine.AgentPlatform, Reason: "bench"})
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
@@ -42,12 +45,12 @@ func (m *instantModel) Complete(_ context.Context, req llm.Request) (llm.Result,
 // instant in-process model and reports the engine's cost per model round trip.
 func BenchmarkTurnRoundTrip(b *testing.B) {
 	const rounds = 10
-	reg := DefaultRegistry()
+	reg := builtins.Registry(tools.Web{}, nil)
 	turn := request.Turn{Message: "What time is it?", History: []request.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
 		Memories: []request.Memory{{Key: "tone", Content: "Be brief.", Category: "preference", Priority: 1}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		e := &Engine{Model: &instantModel{rounds: rounds}, Tools: reg}
+		e := &engine.Engine{Model: &instantModel{rounds: rounds}, Tools: reg}
 		var rec timeline.Recorder
 		e.Run(context.Background(), turn, rec.Emit)
 		if _, err := timeline.SSE(rec.Events()); err != nil {

@@ -16,14 +16,22 @@ import (
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/llm"
 )
 
 // Defaults of Config.
 const (
-	DefaultBudget          = 25 * time.Second
-	MaxBudget              = 29 * time.Second
+	DefaultBudget = 25 * time.Second
+	// MaxBudget caps the budget of a synchronous turn, under the platform's 30 s synchronous limit.
+	MaxBudget = 29 * time.Second
+	// DefaultAsyncBudget is the budget of an async turn: 30 s under the function timeout of 900 s that
+	// appwrite.json gives turn, so that error and complete are still published.
+	DefaultAsyncBudget = 870 * time.Second
+	// MaxAsyncBudget is Appwrite's largest function timeout (_APP_FUNCTIONS_TIMEOUT, 900 s by default;
+	// Functions/Http/Functions/Create.php:88 validates timeout in 1..that): no execution runs longer.
+	MaxAsyncBudget         = 900 * time.Second
 	DefaultMaxSteps        = 20
 	DefaultToolInputChars  = 100_000
 	DefaultToolOutputChars = 500_000
@@ -44,7 +52,8 @@ const (
 
 // Config are the engine's limits.
 type Config struct {
-	// Budget is the wall-clock budget of a turn (TURN_BUDGET), kept under the 30 s synchronous limit.
+	// Budget is the wall-clock budget of a turn: TURN_BUDGET (at most MaxBudget) for a synchronous call,
+	// TURN_ASYNC_BUDGET (at most MaxAsyncBudget) for an async execution; the caller chooses.
 	Budget time.Duration
 	// MaxSteps caps the model calls of one subagent run (SUBAGENT_MAX_STEPS).
 	MaxSteps int
@@ -59,8 +68,8 @@ func (c Config) withDefaults() Config {
 	if c.Budget <= 0 {
 		c.Budget = DefaultBudget
 	}
-	if c.Budget > MaxBudget {
-		c.Budget = MaxBudget
+	if c.Budget > MaxAsyncBudget {
+		c.Budget = MaxAsyncBudget
 	}
 	if c.MaxSteps <= 0 {
 		c.MaxSteps = DefaultMaxSteps
@@ -81,12 +90,15 @@ func (c Config) withDefaults() Config {
 type Engine struct {
 	// Model answers every model call of the turn (router, subagents, title).
 	Model llm.Model
-	// Tools is the per-agent tool registry (DefaultRegistry when nil).
+	// Tools is the per-agent tool registry (no tools when nil); the function wires the built-ins
+	// (functions/turn/builtins).
 	Tools *Registry
 	// MCP loads the MCP tools of the turn's connections (none when nil).
 	MCP MCPSource
 	// Config are the limits.
 	Config Config
+	// Skills are the installed Appwrite skills the platform prompt names (none: the prompt says so).
+	Skills []SkillInfo
 	// Log, when set, receives diagnostic lines (the function's error log).
 	Log func(string)
 }
@@ -149,7 +161,7 @@ type turnState struct {
 	cfg      Config
 	emit     func(timeline.Event)
 	turn     *request.Turn
-	tools    map[string][]Tool
+	tools    map[string][]toolapi.Tool
 	memories string
 	history  []llm.Message
 	human    llm.Message
@@ -200,11 +212,10 @@ func (e *Engine) logf(format string, args ...any) {
 }
 
 func (s *turnState) run(ctx context.Context) {
-	reg := s.e.Tools
-	if reg == nil {
-		reg = DefaultRegistry()
+	s.tools = map[string][]toolapi.Tool{}
+	if s.e.Tools != nil {
+		s.tools = s.e.Tools.ForTurn(s.turn)
 	}
-	s.tools = reg.ForTurn(s.turn)
 	if s.e.MCP != nil && len(s.turn.MCPConnections) > 0 {
 		taken := map[string]bool{}
 		for _, ts := range s.tools {
@@ -360,7 +371,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 	s.runText.Reset()
 
 	tools := s.tools[agent]
-	byName := make(map[string]Tool, len(tools))
+	byName := make(map[string]toolapi.Tool, len(tools))
 	specs := make([]llm.ToolSpec, 0, len(tools))
 	for _, t := range tools {
 		if _, dup := byName[t.Name()]; dup {
@@ -369,7 +380,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 		byName[t.Name()] = t
 		specs = append(specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
 	}
-	msgs := []llm.Message{s.system(AgentPrompt(agent)), {Role: "system", Content: focus}}
+	msgs := []llm.Message{s.system(AgentPrompt(agent, s.e.Skills)), {Role: "system", Content: focus}}
 	msgs = append(msgs, s.history...)
 	msgs = append(msgs, s.human)
 
@@ -416,7 +427,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 }
 
 // runTool runs one tool call between tool_start and tool_end and returns what goes back to the model.
-func (s *turnState) runTool(ctx context.Context, agent string, byName map[string]Tool, call llm.ToolCall) string {
+func (s *turnState) runTool(ctx context.Context, agent string, byName map[string]toolapi.Tool, call llm.ToolCall) string {
 	if t := strings.TrimSpace(s.runText.String()); t != "" {
 		s.lastText = t
 	}
@@ -441,7 +452,7 @@ func (s *turnState) runTool(ctx context.Context, agent string, byName map[string
 	return out
 }
 
-func (s *turnState) execTool(ctx context.Context, t Tool, name, args string) (out string, failed bool) {
+func (s *turnState) execTool(ctx context.Context, t toolapi.Tool, name, args string) (out string, failed bool) {
 	if t == nil {
 		return fmt.Sprintf("Error: unknown tool '%s'", name), true
 	}

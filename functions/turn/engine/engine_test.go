@@ -11,6 +11,8 @@ import (
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
+	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/llm"
 )
 
@@ -80,7 +82,7 @@ func (t testTool) Run(ctx context.Context, args json.RawMessage) (string, error)
 	return t.run(ctx, args)
 }
 
-func run(t *testing.T, e *Engine, turn request.Turn) []timeline.Decoded {
+func run(t *testing.T, e *Engine, turn request.Turn) []timelinetest.Decoded {
 	t.Helper()
 	var rec timeline.Recorder
 	e.Run(context.Background(), turn, rec.Emit)
@@ -88,17 +90,17 @@ func run(t *testing.T, e *Engine, turn request.Turn) []timeline.Decoded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := timeline.ParseSSE(body)
+	evs, err := timelinetest.ParseSSE(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := timeline.CheckOrder(evs); err != nil {
+	if err := timelinetest.CheckOrder(evs); err != nil {
 		t.Fatalf("order: %v\n%s", err, body)
 	}
 	return evs
 }
 
-func typesOf(evs []timeline.Decoded) string {
+func typesOf(evs []timelinetest.Decoded) string {
 	var s []string
 	for _, e := range evs {
 		s = append(s, e.Type())
@@ -118,7 +120,7 @@ func TestToolsErrorsPanicsAndCaps(t *testing.T) {
 	m := &fakeModel{replies: []fakeReply{routeTo("platform"), calls("echo", "broken", "wild"), answer("fine")}}
 	e := &Engine{Model: m, Tools: reg, Config: Config{ToolInputChars: 5, ToolOutputChars: 10}}
 	evs := run(t, e, request.Turn{Message: "m"})
-	var ends []timeline.Decoded
+	var ends []timelinetest.Decoded
 	for _, ev := range evs {
 		if ev.Type() == "tool_start" && ev.Str("input") != `{"q"…` {
 			t.Fatalf("input not capped: %q", ev.Str("input"))
@@ -160,8 +162,8 @@ func TestModelPanicStillCompletes(t *testing.T) {
 
 type fakeMCP struct{}
 
-func (fakeMCP) Load(context.Context, *request.Turn, map[string]bool) MCPTools {
-	return MCPTools{Tools: []Tool{testTool{"appwrite_search_tools", func(context.Context, json.RawMessage) (string, error) { return "[]", nil }}},
+func (fakeMCP) Load(context.Context, *request.Turn, map[string]bool) toolapi.MCPTools {
+	return toolapi.MCPTools{Tools: []toolapi.Tool{testTool{"appwrite_search_tools", func(context.Context, json.RawMessage) (string, error) { return "[]", nil }}},
 		Credentials: []timeline.Credential{{ID: "appwrite", Name: "Appwrite", URL: "https://mcp.appwrite.io/", Tokens: json.RawMessage(`{"access_token":"t"}`)}}}
 }
 

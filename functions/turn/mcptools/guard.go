@@ -58,16 +58,16 @@ func newWriteGuard(inner toolMeta, call caller, atts []request.Attachment, gen f
 		exp: expander{ids: map[string]string{}, newID: gen}, attempts: map[string]int{}, results: map[string]string{}}
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (g *writeGuard) Name() string { return g.inner.Name() }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (g *writeGuard) Description() string { return g.inner.Description() }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (g *writeGuard) Parameters() json.RawMessage { return g.inner.Parameters() }
 
-// Run implements engine.Tool. A failure the guard does not turn into a success text comes back as an
+// Run implements toolapi.Tool. A failure the guard does not turn into a success text comes back as an
 // error, which the engine reports as "Error: <text>" (the reference's text) with failed:true.
 func (g *writeGuard) Run(ctx context.Context, raw json.RawMessage) (string, error) {
 	select {

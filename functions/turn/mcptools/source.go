@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/safehttp"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -31,10 +31,11 @@ const (
 	DefaultMaxResponseBytes = 4 << 20
 )
 
-// Source is the function's engine.MCPSource. It holds no per-turn state: every Load builds its own
-// HTTP client, sessions and write guards, and the returned Close releases them.
+// Source is the function's MCP source (it implements engine.MCPSource). It holds no per-turn state: every
+// Load builds its own HTTP client, sessions and write guards, and the returned Close releases them.
 type Source struct {
-	// HTTP is the SSRF policy for connection URLs and the OAuth endpoints (its timeouts are set per turn).
+	// HTTP is the SSRF policy for connection URLs and the OAuth endpoints (its timeouts are set per turn);
+	// the function reads it from SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP and SAFEHTTP_CA_FILE.
 	HTTP safehttp.Options
 	// HTTPErr, when set, is why the SSRF policy could not be read; every connection is then skipped.
 	HTTPErr error
@@ -48,16 +49,6 @@ type Source struct {
 	Log func(string)
 	// NewID generates the ids of "unique()" (random when nil; tests set it).
 	NewID func() string
-}
-
-// FromEnv returns a Source whose SSRF policy comes from SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP and
-// SAFEHTTP_CA_FILE (all unset in production: https to public addresses only).
-func FromEnv(budget time.Duration, log func(string)) *Source {
-	opts, err := safehttp.FromEnv(safehttp.Options{})
-	if err == nil {
-		opts, err = safehttp.CAFromEnv(opts)
-	}
-	return &Source{HTTP: opts, HTTPErr: err, Budget: budget, Log: log}
 }
 
 // Skip notice texts.
@@ -84,8 +75,8 @@ type loaded struct {
 
 // Load implements engine.MCPSource: the connections load in parallel, each within ConnectTimeout and the
 // turn's deadline.
-func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]bool) engine.MCPTools {
-	var out engine.MCPTools
+func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]bool) toolapi.MCPTools {
+	var out toolapi.MCPTools
 	conns := turn.MCPConnections
 	if len(conns) == 0 {
 		return out

@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// remoteTool is one tool of a connected server, as the engine sees it (engine.Tool).
+// remoteTool is one tool of a connected server, as the engine sees it (toolapi.Tool).
 type remoteTool struct {
 	sess   *session
 	name   string // what the model calls it
@@ -45,16 +45,16 @@ func inputSchema(t mcp.Tool) json.RawMessage {
 	return out
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (t *remoteTool) Name() string { return t.name }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (t *remoteTool) Description() string { return t.desc }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (t *remoteTool) Parameters() json.RawMessage { return t.params }
 
-// Run implements engine.Tool: one tools/call; a result flagged isError is an error with its text.
+// Run implements toolapi.Tool: one tools/call; a result flagged isError is an error with its text.
 func (t *remoteTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	return t.sess.call(ctx, t.remote, args)
 }

@@ -79,6 +79,11 @@ type Body struct {
 	MCPConnections []MCPConnection    `json:"mcp_connections"`
 	LLM            *llm.Override      `json:"llm"`
 	Memories       []Memory           `json:"memories"`
+	// Async says the call is an async execution (ours): the budget is then TURN_ASYNC_BUDGET and a progress
+	// sink is required. Appwrite tells a function neither its mode nor its timeout, so the caller must.
+	Async bool `json:"async"`
+	// Progress names the sinks that receive the timeline while the turn runs (ours).
+	Progress *ProgressBody `json:"progress"`
 }
 
 // Attachment is a normalised attachment with its decoded bytes.
@@ -103,6 +108,10 @@ type Turn struct {
 	Memories []Memory
 	// FirstTurn is true when the kept history is empty: the turn then gets a conversation title.
 	FirstTurn bool
+	// Async is the request's async flag.
+	Async bool
+	// Progress are the requested sinks (nil when none).
+	Progress *Progress
 }
 
 // Error is a validation failure: an HTTP status and a message.
@@ -183,6 +192,11 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 		return Turn{}, err
 	}
 	t.Memories = mems
+	prog, err := parseProgress(b.Progress, b.Async)
+	if err != nil {
+		return Turn{}, err
+	}
+	t.Async, t.Progress = b.Async, prog
 	return t, nil
 }
 

@@ -89,6 +89,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // Status is {"type":"status","message"}.
 func Status(message string) Event { return New(TypeStatus, "message", message) }
 
+// SinkStatus is {"type":"status","message","sink"}: a progress sink was dropped. It may come anywhere before
+// complete (CheckOrder skips it).
+func SinkStatus(message, sink string) Event { return New(TypeStatus, "message", message, "sink", sink) }
+
 // Route is {"type":"route","agent","next","reason"} with agent == next.
 func Route(next, reason string) Event {
 	return New(TypeRoute, "agent", next, "next", next, "reason", reason)

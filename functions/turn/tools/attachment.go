@@ -24,17 +24,17 @@ type ReadAttachment struct {
 	Attachments []request.Attachment
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (ReadAttachment) Name() string { return "read_attachment" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (ReadAttachment) Description() string {
 	return "Read the content of a file the user attached to this message, by its id or file name (as listed under " +
 		"### Attachments). Text is returned as text, cut at max_chars; binary files are only described. Files from " +
 		"earlier messages are not available."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (ReadAttachment) Parameters() json.RawMessage {
 	return schema([][2]string{
 		{"attachment_id", prop("string", "The attachment's id or file name.", "")},
@@ -42,7 +42,7 @@ func (ReadAttachment) Parameters() json.RawMessage {
 	}, "attachment_id")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (r ReadAttachment) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		ID       string `json:"attachment_id"`

@@ -46,10 +46,10 @@ type BrowserFetch struct {
 	Cache *PageCache
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (BrowserFetch) Name() string { return "browser_fetch" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (BrowserFetch) Description() string {
 	return "Read a public web page (https:// only) as clean Markdown: the main content first, without navigation, " +
 		"scripts or ads, then a '### Links' list of the page's links (label → URL) you can follow with another " +
@@ -58,12 +58,12 @@ func (BrowserFetch) Description() string {
 		"same URL twice in a turn."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (BrowserFetch) Parameters() json.RawMessage {
 	return schema([][2]string{{"url", prop("string", "The https:// URL of the page.", "")}}, "url")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (b BrowserFetch) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		URL string `json:"url"`

@@ -38,22 +38,22 @@ const (
 // plus, //, bit operators) is refused with "Error: Only basic arithmetic is allowed".
 type Calculator struct{}
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (Calculator) Name() string { return "calculator" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (Calculator) Description() string {
 	return "Evaluate an arithmetic expression exactly instead of computing it in your head. Supports numbers, " +
 		"parentheses, unary minus and the operators + - * / % and ** (power). No variables, functions or units. " +
 		"The result is a decimal number such as 323.0; a problem comes back as 'Error: …'."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (Calculator) Parameters() json.RawMessage {
 	return schema([][2]string{{"expression", prop("string", "The expression, e.g. (17 * 19) / 4 or 2 ** 10 % 7.", "")}}, "expression")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (Calculator) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Expression any `json:"expression"`

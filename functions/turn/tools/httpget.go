@@ -25,10 +25,10 @@ type HTTPGet struct {
 	Web Web
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (HTTPGet) Name() string { return "http_get" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (HTTPGet) Description() string {
 	return "Fetch a public https:// URL with a plain GET and return the raw response: a first line with status, " +
 		"final URL, host and content type, then the body as text. Best for APIs, JSON, raw Markdown or text files " +
@@ -36,7 +36,7 @@ func (HTTPGet) Description() string {
 		"page. Private, local and non-https addresses are refused; long bodies are cut and marked."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (HTTPGet) Parameters() json.RawMessage {
 	return schema([][2]string{
 		{"url", prop("string", "The https:// URL to fetch.", "")},
@@ -44,7 +44,7 @@ func (HTTPGet) Parameters() json.RawMessage {
 	}, "url")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (h HTTPGet) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		URL      string `json:"url"`

@@ -40,13 +40,6 @@ func NewPageCache(ttl time.Duration, size int) *PageCache {
 	return &PageCache{ttl: ttl, max: size, evict: max(1, min(PageCacheEvict, size/4)), now: time.Now, entries: map[string]cacheEntry{}}
 }
 
-// defaultPageCache is the process-wide browser_fetch cache. It is package-level on purpose: a function
-// instance serves many turns, each with fresh tools, and the point of the cache is to spare a re-fetch
-// when the same page is asked for again within two minutes (a retry, the planner fallback, the next
-// turn of the same chat). It holds at most PageCacheEntries results for PageCacheTTL, keyed by the SSRF
-// policy and the exact URL, behind a mutex; nothing else in the package keeps state between turns.
-var defaultPageCache = NewPageCache(0, 0)
-
 // Get returns a fresh entry.
 func (c *PageCache) Get(key string) (string, bool) {
 	c.mu.Lock()
@@ -93,6 +86,3 @@ func (c *PageCache) Len() int {
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
-
-// DefaultPageCache returns the process-wide browser_fetch cache (see defaultPageCache).
-func DefaultPageCache() *PageCache { return defaultPageCache }

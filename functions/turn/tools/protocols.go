@@ -19,16 +19,16 @@ type Protocol struct {
 	call              func(json.RawMessage) string
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (p Protocol) Name() string { return p.name }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (p Protocol) Description() string { return p.description }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (p Protocol) Parameters() json.RawMessage { return p.schema() }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (p Protocol) Run(_ context.Context, args json.RawMessage) (string, error) {
 	return p.call(args), nil
 }

@@ -13,22 +13,22 @@ const MsgSandboxPrefix = "sandbox_exec is not configured"
 // says so for every call.
 type SandboxExec struct{}
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (SandboxExec) Name() string { return "sandbox_exec" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (SandboxExec) Description() string {
 	return "Run code or shell work in a per-project sandbox. Not available in this deployment: every call answers " +
 		"that it is not configured, so only use it when the user explicitly asks for sandbox execution, and otherwise " +
 		"explain the steps instead."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (SandboxExec) Parameters() json.RawMessage {
 	return schema([][2]string{{"instruction", prop("string", "What to run in the sandbox.", "")}}, "instruction")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (SandboxExec) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Instruction string `json:"instruction"`

@@ -148,10 +148,10 @@ func NewSkillToolFrom(skills []Skill) *SkillTool {
 	return &SkillTool{skills: skills, loaded: map[string]bool{}}
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (*SkillTool) Name() string { return "appwrite_skill" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (t *SkillTool) Description() string {
 	d := "Load an Appwrite SDK/CLI skill: a reference of how to install, set up the client and call the APIs in one " +
 		"language (code samples). Load at most one skill per turn and only for code samples; never load the same " +
@@ -167,13 +167,13 @@ func (t *SkillTool) Description() string {
 	return d + " Installed: " + strings.Join(names, ", ") + "."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (*SkillTool) Parameters() json.RawMessage {
 	return schema([][2]string{{"name", prop("string",
 		"The skill, e.g. appwrite-go or go (the appwrite- prefix is optional; flutter means dart), or 'list' for the index.", "")}}, "name")
 }
 
-// Run implements engine.Tool.
+// Run implements toolapi.Tool.
 func (t *SkillTool) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Name string `json:"name"`

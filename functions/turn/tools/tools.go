@@ -1,8 +1,8 @@
 // Package tools holds the turn's built-in tools, rebuilt for a serverless function: no browser, no shell,
 // and every outbound request through the SSRF-safe client (shared/safehttp).
 //
-// Each tool satisfies engine.Tool structurally (Name, Description, Parameters, Run); the package does not
-// import engine, which registers the tools per subagent (engine.DefaultRegistry). Tools report refusals
+// Each tool satisfies toolapi.Tool structurally (Name, Description, Parameters, Run); the package knows
+// nothing of the engine, and package builtins registers the tools per subagent. Tools report refusals
 // and fetch failures as their result text ("Error: …"), as the reference does, so a blocked address or a
 // bad expression is something the model reads and reacts to, not a failed turn.
 package tools

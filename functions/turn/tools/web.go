@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,7 +33,7 @@ const (
 )
 
 // Web is the outbound side of the web tools: the SSRF policy (shared/safehttp options) and the search
-// API configuration. Build it with WebFromEnv; the zero value is the strict policy with no search API.
+// API configuration. The function reads it from its environment once (functions/turn/config.go); the zero value is the strict policy with no search API.
 type Web struct {
 	// Policy is the SSRF policy every request goes through (https only, public addresses only unless the
 	// allowlist says otherwise).
@@ -56,37 +55,14 @@ const (
 	EnvSearXNG = "SEARXNG_URL"
 	// EnvWebSearchEnabled switches web_search off when false (the reference's WEB_SEARCH_ENABLED).
 	EnvWebSearchEnabled = "WEB_SEARCH_ENABLED"
+	// EnvDuckDuckGoEnabled leaves DuckDuckGo (the keyless default provider) out when false.
+	EnvDuckDuckGoEnabled = "DUCKDUCKGO_ENABLED"
+	// EnvDuckDuckGoURL overrides DuckDuckGo's results page (tests, proxies).
+	EnvDuckDuckGoURL = "DUCKDUCKGO_URL"
 )
 
 // DefaultBraveURL is the Brave Search API web search endpoint.
 const DefaultBraveURL = "https://api.search.brave.com/res/v1/web/search"
-
-// WebFromEnv reads the SSRF policy (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP, SAFEHTTP_CA_FILE) and the search
-// configuration (BRAVE_SEARCH_API_KEY, BRAVE_SEARCH_URL, SEARXNG_URL, WEB_SEARCH_ENABLED) from the
-// environment. It is called for every turn, so nothing is cached between executions.
-func WebFromEnv() Web {
-	var w Web
-	opts, err := safehttp.FromEnv(safehttp.Options{})
-	if err == nil {
-		opts, err = safehttp.CAFromEnv(opts)
-	}
-	w.Policy, w.PolicyErr = opts, err
-	w.Search = SearchConfig{
-		BraveKey:   strings.TrimSpace(os.Getenv(EnvBraveKey)),
-		BraveURL:   strings.TrimSpace(os.Getenv(EnvBraveURL)),
-		SearXNGURL: strings.TrimSpace(os.Getenv(EnvSearXNG)),
-		Disabled:   isFalse(os.Getenv(EnvWebSearchEnabled)),
-	}
-	return w
-}
-
-func isFalse(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "0", "false", "no", "off":
-		return true
-	}
-	return false
-}
 
 // policyKey identifies the policy in cache keys, so a page fetched under one allowlist is never served
 // under another.

@@ -23,14 +23,26 @@ const (
 
 // web_search messages.
 const (
-	MsgSearchNotConfigured = "web_search is not configured. Set BRAVE_SEARCH_API_KEY (Brave Search API) or SEARXNG_URL " +
-		"(a SearXNG instance with JSON output) to enable it. Until then, use browser_fetch or http_get on a known URL."
-	MsgSearchDisabled = "web_search is disabled. Set WEB_SEARCH_ENABLED=true and configure BRAVE_SEARCH_API_KEY or SEARXNG_URL to enable it."
+	MsgSearchDisabled = "web_search is disabled. Set WEB_SEARCH_ENABLED=true to enable it."
 	MsgEmptyQuery     = "Error: query is empty"
+	// MsgSearchFailed starts the answer when no provider answered. It is an error (tool_end failed:true,
+	// "Error: " in front), so its text starts with a failure prefix the planner fallback recognizes.
+	MsgSearchFailed = "web search failed, no search provider answered"
+	// MsgNoProvider is the answer when every provider is switched off.
+	MsgNoProvider = "web search failed, no search provider is configured: set DUCKDUCKGO_ENABLED=true, " +
+		"BRAVE_SEARCH_API_KEY or SEARXNG_URL. Until then, use browser_fetch or http_get on a known URL."
 )
 
-// SearchConfig says which search API web_search uses: Brave when a key is set, else SearXNG when a URL is
-// set, else none.
+// Search providers, as web_search names them.
+const (
+	ProviderBrave      = "brave"
+	ProviderSearXNG    = "searxng"
+	ProviderDuckDuckGo = "duckduckgo"
+)
+
+// SearchConfig says which search providers web_search asks, in this order: the Brave Search API when a
+// key is set, a SearXNG instance when a URL is set, then DuckDuckGo's HTML results page (no key) unless it
+// is switched off. The first provider that answers wins; one that fails hands over to the next.
 type SearchConfig struct {
 	// BraveKey is the Brave Search API subscription token.
 	BraveKey string
@@ -38,28 +50,47 @@ type SearchConfig struct {
 	BraveURL string
 	// SearXNGURL is the base URL of a SearXNG instance (its /search endpoint with format=json is used).
 	SearXNGURL string
+	// DuckDuckGoURL is the results page (DefaultDuckDuckGoURL when empty).
+	DuckDuckGoURL string
+	// NoDuckDuckGo leaves DuckDuckGo out (DUCKDUCKGO_ENABLED=false).
+	NoDuckDuckGo bool
 	// Disabled switches the tool off (WEB_SEARCH_ENABLED=false).
 	Disabled bool
 }
 
-// WebSearch is the web_search tool: a query through a configured search API (Brave Search API by key, or
-// a SearXNG instance by URL), fetched through the SSRF-safe client, results in the reference's shape.
+// Providers lists the providers web_search asks, in order.
+func (c SearchConfig) Providers() []string {
+	var out []string
+	if c.BraveKey != "" {
+		out = append(out, ProviderBrave)
+	}
+	if c.SearXNGURL != "" {
+		out = append(out, ProviderSearXNG)
+	}
+	if !c.NoDuckDuckGo {
+		out = append(out, ProviderDuckDuckGo)
+	}
+	return out
+}
+
+// WebSearch is the web_search tool: a query through the configured providers (SearchConfig), every
+// request through the SSRF-safe client, results in the reference's shape with the provider that answered.
 type WebSearch struct {
 	// Web is the SSRF policy and the search configuration.
 	Web Web
 }
 
-// Name implements engine.Tool.
+// Name implements toolapi.Tool.
 func (WebSearch) Name() string { return "web_search" }
 
-// Description implements engine.Tool.
+// Description implements toolapi.Tool.
 func (WebSearch) Description() string {
 	return "Search the web and get a numbered list of results (title, URL, snippet). Use it to find pages about " +
 		"news, products, docs or anything not in your knowledge, then read the best results with browser_fetch. " +
-		"Keep queries short and specific."
+		"Keep queries short and specific; site:example.com restricts the search to one site."
 }
 
-// Parameters implements engine.Tool.
+// Parameters implements toolapi.Tool.
 func (WebSearch) Parameters() json.RawMessage {
 	return schema([][2]string{
 		{"query", prop("string", "What to search for.", "")},
@@ -67,10 +98,9 @@ func (WebSearch) Parameters() json.RawMessage {
 	}, "query")
 }
 
-// searchResult is one result.
-type searchResult struct{ title, url, snippet string }
-
-// Run implements engine.Tool.
+// Run implements toolapi.Tool. The answer's first line names the query, the HTTP status, the result count
+// and the provider that answered; a provider that failed before it is noted on the next line. When no
+// provider answers, Run returns an error starting with MsgSearchFailed and every provider's failure.
 func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Query      string `json:"query"`
@@ -80,11 +110,12 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 		return "", err
 	}
 	cfg := s.Web.Search
-	switch {
-	case cfg.Disabled:
+	if cfg.Disabled {
 		return MsgSearchDisabled, nil
-	case cfg.BraveKey == "" && cfg.SearXNGURL == "":
-		return MsgSearchNotConfigured, nil
+	}
+	providers := cfg.Providers()
+	if len(providers) == 0 {
+		return "", errors.New(MsgNoProvider)
 	}
 	q := strings.TrimSpace(a.Query)
 	if q == "" {
@@ -92,33 +123,59 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 	}
 	n := int(clamp(a.MaxResults.or(SearchDefaultResults), 1, SearchMaxResults))
 	f := newFetcher(s.Web)
-	var (
-		status  int
-		results []searchResult
-		err     error
-	)
-	if cfg.BraveKey != "" {
-		status, results, err = s.brave(ctx, f, q, n)
-	} else {
-		status, results, err = s.searxng(ctx, f, q, n)
+	var failures []string
+	for _, name := range providers {
+		if err := ctx.Err(); err != nil {
+			failures = append(failures, name+": "+fetchErr(err).Error())
+			break
+		}
+		var (
+			status  int
+			results []SearchResult
+			err     error
+		)
+		switch name {
+		case ProviderBrave:
+			status, results, err = s.brave(ctx, f, q, n)
+		case ProviderSearXNG:
+			status, results, err = s.searxng(ctx, f, q, n)
+		default:
+			status, results, err = s.duckduckgo(ctx, f, q, n)
+		}
+		if err != nil {
+			failures = append(failures, name+": "+err.Error())
+			continue
+		}
+		return formatResults(q, status, name, failures, tidyResults(results, n)), nil
 	}
-	if err != nil {
-		return "Error running web search: " + err.Error(), nil
-	}
-	results = tidyResults(results, n)
+	return "", fmt.Errorf("%s (%s). Use browser_fetch or http_get on a known URL instead.", MsgSearchFailed, strings.Join(failures, "; "))
+}
+
+// formatResults writes the answer: the header line, a note on the providers that failed first, then the
+// numbered results.
+func formatResults(q string, status int, provider string, failures []string, results []SearchResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "query=%s status=%d count=%d\n\n", pyRepr(q), status, len(results))
+	fmt.Fprintf(&b, "query=%s status=%d count=%d provider=%s\n", pyRepr(q), status, len(results), provider)
+	if len(failures) > 0 {
+		fmt.Fprintf(&b, "(answered by %s after: %s)\n", provider, strings.Join(failures, "; "))
+	}
+	b.WriteString("\n")
 	if len(results) == 0 {
 		b.WriteString("No results. Try other words, or fetch a known URL with browser_fetch.")
-		return b.String(), nil
+		return b.String()
 	}
 	for i, r := range results {
-		fmt.Fprintf(&b, "%d. %s\n   %s\n", i+1, r.title, r.url)
-		if r.snippet != "" {
-			fmt.Fprintf(&b, "   %s\n", r.snippet)
+		fmt.Fprintf(&b, "%d. %s\n   %s\n", i+1, r.Title, r.URL)
+		if r.Snippet != "" {
+			fmt.Fprintf(&b, "   %s\n", r.Snippet)
 		}
 	}
-	return strings.TrimRight(b.String(), "\n"), nil
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// SearchResult is one web search result.
+type SearchResult struct {
+	Title, URL, Snippet string
 }
 
 // searchGet fetches a search API URL (secret headers only to its host); a non-2xx answer is an error
@@ -143,7 +200,7 @@ func searchGet(ctx context.Context, f *fetcher, u string, secret map[string]stri
 	return p.status, p.body, nil
 }
 
-func (s WebSearch) brave(ctx context.Context, f *fetcher, q string, n int) (int, []searchResult, error) {
+func (s WebSearch) brave(ctx context.Context, f *fetcher, q string, n int) (int, []SearchResult, error) {
 	base := s.Web.Search.BraveURL
 	if base == "" {
 		base = DefaultBraveURL
@@ -173,14 +230,14 @@ func (s WebSearch) brave(ctx context.Context, f *fetcher, q string, n int) (int,
 	if err := json.Unmarshal(body, &r); err != nil {
 		return status, nil, errors.New("the search API answer is not the expected JSON")
 	}
-	var out []searchResult
+	var out []SearchResult
 	for _, x := range r.Web.Results {
-		out = append(out, searchResult{x.Title, x.URL, x.Description})
+		out = append(out, SearchResult{x.Title, x.URL, x.Description})
 	}
 	return status, out, nil
 }
 
-func (s WebSearch) searxng(ctx context.Context, f *fetcher, q string, n int) (int, []searchResult, error) {
+func (s WebSearch) searxng(ctx context.Context, f *fetcher, q string, n int) (int, []SearchResult, error) {
 	u, err := url.Parse(strings.TrimRight(s.Web.Search.SearXNGURL, "/") + "/search")
 	if err != nil {
 		return 0, nil, errors.New("SEARXNG_URL is not a URL")
@@ -201,9 +258,9 @@ func (s WebSearch) searxng(ctx context.Context, f *fetcher, q string, n int) (in
 	if err := json.Unmarshal(body, &r); err != nil {
 		return status, nil, errors.New("the search API answer is not the expected JSON")
 	}
-	var out []searchResult
+	var out []SearchResult
 	for _, x := range r.Results {
-		out = append(out, searchResult{x.Title, x.URL, x.Content})
+		out = append(out, SearchResult{x.Title, x.URL, x.Content})
 	}
 	return status, out, nil
 }
@@ -217,15 +274,15 @@ func cleanSnippet(s string) string {
 
 // tidyResults keeps http(s) results with a title, each URL once, titles cut to 180 and snippets to 320
 // characters, at most n.
-func tidyResults(in []searchResult, n int) []searchResult {
-	var out []searchResult
+func tidyResults(in []SearchResult, n int) []SearchResult {
+	var out []SearchResult
 	seen := map[string]bool{}
 	for _, r := range in {
-		u, err := url.Parse(strings.TrimSpace(r.url))
+		u, err := url.Parse(strings.TrimSpace(r.URL))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || seen[u.String()] {
 			continue
 		}
-		title := cleanSnippet(r.title)
+		title := cleanSnippet(r.Title)
 		if title == "" {
 			continue
 		}
@@ -233,11 +290,11 @@ func tidyResults(in []searchResult, n int) []searchResult {
 		if t, cut := cutRunes(title, searchTitleChars); cut {
 			title = t + "…"
 		}
-		snip := cleanSnippet(r.snippet)
+		snip := cleanSnippet(r.Snippet)
 		if t, cut := cutRunes(snip, searchSnippetChars); cut {
 			snip = t + "…"
 		}
-		out = append(out, searchResult{title, u.String(), snip})
+		out = append(out, SearchResult{title, u.String(), snip})
 		if len(out) == n {
 			break
 		}

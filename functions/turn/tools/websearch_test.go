@@ -42,7 +42,7 @@ func fakeBrave(t *testing.T, status int) (string, Web, *atomic.Value) {
 func TestWebSearchBrave(t *testing.T) {
 	_, web, last := fakeBrave(t, 200)
 	out := run(t, WebSearch{Web: web}, map[string]any{"query": "  appwrite realtime  ", "max_results": 50})
-	want := "query='appwrite realtime' status=200 count=3\n\n" +
+	want := "query='appwrite realtime' status=200 count=3 provider=brave\n\n" +
 		"1. Appwrite Realtime\n   https://appwrite.io/docs/apis/realtime\n   Subscribe to events & more.\n" +
 		"2. " + strings.Repeat("T", 180) + "…\n   https://example.com/long\n   " + strings.Repeat("s", 320) + "…\n" +
 		"3. Third\n   https://example.com/third"
@@ -54,7 +54,7 @@ func TestWebSearchBrave(t *testing.T) {
 		t.Fatalf("request %v %v", r.URL, r.Header)
 	}
 	out = run(t, WebSearch{Web: web}, map[string]any{"query": "x", "max_results": 0})
-	if !strings.HasPrefix(out, "query='x' status=200 count=1\n\n1. Appwrite Realtime") || last.Load().(*http.Request).URL.Query().Get("count") != "1" {
+	if !strings.HasPrefix(out, "query='x' status=200 count=1 provider=brave\n\n1. Appwrite Realtime") || last.Load().(*http.Request).URL.Query().Get("count") != "1" {
 		t.Fatalf("max_results 0 is clamped to 1: %q", out)
 	}
 }
@@ -71,7 +71,7 @@ func TestWebSearchSearXNG(t *testing.T) {
 	}))
 	web.Search = SearchConfig{SearXNGURL: srv.URL + "/searx/"}
 	out := run(t, WebSearch{Web: web}, map[string]any{"query": "go"})
-	want := "query='go' status=200 count=2\n\n1. The Go Programming Language\n   https://go.dev/\n   Go is an open source language.\n2. Go docs\n   https://go.dev/doc/"
+	want := "query='go' status=200 count=2 provider=searxng\n\n1. The Go Programming Language\n   https://go.dev/\n   Go is an open source language.\n2. Go docs\n   https://go.dev/doc/"
 	if out != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
@@ -81,9 +81,6 @@ func TestWebSearchSearXNG(t *testing.T) {
 }
 
 func TestWebSearchMessagesAndRefusals(t *testing.T) {
-	if out := run(t, WebSearch{}, map[string]any{"query": "x"}); out != MsgSearchNotConfigured {
-		t.Errorf("not configured: %q", out)
-	}
 	if out := run(t, WebSearch{Web: Web{Search: SearchConfig{Disabled: true, BraveKey: "k"}}}, map[string]any{"query": "x"}); out != MsgSearchDisabled {
 		t.Errorf("disabled: %q", out)
 	}
@@ -91,27 +88,28 @@ func TestWebSearchMessagesAndRefusals(t *testing.T) {
 	if out := run(t, WebSearch{Web: web}, map[string]any{"query": " "}); out != "Error: query is empty" {
 		t.Errorf("empty: %q", out)
 	}
-	if out := run(t, WebSearch{Web: web}, map[string]any{"query": "x"}); out != `Error running web search: the search API answered HTTP 429: {"type":"ErrorResponse","error":{"detail":"Rate limit exceeded"}}` {
-		t.Errorf("API error: %q", out)
+	web.Search.NoDuckDuckGo = true // Brave alone
+	if err := runErr(t, WebSearch{Web: web}, map[string]any{"query": "x"}); err.Error() != MsgSearchFailed+` (brave: the search API answered HTTP 429: {"type":"ErrorResponse","error":{"detail":"Rate limit exceeded"}}). Use browser_fetch or http_get on a known URL instead.` {
+		t.Errorf("API error: %v", err)
 	}
 	last.Store((*http.Request)(nil))
 	strict := web
 	strict.Policy.AllowPrivate, strict.Policy.AllowHTTP = nil, false
 	strict.Search.BraveURL = strings.Replace(web.Search.BraveURL, "http://", "https://", 1)
-	if out := run(t, WebSearch{Web: strict}, map[string]any{"query": "x"}); out != "Error running web search: host '127.0.0.1' is not allowed (local/private)" {
-		t.Errorf("without the allowlist: %q", out)
+	if err := runErr(t, WebSearch{Web: strict}, map[string]any{"query": "x"}); !strings.HasPrefix(err.Error(), MsgSearchFailed+" (brave: host '127.0.0.1' is not allowed (local/private))") {
+		t.Errorf("without the allowlist: %v", err)
 	}
 	if r, _ := last.Load().(*http.Request); r != nil {
 		t.Error("the fake was reached without the allowlist")
 	}
 	srv, web2 := plainServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `not json`) }))
-	web2.Search = SearchConfig{SearXNGURL: srv.URL}
-	if out := run(t, WebSearch{Web: web2}, map[string]any{"query": "x"}); out != "Error running web search: the search API answer is not the expected JSON" {
-		t.Errorf("bad JSON: %q", out)
+	web2.Search = SearchConfig{SearXNGURL: srv.URL, NoDuckDuckGo: true}
+	if err := runErr(t, WebSearch{Web: web2}, map[string]any{"query": "x"}); !strings.HasPrefix(err.Error(), MsgSearchFailed+" (searxng: the search API answer is not the expected JSON)") {
+		t.Errorf("bad JSON: %v", err)
 	}
 	srv3, web3 := plainServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"results":[]}`) }))
 	web3.Search = SearchConfig{SearXNGURL: srv3.URL}
-	if out := run(t, WebSearch{Web: web3}, map[string]any{"query": "it's"}); out != "query=\"it's\" status=200 count=0\n\nNo results. Try other words, or fetch a known URL with browser_fetch." {
+	if out := run(t, WebSearch{Web: web3}, map[string]any{"query": "it's"}); out != "query=\"it's\" status=200 count=0 provider=searxng\n\nNo results. Try other words, or fetch a known URL with browser_fetch." {
 		t.Errorf("no results: %q", out)
 	}
 }
@@ -128,7 +126,7 @@ func TestWebSearchKeyStaysOnItsHost(t *testing.T) {
 		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+"/elsewhere", http.StatusTemporaryRedirect)
 	}))
 	web.Search = SearchConfig{BraveKey: "brave-key", BraveURL: srv.URL}
-	if out := run(t, WebSearch{Web: web}, map[string]any{"query": "x"}); !strings.HasPrefix(out, "query='x' status=200 count=0") {
+	if out := run(t, WebSearch{Web: web}, map[string]any{"query": "x"}); !strings.HasPrefix(out, "query='x' status=200 count=0 provider=brave") {
 		t.Fatalf("%q", out)
 	}
 	if leaked.Load() {

@@ -3,12 +3,10 @@ package ingress
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"appwrite-agent/shared/appwritesig"
@@ -25,15 +23,29 @@ const (
 	EnvPublicURL = "MCP_EVENTS_INGRESS_URL"
 	// EnvMaxAttempts bounds the POSTs of one execution (default 4).
 	EnvMaxAttempts = "INGRESS_MAX_ATTEMPTS"
-	// EnvBudgetMS bounds the delivery time of one execution in milliseconds (default 9000, well inside
-	// Appwrite's 15 s webhook timeout).
+	// EnvBudgetMS bounds the delivery time of one execution in milliseconds, MinBudgetMS to MaxBudgetMS
+	// (default 9000).
 	EnvBudgetMS = "INGRESS_BUDGET_MS"
 	// EnvRetryWindowMinutes is how long delayed retries may go on after the first attempt (default 15).
 	EnvRetryWindowMinutes = "INGRESS_RETRY_WINDOW_MINUTES"
 )
 
-// Config is the ingress configuration, read from the environment for each request (parsing is cheap and
-// keeps the function free of process state).
+// ExecutionTimeout bounds one execution (the function cuts its context there): Appwrite's webhook worker
+// waits 15 s for an answer, synchronous executions 30 s.
+const ExecutionTimeout = 12 * time.Second
+
+// ScheduleReserve is the part of an execution that delivery never uses: after the last failed attempt the
+// execution still creates the delayed retry (jobs.go) and answers.
+const ScheduleReserve = 2 * time.Second
+
+// Bounds of INGRESS_BUDGET_MS: the delivery budget plus ScheduleReserve fits in ExecutionTimeout.
+const (
+	MinBudgetMS = 100
+	MaxBudgetMS = int((ExecutionTimeout - ScheduleReserve) / time.Millisecond)
+)
+
+// Config is the ingress configuration. LoadConfig reads it from the environment; the function does so
+// once per process (functions/webhook-ingress/main.go).
 type Config struct {
 	Sealer      *seal.Sealer
 	Keyring     *seal.Keyring
@@ -79,7 +91,7 @@ func LoadConfig() (Config, error) {
 	} else if ok {
 		c.Policy.MaxAttempts = v
 	}
-	if v, ok, err := envInt(EnvBudgetMS, 100, 13000); err != nil {
+	if v, ok, err := envInt(EnvBudgetMS, MinBudgetMS, MaxBudgetMS); err != nil {
 		errs = append(errs, err)
 	} else if ok {
 		c.Policy.Budget = time.Duration(v) * time.Millisecond
@@ -115,38 +127,3 @@ func envInt(name string, min, max int) (int, bool, error) {
 
 // WebhookURL is the URL Appwrite stores for subscription id, and signs.
 func (c Config) WebhookURL(id string) string { return c.PublicURL + WebhookPathPrefix + id }
-
-// envKeys are every variable LoadConfig reads; a change to any of them rebuilds the cached configuration.
-var envKeys = []string{seal.EnvKeys, appwritesig.EnvKeys, EnvPublicURL, safehttp.EnvAllow, safehttp.EnvAllowHTTP, safehttp.EnvCAFile,
-	EnvMaxAttempts, EnvBudgetMS, EnvRetryWindowMinutes, "APPWRITE_FUNCTION_API_ENDPOINT", "APPWRITE_FUNCTION_PROJECT_ID", "APPWRITE_FUNCTION_ID"}
-
-// processState caches the parsed configuration and the subscriber HTTP client for the life of the
-// process. It is the function's only package-level state, and it exists for speed: the runtime calls Main
-// per request with no other place to keep things, and a client per request would pay a TLS handshake to
-// every subscriber for every event. It is keyed by the environment, so it never serves a stale value.
-var processState struct {
-	sync.Mutex
-	key    string
-	cfg    Config
-	err    error
-	client *http.Client
-}
-
-// Load returns the configuration and a subscriber client for the current environment, parsing them only
-// when the environment changed since the last call.
-func Load() (Config, *http.Client, error) {
-	var b strings.Builder
-	for _, k := range envKeys {
-		b.WriteString(os.Getenv(k))
-		b.WriteByte(0)
-	}
-	key := b.String()
-	processState.Lock()
-	defer processState.Unlock()
-	if processState.key != key || processState.client == nil {
-		processState.cfg, processState.err = LoadConfig()
-		processState.client = safehttp.NewClient(processState.cfg.HTTP)
-		processState.key = key
-	}
-	return processState.cfg, processState.client, processState.err
-}

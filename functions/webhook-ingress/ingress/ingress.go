@@ -80,8 +80,10 @@ type Deps struct {
 	Client *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Log receives structured log lines.
+	// Log receives the counter lines (shared/opsmetrics), one JSON object each.
 	Log func(string)
+	// Error receives diagnostic text (the function's error log); nil drops it.
+	Error func(string)
 	// Scheduler creates delayed executions; nil means the Appwrite API (see jobs.go).
 	Scheduler Scheduler
 }
@@ -92,6 +94,9 @@ func (d *Deps) fill(appwriteKey string) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Error == nil {
+		d.Error = func(string) {}
 	}
 	if d.Log == nil {
 		d.Log = func(string) {}
@@ -206,7 +211,8 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason))
 			return Answer{http.StatusOK, Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 		} else {
-			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed") + " " + err.Error())
+			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed", "reason", reason))
+			d.Error("webhook-ingress: scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error())
 		}
 	}
 	d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))

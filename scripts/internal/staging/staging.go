@@ -46,6 +46,7 @@ type pkg struct {
 	IgnoredGoFiles []string
 	EmbedFiles     []string
 	CgoFiles       []string
+	Imports        []string
 	Module         *struct {
 		Path    string
 		Version string
@@ -78,6 +79,9 @@ func Stage(ctx context.Context, root, name, outDir string) error {
 		return "", false
 	}
 
+	if err := checkShips(pkgs); err != nil {
+		return fmt.Errorf("stage %s: %w", name, err)
+	}
 	if err := os.RemoveAll(outDir); err != nil {
 		return fmt.Errorf("stage %s: clear %s: %w", name, outDir, err)
 	}
@@ -134,6 +138,40 @@ func Stage(ctx context.Context, root, name, outDir string) error {
 		return fmt.Errorf("stage %s: go mod tidy in %s: %w\n%s", name, outDir, err, out)
 	}
 	return nil
+}
+
+// DevkitPrefix is the import path of the dev and test tooling (shared/devkit): it never ships.
+const DevkitPrefix = SharedModule + "/devkit"
+
+// NeverShips reports whether the package at import path must stay out of a deployment: the dev and test
+// tooling under shared/devkit, the workspace's test-support packages, named as the standard library names
+// them (timelinetest, prototest, testissuer, like httptest), and the standard library's testing packages
+// (testing, testing/..., net/http/httptest).
+func NeverShips(path string) bool {
+	switch {
+	case path == DevkitPrefix || strings.HasPrefix(path, DevkitPrefix+"/"):
+		return true
+	case path == "testing" || strings.HasPrefix(path, "testing/") || path == "net/http/httptest":
+		return true
+	case path == SharedModule || strings.HasPrefix(path, SharedModule+"/") || strings.HasPrefix(path, FunctionPrefix):
+		last := path[strings.LastIndex(path, "/")+1:]
+		return strings.HasPrefix(last, "test") || strings.HasSuffix(last, "test")
+	}
+	return false
+}
+
+// checkShips fails when the function's non-test import graph reaches a package that NeverShips, naming
+// the package that imports it.
+func checkShips(pkgs []pkg) error {
+	var errs []error
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			if NeverShips(imp) && !NeverShips(p.ImportPath) {
+				errs = append(errs, fmt.Errorf("%s imports %s, which is dev or test code and never ships (see docs/CONVENTIONS.md)", p.ImportPath, imp))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // listDeps lists the function's root package (what handler.Main needs) and everything it imports.

@@ -168,6 +168,9 @@ func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIErr
 		}
 		return &principal{kind: "key", scopes: scopeSet(k.scopes), label: s.keyLabel(pr), role: "applications"}, nil
 	}
+	if p := s.sessionPrincipalLocked(r, pr); p != nil {
+		return p, nil
+	}
 	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
 		if !strings.EqualFold(r.Header.Get("X-Appwrite-Mode"), "admin") {
 			return guest, nil

@@ -95,6 +95,7 @@ func (s *Server) routes() {
 	})
 
 	s.adminRoutes(m)
+	s.realtimeRoutes(m)
 
 	m.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { s.writeError(w, newErr(ErrGeneralRouteNotFound)) })
 }

@@ -94,6 +94,8 @@ type Server struct {
 	q      *queue
 	deploy *deployer
 
+	rt realtimeHub // Realtime sessions and connections (realtime.go), guarded by mu
+
 	insecureOnce sync.Once
 	insecure     *http.Client
 }

@@ -218,6 +218,7 @@ func (s *Server) dispatch(ev pendingEvent) {
 	if pr == nil {
 		return
 	}
+	s.realtimeLocked(pr, ev, events)
 	for _, id := range pr.webhookOrder {
 		wh := pr.webhooks[id]
 		if wh == nil || !wh.enabled || !intersects(wh.events, events) {

@@ -65,12 +65,16 @@ type Receiver struct {
 	behaviour  Behaviour
 	notify     chan struct{}
 	echo       bool
+	held       int
+
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New starts an HTTPS receiver on loopback that verifies with secret (a "whsec_..." string) and, while it
 // rotates, with any of also.
 func New(secret string, also ...string) *Receiver {
-	r := &Receiver{secrets: append([]string{secret}, also...), notify: make(chan struct{}, 1), echo: true}
+	r := &Receiver{secrets: append([]string{secret}, also...), notify: make(chan struct{}, 1), echo: true, closing: make(chan struct{})}
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(r.serve))
 	return r
 }
@@ -78,8 +82,12 @@ func New(secret string, also ...string) *Receiver {
 // URL is the receiver's callback URL.
 func (r *Receiver) URL() string { return r.srv.URL + "/hooks/mcp" }
 
-// Close stops the receiver.
-func (r *Receiver) Close() { r.srv.CloseClientConnections(); r.srv.Close() }
+// Close stops the receiver (releasing the requests Hang holds, without an answer).
+func (r *Receiver) Close() {
+	r.closeOnce.Do(func() { close(r.closing) })
+	r.srv.CloseClientConnections()
+	r.srv.Close()
+}
 
 // RootCAs trusts the receiver's certificate, for the sender's TLS configuration.
 func (r *Receiver) RootCAs() *x509.CertPool {
@@ -101,6 +109,26 @@ func (r *Receiver) SetBehaviour(b Behaviour) {
 	r.mu.Lock()
 	r.behaviour = b
 	r.mu.Unlock()
+}
+
+// Hang makes the receiver hold every request from now on without an answer until the receiver is closed
+// (then it drops the connection, still without an answer): a subscriber that never answers, so the only
+// thing that ends a request is the sender giving up. A receiver that answers late instead (a Behaviour
+// delay) races the sender's deadline with its answer; this one cannot. Held requests are recorded when
+// they are released; the returned function counts the requests held so far.
+func (r *Receiver) Hang() (held func() int) {
+	r.SetBehaviour(func(int, Delivery) (int, time.Duration) {
+		r.mu.Lock()
+		r.held++
+		r.mu.Unlock()
+		<-r.closing
+		return -1, 0
+	})
+	return func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.held
+	}
 }
 
 // SetEchoChallenges chooses whether verification challenges are echoed (the default) or answered with an

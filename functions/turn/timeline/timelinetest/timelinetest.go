@@ -1,10 +1,15 @@
-package timeline
+// Package timelinetest is test support for timelines: it parses the SSE and JSON bodies a client receives
+// and checks the order rules (CheckOrder). Only tests import it; staging refuses any deployment whose
+// code reaches it (scripts/internal/staging, NeverShips).
+package timelinetest
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"appwrite-agent/functions/turn/timeline"
 )
 
 // Decoded is one event as a client sees it after parsing.
@@ -48,14 +53,16 @@ func ParseJSON(body []byte) ([]Decoded, error) {
 }
 
 var known = map[string]bool{
-	TypeMCPCredentials: true, TypeStatus: true, TypeRoute: true, TypeSubagentStart: true, TypeSubagentEnd: true,
-	TypeAnswerStart: true, TypeToken: true, TypeToolStart: true, TypeToolEnd: true, TypeDone: true,
-	TypeConversationTitle: true, TypeError: true, TypeComplete: true,
+	timeline.TypeMCPCredentials: true, timeline.TypeStatus: true, timeline.TypeRoute: true, timeline.TypeSubagentStart: true, timeline.TypeSubagentEnd: true,
+	timeline.TypeAnswerStart: true, timeline.TypeToken: true, timeline.TypeToolStart: true, timeline.TypeToolEnd: true, timeline.TypeDone: true,
+	timeline.TypeConversationTitle: true, timeline.TypeError: true, timeline.TypeComplete: true,
 }
 
 // CheckOrder reports the first violation of the timeline rules:
 //
 //   - every event has a known type; the last event is the only complete;
+//   - a status with a "sink" field (a dropped progress sink) may come anywhere before complete, and is
+//     otherwise ignored;
 //   - mcp_credentials, at most once, comes first; then status (several before the first route: the
 //     skipped MCP connections' notices); a status is followed by route or error;
 //   - at most two routes: the first one, and a fallback to planner after a failed platform or researcher;
@@ -94,7 +101,7 @@ func CheckOrder(events []Decoded) error {
 		if !known[t] {
 			return fail("unknown type")
 		}
-		if t == TypeComplete {
+		if t == timeline.TypeComplete {
 			if i != len(events)-1 {
 				return fail("complete is not the last event")
 			}
@@ -103,19 +110,23 @@ func CheckOrder(events []Decoded) error {
 			}
 			return nil
 		}
-		if openTool != nil && t != TypeToolEnd {
+		if t == timeline.TypeStatus && e.Str("sink") != "" {
+			// A dropped progress sink's notice: it may come anywhere before complete.
+			continue
+		}
+		if openTool != nil && t != timeline.TypeToolEnd {
 			return fail("tool %q (run %q) is still open", openTool.Str("tool"), openTool.Str("run_id"))
 		}
-		if ended == TypeError {
+		if ended == timeline.TypeError {
 			return fail("only complete may follow error")
 		}
-		if ended == TypeDone && t != TypeConversationTitle {
+		if ended == timeline.TypeDone && t != timeline.TypeConversationTitle {
 			return fail("only conversation_title or complete may follow done")
 		}
-		if i == 0 && t != TypeStatus && t != TypeMCPCredentials {
+		if i == 0 && t != timeline.TypeStatus && t != timeline.TypeMCPCredentials {
 			return fail("a timeline starts with mcp_credentials or status")
 		}
-		if prev == TypeStatus && t != TypeRoute && t != TypeError && !(t == TypeStatus && routes == 0) {
+		if prev == timeline.TypeStatus && t != timeline.TypeRoute && t != timeline.TypeError && !(t == timeline.TypeStatus && routes == 0) {
 			return fail("status must be followed by route or error")
 		}
 		agentOK := func() error {
@@ -123,17 +134,17 @@ func CheckOrder(events []Decoded) error {
 			if open != "" && a == open {
 				return nil
 			}
-			if open == "" && finishRoute && blocks == 0 && a == "supervisor" && (t == TypeAnswerStart || t == TypeToken) {
+			if open == "" && finishRoute && blocks == 0 && a == "supervisor" && (t == timeline.TypeAnswerStart || t == timeline.TypeToken) {
 				return nil
 			}
 			return fail("agent %q outside its block (open block %q)", a, open)
 		}
 		switch t {
-		case TypeMCPCredentials:
+		case timeline.TypeMCPCredentials:
 			if i != 0 {
 				return fail("mcp_credentials must be the first event")
 			}
-		case TypeStatus:
+		case timeline.TypeStatus:
 			if open != "" {
 				return fail("status inside the %s block", open)
 			}
@@ -143,8 +154,8 @@ func CheckOrder(events []Decoded) error {
 			if routes >= 2 {
 				return fail("more than two routing steps")
 			}
-		case TypeRoute:
-			if prev != TypeStatus {
+		case timeline.TypeRoute:
+			if prev != timeline.TypeStatus {
 				return fail("route must follow status")
 			}
 			if e.Str("agent") != e.Str("next") {
@@ -156,13 +167,13 @@ func CheckOrder(events []Decoded) error {
 				return fail("the fallback route must be planner, got %q", lastRoute)
 			}
 			finishRoute = lastRoute == "FINISH"
-		case TypeSubagentStart:
-			if prev != TypeRoute || e.Str("agent") != lastRoute {
+		case timeline.TypeSubagentStart:
+			if prev != timeline.TypeRoute || e.Str("agent") != lastRoute {
 				return fail("subagent_start must follow the route to it (route %q)", lastRoute)
 			}
 			open, blockTools, inRun = e.Str("agent"), 0, false
 			blocks++
-		case TypeSubagentEnd:
+		case timeline.TypeSubagentEnd:
 			if open == "" || e.Str("agent") != open {
 				return fail("subagent_end for %q with open block %q", e.Str("agent"), open)
 			}
@@ -174,19 +185,19 @@ func CheckOrder(events []Decoded) error {
 			}
 			lastFailed, _ = e["failed"].(bool)
 			lastEnded, open, inRun = open, "", false
-		case TypeAnswerStart:
+		case timeline.TypeAnswerStart:
 			if err := agentOK(); err != nil {
 				return err
 			}
 			inRun = true
-		case TypeToken:
+		case timeline.TypeToken:
 			if err := agentOK(); err != nil {
 				return err
 			}
 			if !inRun {
 				return fail("token without answer_start in this text run")
 			}
-		case TypeToolStart:
+		case timeline.TypeToolStart:
 			if err := agentOK(); err != nil {
 				return err
 			}
@@ -200,25 +211,25 @@ func CheckOrder(events []Decoded) error {
 			runIDs[id] = true
 			openTool, inRun = e, false
 			blockTools++
-		case TypeToolEnd:
+		case timeline.TypeToolEnd:
 			if openTool == nil || openTool.Str("run_id") != e.Str("run_id") || openTool.Str("tool") != e.Str("tool") ||
 				openTool.Str("agent") != e.Str("agent") {
 				return fail("tool_end does not close the open tool_start")
 			}
 			openTool = nil
-		case TypeDone, TypeError:
+		case timeline.TypeDone, timeline.TypeError:
 			if open != "" {
 				return fail("%s inside the open %s block", t, open)
 			}
 			if ended != "" {
 				return fail("%s after %s", t, ended)
 			}
-			if t == TypeDone && routes == 0 {
+			if t == timeline.TypeDone && routes == 0 {
 				return fail("done without a route")
 			}
 			ended = t
-		case TypeConversationTitle:
-			if ended != TypeDone || titled {
+		case timeline.TypeConversationTitle:
+			if ended != timeline.TypeDone || titled {
 				return fail("conversation_title must come once, after done")
 			}
 			titled = true

@@ -1,0 +1,56 @@
+package hostlimit_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/hostlimit"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestSlidingWindowPerHost(t *testing.T) {
+	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	l := hostlimit.New(3, time.Minute, c.now)
+	for i := 0; i < 3; i++ {
+		if ok, _ := l.Allow("hooks.example"); !ok {
+			t.Fatalf("event %d refused", i)
+		}
+		c.t = c.t.Add(10 * time.Second)
+	}
+	ok, retry := l.Allow("HOOKS.example.")
+	if ok || retry != 30*time.Second {
+		t.Fatalf("fourth event within the minute (same host, other spelling): ok=%v retry=%v", ok, retry)
+	}
+	if ok, _ := l.Allow("other.example"); !ok {
+		t.Fatal("another host was limited")
+	}
+	c.t = c.t.Add(30 * time.Second) // the first event leaves the window
+	if ok, _ := l.Allow("hooks.example"); !ok {
+		t.Fatal("refused after the window slid")
+	}
+	if ok, _ := l.Allow("hooks.example"); ok {
+		t.Fatal("allowed beyond the limit again")
+	}
+}
+
+func TestManyHostsStayBounded(t *testing.T) {
+	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	l := hostlimit.New(1, time.Minute, c.now)
+	for i := 0; i < 5000; i++ {
+		if ok, _ := l.Allow(fmt.Sprintf("h%d.example", i)); !ok {
+			t.Fatalf("host %d refused on its first event", i)
+		}
+	}
+	c.t = c.t.Add(time.Minute)
+	// The old hosts are swept when room is needed: counting works again for new ones.
+	if ok, _ := l.Allow("fresh.example"); !ok {
+		t.Fatal("fresh host refused")
+	}
+	if ok, _ := l.Allow("fresh.example"); ok {
+		t.Fatal("fresh host not counted after the sweep")
+	}
+}

@@ -1,0 +1,186 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"appwrite-agent/functions/mcp-events/mcperr"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// This file holds the transport rules this package applies itself: the JSON-RPC shape of a request (before
+// any method is looked at), the Streamable HTTP rules of protocol 2026-07-28 for the events/* methods that
+// mcp-go never sees (mcp-go applies the same rules to every other method), and JSON bodies for every answer
+// on the MCP path.
+
+// JSON-RPC codes of the transport.
+const (
+	codeParseError     = mcp.PARSE_ERROR     // -32700
+	codeInvalidRequest = mcp.INVALID_REQUEST // -32600
+)
+
+// rpcFault is a transport-level refusal: an HTTP status and the JSON-RPC error answered with it.
+type rpcFault struct {
+	status int
+	id     json.RawMessage
+	code   int
+	msg    string
+	data   map[string]any
+}
+
+func (f *rpcFault) write(w http.ResponseWriter) {
+	writeJSON(w, f.status, rpcError(f.id, f.code, f.msg, f.data))
+}
+
+// checkShape checks that body is one JSON-RPC message: valid JSON (else -32700), an object, not a batch,
+// whose id, when present, is a string, a number or null (else -32600). Batches are valid JSON, so they are
+// an invalid request, not a parse error; MCP removed batching in 2025-06-18.
+func checkShape(body []byte) *rpcFault {
+	trimmed := bytes.Trim(body, " \t\r\n") // JSON's whitespace only
+	if len(trimmed) == 0 || !json.Valid(body) {
+		return &rpcFault{status: http.StatusBadRequest, code: codeParseError, msg: "Parse error: the request body is not valid JSON"}
+	}
+	switch trimmed[0] {
+	case '{':
+	case '[':
+		return &rpcFault{status: http.StatusBadRequest, code: codeInvalidRequest,
+			msg: "Invalid Request: JSON-RPC batches are not supported; send one request per HTTP POST"}
+	default:
+		return &rpcFault{status: http.StatusBadRequest, code: codeInvalidRequest,
+			msg: "Invalid Request: the body must be a JSON-RPC request object"}
+	}
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &msg); err != nil {
+		return &rpcFault{status: http.StatusBadRequest, code: codeInvalidRequest, msg: "Invalid Request: " + err.Error()}
+	}
+	if id, ok := msg["id"]; ok {
+		switch c := firstByte(id); {
+		case c == '"', c == '-', c >= '0' && c <= '9', string(bytes.Trim(id, " \t\r\n")) == "null":
+		default:
+			return &rpcFault{status: http.StatusBadRequest, code: codeInvalidRequest,
+				msg: "Invalid Request: id must be a string, a number or null"}
+		}
+	}
+	if m, ok := msg["method"]; ok && firstByte(m) != '"' {
+		return &rpcFault{status: http.StatusBadRequest, id: validID(msg["id"]), code: codeInvalidRequest,
+			msg: "Invalid Request: method must be a string"}
+	}
+	return nil
+}
+
+func firstByte(raw json.RawMessage) byte {
+	t := bytes.Trim(raw, " \t\r\n")
+	if len(t) == 0 {
+		return 0
+	}
+	return t[0]
+}
+
+func validID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return nil
+	}
+	return id
+}
+
+// era is the protocol era of one POST: modern (2026-07-28 or later, named by the header or the body's
+// _meta) or legacy.
+type era struct {
+	modern        bool
+	headerVersion string
+	metaVersion   string
+}
+
+func detectEra(r *http.Request, params json.RawMessage) era {
+	e := era{headerVersion: r.Header.Get(mcp.HeaderProtocolVersion)}
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	if len(params) > 0 && json.Unmarshal(params, &p) == nil {
+		e.metaVersion = p.Meta.ProtocolVersion()
+	}
+	e.modern = mcp.IsModernProtocol(e.metaVersion) || mcp.IsModernProtocol(e.headerVersion)
+	return e
+}
+
+// checkEventsTransport applies to an events/* request the rules mcp-go applies to every other method: a
+// legacy request's Mcp-Protocol-Version header must name a known version; a modern request must state its
+// version in both the header and _meta, the two must agree, the version must be served, and the standard
+// Mcp-Method header must mirror the body. Refusals are HTTP 400.
+func checkEventsTransport(r *http.Request, head rpcHead, e era) *rpcFault {
+	bad := func(code int, msg string) *rpcFault {
+		return &rpcFault{status: http.StatusBadRequest, id: head.ID, code: code, msg: msg}
+	}
+	if !e.modern {
+		if e.headerVersion != "" && !mcp.IsValidProtocolVersion(e.headerVersion) {
+			return bad(codeInvalidRequest, "Unsupported protocol version: "+e.headerVersion)
+		}
+		return nil
+	}
+	if r.Header.Get(mcp.HeaderLastEventID) != "" {
+		return bad(mcp.HEADER_MISMATCH, "Last-Event-ID is not supported in protocol version "+mcp.ProtocolVersion20260728)
+	}
+	if e.headerVersion == "" {
+		return bad(mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+" header is required for requests carrying "+mcp.MetaKeyProtocolVersion)
+	}
+	if e.metaVersion == "" {
+		return bad(mcperr.CodeInvalidParams, "missing or invalid _meta field "+mcp.MetaKeyProtocolVersion)
+	}
+	if e.headerVersion != e.metaVersion {
+		return bad(mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+" header "+e.headerVersion+
+			" does not match request "+mcp.MetaKeyProtocolVersion+" "+e.metaVersion)
+	}
+	if !mcp.IsValidProtocolVersion(e.metaVersion) {
+		return bad(mcp.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: "+e.metaVersion)
+	}
+	if err := mcp.ValidateStandardHeaders(r.Header.Get, e.metaVersion, mcp.MCPMethod(head.Method), head.Params); err != nil {
+		return bad(mcp.HEADER_MISMATCH, err.Error())
+	}
+	return nil
+}
+
+// statusFor is the HTTP status of a JSON-RPC error answer: protocol 2026-07-28 maps codes onto statuses
+// (method not found 404; malformed requests, params and headers 400; anything else 200), earlier versions
+// answer every JSON-RPC error with 200.
+func statusFor(e era, code int) int {
+	if !e.modern {
+		return http.StatusOK
+	}
+	switch code {
+	case mcp.METHOD_NOT_FOUND:
+		return http.StatusNotFound
+	case mcp.HEADER_MISMATCH, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, mcp.UNSUPPORTED_PROTOCOL_VERSION,
+		codeInvalidRequest, mcperr.CodeInvalidParams, codeParseError:
+		return http.StatusBadRequest
+	default:
+		return http.StatusOK
+	}
+}
+
+// methodNotAllowed answers every method but POST on the MCP path: the server is stateless and never
+// streams, so there is no GET stream and no session to DELETE.
+func methodNotAllowed(w http.ResponseWriter, method string) {
+	w.Header().Set("Allow", http.MethodPost)
+	writeJSON(w, http.StatusMethodNotAllowed, rpcError(nil, codeInvalidRequest,
+		"Method Not Allowed: "+method+" is not served on the MCP endpoint; send JSON-RPC requests with POST", nil))
+}
+
+// jsonBody makes sure an answer of mcp-go on the MCP path is JSON: its few plain-text refusals (wrong
+// content type, unsupported protocol version) become a JSON-RPC error with the same status and text.
+func jsonBody(status int, header http.Header, body []byte) []byte {
+	if strings.HasPrefix(header.Get("Content-Type"), "application/json") || (len(body) == 0 && status < 400) {
+		return body
+	}
+	msg := strings.TrimSpace(string(body))
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	header.Set("Content-Type", "application/json")
+	header.Del("Content-Length")
+	header.Del("X-Content-Type-Options")
+	b, _ := json.Marshal(rpcError(nil, codeInvalidRequest, msg, nil))
+	return append(b, '\n')
+}

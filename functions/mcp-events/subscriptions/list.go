@@ -1,0 +1,74 @@
+package subscriptions
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/mcperr"
+)
+
+// Listed is one of the caller's subscriptions as the list_subscriptions tool shows it: what, where and until
+// when. Secrets never appear.
+type Listed struct {
+	// ID is the subscription id (the webhook's $id).
+	ID string `json:"id"`
+	// Event is the MCP event name.
+	Event string `json:"event"`
+	// Arguments are the subscription's arguments, project_id included.
+	Arguments map[string]string `json:"arguments"`
+	// CallbackURL is where deliveries go.
+	CallbackURL string `json:"callback_url"`
+	// RefreshBefore is when the subscription expires unless refreshed (RFC 3339, UTC).
+	RefreshBefore string `json:"refresh_before"`
+	// Expired reports that RefreshBefore has passed (the webhook is deleted on the next cleanup).
+	Expired bool `json:"expired"`
+	// VerifiedAt is when the callback passed the verification challenge.
+	VerifiedAt string `json:"verified_at,omitempty"`
+	// Enabled is false when Appwrite disabled the webhook after failed deliveries (a refresh re-enables it).
+	Enabled bool `json:"enabled"`
+	// Rotating reports that a previous secret still signs deliveries (a rotation grace window).
+	Rotating bool `json:"rotating"`
+}
+
+// List returns the caller's subscriptions in project: the managed webhooks whose envelope opens and whose id
+// is the one the caller's principal gets for that envelope (so other principals' subscriptions in the same
+// project are never shown), sorted by event and id.
+func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *mcperr.Error) {
+	proj := s.o.Appwrite.Project(project, c.Principal.Token)
+	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
+	if err != nil {
+		return nil, mapAppwrite(err, "webhook", project)
+	}
+	now := s.o.Now()
+	out := []Listed{}
+	for _, w := range hooks {
+		if len(w.ID) != IDLength {
+			continue
+		}
+		sub, err := s.o.Sealer.Open(w.ID, project, w.AuthUsername, w.AuthPassword)
+		if err != nil {
+			continue
+		}
+		args, mine := ownArgs(c.Principal.Subject, project, w.ID, sub)
+		if !mine {
+			continue
+		}
+		l := Listed{
+			ID: w.ID, Event: sub.Event, Arguments: args, CallbackURL: sub.CallbackURL,
+			RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339), Expired: sub.Expired(now),
+			Enabled: w.Enabled, Rotating: len(sub.PrevSecret) > 0 && now.Before(sub.PrevSecretUntil),
+		}
+		if !sub.VerifiedAt.IsZero() {
+			l.VerifiedAt = sub.VerifiedAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Event != out[j].Event {
+			return out[i].Event < out[j].Event
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}

@@ -1,0 +1,301 @@
+// Package tools holds the read-only MCP tools of the mcp-events server: they fetch what an event points at
+// (a row, a file's metadata, a user, an execution with its logs and errors) and list the caller's own
+// subscriptions, so one connector is enough for an agent that reacts to events. Every call uses the
+// caller's own OAuth token in the caller's project; the tools need no scope beyond what Appwrite asks for
+// the read, and never write anything (the hosted Appwrite MCP server is the place for writes).
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/functions/mcp-events/oauth"
+	"appwrite-agent/functions/mcp-events/subscriptions"
+	"appwrite-agent/shared/eventcatalog"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Tool names.
+const (
+	GetRow            = "get_row"
+	GetFile           = "get_file"
+	GetUser           = "get_user"
+	GetExecution      = "get_execution"
+	ListSubscriptions = "list_subscriptions"
+)
+
+// Argument names (the event catalog's, so an event's data maps straight onto a tool's arguments).
+const (
+	argRow       = "row_id"
+	argFile      = "file_id"
+	argUser      = "user_id"
+	argExecution = "execution_id"
+)
+
+// scopes lists, per tool, the scope requirements of its read: every inner list must be met by one of its
+// members (the first is asked for in a step-up).
+var scopes = map[string][][]string{
+	GetRow:            {{"rows.read", "documents.read"}},
+	GetFile:           {{"files.read"}},
+	GetUser:           {{"users.read"}},
+	GetExecution:      {{"executions.read", "execution.read"}},
+	ListSubscriptions: {{"webhooks.read"}},
+}
+
+// StepUp returns, for a call of tool by a token with scopes have, the scopes the token lacks (the first
+// alternative of each unmet requirement) and a description of what is missing; nil for an unknown tool or
+// a token that has what the tool needs.
+func StepUp(tool string, have map[string]bool) (missing []string, stepUp []string) {
+	for _, group := range scopes[tool] {
+		ok := false
+		for _, s := range group {
+			ok = ok || have[s]
+		}
+		if !ok {
+			missing = append(missing, strings.Join(group, " or "))
+			stepUp = append(stepUp, group[0])
+		}
+	}
+	return missing, stepUp
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying the verified caller, which the tool handlers read.
+func WithPrincipal(ctx context.Context, p *oauth.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+func principal(ctx context.Context) *oauth.Principal {
+	p, _ := ctx.Value(principalKey{}).(*oauth.Principal)
+	return p
+}
+
+// Tools serves the tools with one Appwrite client and the subscriptions service.
+type Tools struct {
+	appwrite *appwriteapi.Client
+	subs     *subscriptions.Service
+	log      func(ctx context.Context, tool, outcome string)
+}
+
+// New returns the tools. count, when not nil, is told the outcome of every call (for the tools counter).
+func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, count func(ctx context.Context, tool, outcome string)) *Tools {
+	return &Tools{appwrite: appwrite, subs: subs, log: count}
+}
+
+func idProp(name, what string) mcp.ToolOption {
+	return mcp.WithString(name, mcp.Required(), mcp.Pattern(eventcatalog.IDPattern), mcp.MaxLength(36),
+		mcp.Description(what+" (an Appwrite id)"))
+}
+
+func readOnly(title string) []mcp.ToolOption {
+	return []mcp.ToolOption{
+		mcp.WithTitleAnnotation(title), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+	}
+}
+
+// Register adds the tools to srv.
+func (t *Tools) Register(srv *server.MCPServer) {
+	project := idProp(eventcatalog.ArgProject, "The Appwrite project")
+	srv.AddTool(mcp.NewTool(GetRow, append(readOnly("Get a row"),
+		mcp.WithDescription("Read one TablesDB row (the one a row.* event names) with your own access: every column Appwrite returns to you, plus its ids and timestamps."),
+		project, idProp(eventcatalog.ArgDatabase, "The database"), idProp(eventcatalog.ArgTable, "The table"), idProp(argRow, "The row"))...),
+		t.handle(GetRow, t.getRow))
+	srv.AddTool(mcp.NewTool(GetFile, append(readOnly("Get a file's metadata"),
+		mcp.WithDescription("Read a Storage file's metadata (name, MIME type, size, checksum, permissions, timestamps; not its content), e.g. the file a file.created event names."),
+		project, idProp(eventcatalog.ArgBucket, "The bucket"), idProp(argFile, "The file"))...),
+		t.handle(GetFile, t.getFile))
+	srv.AddTool(mcp.NewTool(GetUser, append(readOnly("Get a user"),
+		mcp.WithDescription("Read a project user (the one a user.created event names) as your access lets you see it: name, email, phone, status, labels, verification, preferences, timestamps. Password hashes are never returned."),
+		project, idProp(argUser, "The user"))...),
+		t.handle(GetUser, t.getUser))
+	srv.AddTool(mcp.NewTool(GetExecution, append(readOnly("Get a function execution"),
+		mcp.WithDescription("Read a function execution (the one an execution.failed event names): status, trigger, HTTP status, duration, logs and errors."),
+		project, idProp(eventcatalog.ArgFunction, "The function"), idProp(argExecution, "The execution"))...),
+		t.handle(GetExecution, t.getExecution))
+	srv.AddTool(mcp.NewTool(ListSubscriptions, append(readOnly("List my event subscriptions"),
+		mcp.WithDescription("List your own event subscriptions in a project: the event, its arguments, where deliveries go, until when it runs (refresh_before), whether it was verified and whether Appwrite still delivers. Other users' subscriptions and all secrets are never shown."),
+		project)...),
+		t.handle(ListSubscriptions, t.listSubscriptions))
+}
+
+type handler func(ctx context.Context, p *oauth.Principal, args map[string]string) (any, error)
+
+// handle wraps a tool: it checks the arguments, runs the read and turns failures into tool errors with a
+// clear text (the model reads them and can correct itself).
+func (t *Tools) handle(name string, h handler) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p := principal(ctx)
+		if p == nil {
+			return t.fail(ctx, name, "error", "no verified caller for this call"), nil
+		}
+		args := map[string]string{}
+		for k, v := range req.GetArguments() {
+			s, ok := v.(string)
+			if !ok || !eventcatalog.ValidID(s) {
+				return t.fail(ctx, name, "invalid_arguments", fmt.Sprintf("%s: must be an Appwrite id (a letter or digit, then up to 35 letters, digits, '.', '_' or '-')", k)), nil
+			}
+			args[k] = s
+		}
+		res, err := h(ctx, p, args)
+		if err != nil {
+			outcome, text := describe(err)
+			return t.fail(ctx, name, outcome, text), nil
+		}
+		if t.log != nil {
+			t.log(ctx, name, "ok")
+		}
+		b, _ := json.Marshal(res)
+		return mcp.NewToolResultStructured(res, string(b)), nil
+	}
+}
+
+func (t *Tools) fail(ctx context.Context, name, outcome, text string) *mcp.CallToolResult {
+	if t.log != nil {
+		t.log(ctx, name, outcome)
+	}
+	return mcp.NewToolResultError(text)
+}
+
+// readErr is a failed Appwrite read with what was being read.
+type readErr struct {
+	what string // "row r1 in table t of database d"
+	err  error
+}
+
+func (e *readErr) Error() string { return e.what + ": " + e.err.Error() }
+func (e *readErr) Unwrap() error { return e.err }
+
+// describe turns a failure into the tools counter's outcome and the text the model reads: not found,
+// forbidden, Appwrite unavailable, or the subscriptions service's own error.
+func describe(err error) (outcome, text string) {
+	var re *readErr
+	var ae *appwriteapi.Error
+	if errors.As(err, &re) && errors.As(err, &ae) {
+		switch {
+		case ae.Status == http.StatusNotFound:
+			return "not_found", fmt.Sprintf("Not found: %s does not exist or is not visible to you (Appwrite: %s)", re.what, ae.Message)
+		case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
+			return "forbidden", fmt.Sprintf("Forbidden: Appwrite refused your access to %s (%s: %s)", re.what, ae.Type, ae.Message)
+		case ae.Status == http.StatusBadRequest:
+			return "invalid_arguments", fmt.Sprintf("Appwrite refused the request for %s: %s", re.what, ae.Message)
+		case ae.Status == 0:
+			return "unavailable", fmt.Sprintf("Appwrite unavailable: %s could not be read because Appwrite could not be reached; retry later", re.what)
+		default:
+			return "unavailable", fmt.Sprintf("Appwrite unavailable: reading %s failed with HTTP %d (%s); retry later", re.what, ae.Status, ae.Type)
+		}
+	}
+	var me *mcperr.Error
+	if errors.As(err, &me) {
+		switch me.Kind {
+		case mcperr.NotFound:
+			return "not_found", "Not found: " + me.Message
+		case mcperr.Forbidden:
+			return "forbidden", "Forbidden: " + me.Message
+		case mcperr.Internal:
+			return "unavailable", "Appwrite unavailable: " + me.Message
+		}
+		return "error", me.Message
+	}
+	return "error", "internal error"
+}
+
+func (t *Tools) getRow(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
+	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetRow(ctx, a[eventcatalog.ArgDatabase], a[eventcatalog.ArgTable], a[argRow])
+	if err != nil {
+		return nil, &readErr{fmt.Sprintf("row %s in table %s of database %s (project %s)", a[argRow], a[eventcatalog.ArgTable], a[eventcatalog.ArgDatabase], a[eventcatalog.ArgProject]), err}
+	}
+	return object(raw)
+}
+
+func (t *Tools) getFile(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
+	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetFile(ctx, a[eventcatalog.ArgBucket], a[argFile])
+	if err != nil {
+		return nil, &readErr{fmt.Sprintf("file %s in bucket %s (project %s)", a[argFile], a[eventcatalog.ArgBucket], a[eventcatalog.ArgProject]), err}
+	}
+	return object(raw)
+}
+
+// userSecrets are user fields that are credentials, not information: Appwrite returns the password hash
+// and its parameters to server-side callers; the tool never passes them on.
+var userSecrets = []string{"password", "hash", "hashOptions"}
+
+func (t *Tools) getUser(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
+	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetUser(ctx, a[argUser])
+	if err != nil {
+		return nil, &readErr{fmt.Sprintf("user %s (project %s)", a[argUser], a[eventcatalog.ArgProject]), err}
+	}
+	m, err := object(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range userSecrets {
+		delete(m, k)
+	}
+	return m, nil
+}
+
+// executionFields are what get_execution returns of Appwrite's execution model: what failed and why. The
+// request and response headers and bodies are left out (they may carry the caller's secrets).
+var executionFields = []string{
+	"$id", "$createdAt", "$updatedAt", "functionId", "deploymentId", "trigger", "status", "requestMethod",
+	"requestPath", "responseStatusCode", "duration", "logs", "errors", "scheduledAt",
+}
+
+func (t *Tools) getExecution(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
+	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetExecution(ctx, a[eventcatalog.ArgFunction], a[argExecution])
+	if err != nil {
+		return nil, &readErr{fmt.Sprintf("execution %s of function %s (project %s)", a[argExecution], a[eventcatalog.ArgFunction], a[eventcatalog.ArgProject]), err}
+	}
+	m, err := object(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for _, k := range executionFields {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func (t *Tools) listSubscriptions(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
+	if t.subs == nil {
+		return nil, mcperr.New(mcperr.Internal, nil, "subscriptions are not enabled on this server")
+	}
+	list, merr := t.subs.List(ctx, subscriptions.Call{Principal: p}, a[eventcatalog.ArgProject])
+	if merr != nil {
+		return nil, merr
+	}
+	return map[string]any{"project_id": a[eventcatalog.ArgProject], "subscriptions": list}, nil
+}
+
+// object decodes an Appwrite document.
+func object(raw json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, &readErr{"the answer", &appwriteapi.Error{Status: http.StatusBadGateway, Type: "invalid_response", Message: "not a JSON object"}}
+	}
+	return m, nil
+}
+
+// Names lists the tool names, sorted.
+func Names() []string {
+	out := make([]string, 0, len(scopes))
+	for n := range scopes {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

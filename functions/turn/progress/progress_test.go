@@ -1,0 +1,284 @@
+package progress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
+)
+
+// fakeClock fires its timers only when the test advances it.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+	armed  chan struct{} // a timer was armed
+}
+
+type fakeTimer struct {
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), armed: make(chan struct{}, 100)}
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	t := &fakeTimer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	c.armed <- struct{}{}
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !t.stopped
+		t.stopped = true
+		return was
+	}
+}
+
+// Advance moves the clock and runs the timers that became due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []func()
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		if !t.stopped && !t.at.After(c.now) {
+			t.stopped = true
+			due = append(due, t.f)
+		} else if !t.stopped {
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+// chanSink hands every batch to the test and answers with the test's reply.
+type chanSink struct {
+	name    string
+	batches chan []Envelope
+	replies chan error
+}
+
+func newChanSink(name string) *chanSink {
+	return &chanSink{name: name, batches: make(chan []Envelope), replies: make(chan error)}
+}
+
+func (s *chanSink) Name() string { return s.name }
+func (s *chanSink) Send(ctx context.Context, b []Envelope) (int, error) {
+	select {
+	case s.batches <- b:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	select {
+	case err := <-s.replies:
+		if err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+func (s *chanSink) next(t *testing.T) []Envelope {
+	t.Helper()
+	select {
+	case b := <-s.batches:
+		return b
+	case <-time.After(10 * time.Second): // a watchdog against a hung test, not a timing assertion
+		t.Fatal("no batch")
+		return nil
+	}
+}
+
+func types(b []Envelope) string {
+	s := ""
+	for _, e := range b {
+		s += fmt.Sprintf("%d:%s ", e.Seq, e.Event.Type)
+	}
+	return s
+}
+
+func TestBatchingWaitsForTheIntervalAndUrgentEventsGoAtOnce(t *testing.T) {
+	clk := newFakeClock()
+	sink := newChanSink("s")
+	p := New(Options{Clock: clk}, sink)
+	p.Emit(timeline.Status("Routing request…"))
+	<-clk.armed // the worker saw the status and armed the 250 ms deadline instead of sending
+	select {
+	case b := <-sink.batches:
+		t.Fatalf("a status went out before its interval: %s", types(b))
+	default:
+	}
+	clk.Advance(249 * time.Millisecond)
+	select {
+	case b := <-sink.batches:
+		t.Fatalf("sent at 249 ms: %s", types(b))
+	default:
+	}
+	clk.Advance(time.Millisecond)
+	if got := types(sink.next(t)); got != "1:status " {
+		t.Fatalf("batch %q", got)
+	}
+	sink.replies <- nil
+	// route is urgent: it goes out without the clock moving, with what was pending before it.
+	p.Emit(timeline.Route("platform", "why"))
+	if got := types(sink.next(t)); got != "2:route " {
+		t.Fatalf("batch %q", got)
+	}
+	// While that delivery is in flight, tokens accumulate; they go together once the interval passes.
+	p.Emit(timeline.SubagentStart("platform"))
+	p.Emit(timeline.AnswerStart("platform"))
+	p.Emit(timeline.Token("platform", "a"))
+	sink.replies <- nil
+	<-clk.armed
+	clk.Advance(250 * time.Millisecond)
+	if got := types(sink.next(t)); got != "3:subagent_start 4:answer_start 5:token " {
+		t.Fatalf("batch %q", got)
+	}
+	sink.replies <- nil
+	p.Emit(timeline.SubagentEnd("platform", "a", 0, false))
+	p.Emit(timeline.Done("a"))
+	if got := types(sink.next(t)); got != "6:subagent_end 7:done " {
+		t.Fatalf("batch %q", got)
+	}
+	sink.replies <- nil
+	p.Emit(timeline.Complete())
+	done := make(chan []timeline.Event)
+	go func() { done <- p.Close(context.Background()) }()
+	if got := types(sink.next(t)); got != "8:complete " {
+		t.Fatalf("batch %q", got)
+	}
+	sink.replies <- nil
+	evs := <-done
+	if len(evs) != 8 || evs[7].Type != timeline.TypeComplete {
+		t.Fatalf("timeline %v", evs)
+	}
+}
+
+func TestFailingSinkIsRetriedThenDroppedWithAStatusAndTheOtherSinkGetsEverything(t *testing.T) {
+	clk := newFakeClock()
+	bad, good := newChanSink("bad"), newChanSink("good")
+	logs := make(chan string, 10)
+	p := New(Options{Clock: clk, Log: func(s string) { logs <- s }}, bad, good)
+	p.Emit(timeline.Status("Routing request…"))
+	p.Emit(timeline.Route("FINISH", "r"))
+	// Both get 1..2 at once (route is urgent).
+	for _, s := range []*chanSink{bad, good} {
+		var b []Envelope
+		select {
+		case b = <-bad.batches:
+			bad.replies <- errors.New("HTTP 500")
+		case b = <-good.batches:
+			good.replies <- nil
+		}
+		if types(b) != "1:status 2:route " {
+			t.Fatalf("%s batch %q", s.name, types(b))
+		}
+	}
+	// The failed batch is retried after the interval, with what came since (nothing here).
+	for attempt := 2; attempt <= DefaultMaxFailures; attempt++ {
+		<-clk.armed
+		clk.Advance(DefaultInterval)
+		if got := types(bad.next(t)); got != "1:status 2:route " {
+			t.Fatalf("retry %d: %q", attempt, got)
+		}
+		bad.replies <- errors.New("HTTP 500")
+	}
+	if l := <-logs; l != "progress: sink bad dropped after 3 failed deliveries: HTTP 500" {
+		t.Fatalf("log %q", l)
+	}
+	// Dropped: the notice is in the timeline, before what follows.
+	p.Emit(timeline.AnswerStart("supervisor"))
+	p.Emit(timeline.Token("supervisor", "x"))
+	p.Emit(timeline.Done("x"))
+	b := good.next(t)
+	good.replies <- nil
+	got := types(b)
+	if got != "3:status 4:answer_start 5:token 6:done " && got != "3:status " {
+		t.Fatalf("good batch %q", got)
+	}
+	if b[0].Event.Type != timeline.TypeStatus {
+		t.Fatalf("first %v", b[0].Event)
+	}
+	if v, _ := b[0].Event.Get("sink"); v != "bad" {
+		t.Fatalf("drop notice %v", b[0].Event)
+	}
+	done := make(chan []timeline.Event)
+	go func() { done <- p.Close(context.Background()) }()
+	for {
+		b := good.next(t)
+		good.replies <- nil
+		if b[len(b)-1].Event.Type == timeline.TypeComplete {
+			break
+		}
+	}
+	evs := <-done
+	body, _ := timeline.JSONArray(evs)
+	dec, _ := timelinetest.ParseJSON(body)
+	if err := timelinetest.CheckOrder(dec); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if len(logs) != 0 {
+		t.Fatalf("more logs: %q", <-logs)
+	}
+}
+
+func TestPermanentFailureDropsAtOnceAndCloseEndsOnContext(t *testing.T) {
+	clk := newFakeClock()
+	s := newChanSink("hook")
+	logs := make(chan string, 1)
+	p := New(Options{Clock: clk, Log: func(l string) { logs <- l }}, s)
+	p.Emit(timeline.Route("FINISH", "r"))
+	s.next(t)
+	s.replies <- fmt.Errorf("%w: 410", ErrPermanent)
+	if l := <-logs; l != "progress: sink hook dropped after 1 failed deliveries: permanent sink failure: 410" {
+		t.Fatalf("log %q", l)
+	}
+	// A second sink that never answers: Close must still return when its context ends.
+	hang := newChanSink("hang")
+	p2 := New(Options{Clock: clk}, hang)
+	p2.Emit(timeline.Route("FINISH", "r"))
+	hang.next(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan []timeline.Event)
+	go func() { done <- p2.Close(ctx) }()
+	cancel()
+	evs := <-done
+	if evs[len(evs)-1].Type != timeline.TypeComplete {
+		t.Fatalf("%v", evs)
+	}
+	p.Emit(timeline.Done(""))
+	evs = p.Close(context.Background())
+	if msg, _ := evs[1].Get("message"); len(evs) != 4 || msg != DroppedMessage("hook", 1) || evs[3].Type != timeline.TypeComplete {
+		t.Fatalf("%v", evs)
+	}
+}
+
+func TestNoSinkOnlyRecords(t *testing.T) {
+	p := New(Options{})
+	p.Emit(timeline.Status("s"))
+	p.Emit(timeline.Complete())
+	p.Emit(timeline.Status("after"))
+	evs := p.Close(context.Background())
+	if len(evs) != 2 || evs[1].Type != timeline.TypeComplete {
+		t.Fatalf("%v", evs)
+	}
+}

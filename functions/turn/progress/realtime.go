@@ -1,0 +1,144 @@
+package progress
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// Columns of the progress table (scripts/dev creates it; docs/turn.md lists it for a real project).
+const (
+	ColTurnID  = "turn_id"
+	ColSeq     = "seq"
+	ColType    = "type"
+	ColPayload = "payload"
+	ColTime    = "time"
+	// PayloadChars is the size of the payload column: an event whose JSON is longer is written as
+	// {"type":…,"truncated":true,"chars":N} (the synchronous body and the webhook still carry it whole).
+	PayloadChars = 1_000_000
+)
+
+// Realtime writes every event as a row of a TablesDB table in the function's own project, readable only by
+// the calling user, so that the user's browser receives it through Appwrite Realtime. Rows are written one
+// at a time, in order.
+type Realtime struct {
+	// Endpoint is the API endpoint (APPWRITE_FUNCTION_API_ENDPOINT, ending in /v1), ProjectID the project.
+	Endpoint, ProjectID string
+	// Key is the execution's dynamic or ephemeral key (x-appwrite-key), with rows.write.
+	Key string
+	// DatabaseID and TableID name the table.
+	DatabaseID, TableID string
+	// UserID is the calling user (x-appwrite-user-id): each row gets read("user:<UserID>") only.
+	UserID string
+	TurnID string
+	// Client talks to the trusted endpoint.
+	Client *http.Client
+}
+
+// Name implements Sink.
+func (r *Realtime) Name() string { return "realtime" }
+
+// ErrTableNotFound is returned by CheckTable when the table (or its database) does not exist.
+var ErrTableNotFound = errors.New("progress table not found")
+
+func (r *Realtime) tableURL() string {
+	return strings.TrimRight(r.Endpoint, "/") + "/tablesdb/" + url.PathEscape(r.DatabaseID) + "/tables/" + url.PathEscape(r.TableID)
+}
+
+func (r *Realtime) do(ctx context.Context, method, u string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("X-Appwrite-Project", r.ProjectID)
+	req.Header.Set("X-Appwrite-Key", r.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Appwrite-Response-Format", "1.9.1")
+	res, err := r.Client.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	return res.StatusCode, out, nil
+}
+
+// CheckTable makes sure the table exists and the key can read it (the function needs tables.read for this
+// check and rows.write for the rows).
+func (r *Realtime) CheckTable(ctx context.Context) error {
+	status, body, err := r.do(ctx, http.MethodGet, r.tableURL(), nil)
+	if err != nil {
+		return err
+	}
+	switch {
+	case status == http.StatusOK:
+		return nil
+	case status == http.StatusNotFound:
+		return fmt.Errorf("%w: table '%s' of database '%s' does not exist in project '%s' (%s)", ErrTableNotFound,
+			r.TableID, r.DatabaseID, r.ProjectID, appwriteMessage(body))
+	default:
+		return fmt.Errorf("reading table '%s/%s' answered HTTP %d: %s", r.DatabaseID, r.TableID, status, appwriteMessage(body))
+	}
+}
+
+func appwriteMessage(body []byte) string {
+	var e struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Message != "" {
+		return e.Type + ": " + e.Message
+	}
+	if len(body) > 200 {
+		body = body[:200]
+	}
+	return strings.TrimSpace(string(body))
+}
+
+// RowData is the row written for one envelope.
+func (r *Realtime) RowData(e Envelope) map[string]any {
+	payload, err := json.Marshal(e.Event)
+	if err != nil || utf8.RuneCount(payload) > PayloadChars {
+		payload, _ = json.Marshal(map[string]any{"type": e.Event.Type, "truncated": true, "chars": utf8.RuneCount(payload)})
+	}
+	return map[string]any{
+		ColTurnID: r.TurnID, ColSeq: e.Seq, ColType: e.Event.Type, ColPayload: string(payload),
+		ColTime: e.Time.UTC().Format(TimeFormat),
+	}
+}
+
+// Send implements Sink: one row per envelope, in order; it stops at the first failure.
+func (r *Realtime) Send(ctx context.Context, batch []Envelope) (int, error) {
+	perms := []string{`read("user:` + r.UserID + `")`}
+	for i, e := range batch {
+		status, body, err := r.do(ctx, http.MethodPost, r.tableURL()+"/rows", map[string]any{
+			"rowId": "unique()", "data": r.RowData(e), "permissions": perms,
+		})
+		if err != nil {
+			return i, err
+		}
+		if status != http.StatusCreated && status != http.StatusOK {
+			err := fmt.Errorf("creating the row of event %d answered HTTP %d: %s", e.Seq, status, appwriteMessage(body))
+			if status == http.StatusNotFound {
+				err = fmt.Errorf("%w: %v", ErrPermanent, err)
+			}
+			return i, err
+		}
+	}
+	return len(batch), nil
+}

@@ -1,0 +1,98 @@
+package request
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	"appwrite-agent/shared/stdwebhooks"
+)
+
+// ProgressBody is the request's "progress" field: where the engine publishes the timeline while the turn
+// runs. Realtime and Webhook may both be set.
+type ProgressBody struct {
+	// TurnID names the turn in every published event (rows and webhook batches). Optional: the execution id
+	// (x-appwrite-execution-id), else a random id, is used. A browser that sets it can filter its
+	// subscription before the execution exists.
+	TurnID string `json:"turn_id,omitempty"`
+	// Realtime writes the events as rows of the configured progress table, readable only by the calling user.
+	Realtime bool `json:"realtime,omitempty"`
+	// Webhook posts signed batches to a URL.
+	Webhook *WebhookBody `json:"webhook,omitempty"`
+}
+
+// WebhookBody is the webhook sink of a request.
+type WebhookBody struct {
+	// URL receives the batches (https, public address).
+	URL string `json:"url"`
+	// Secret signs them with Standard Webhooks ("whsec_" + base64 of 24 to 64 bytes).
+	Secret string `json:"secret"`
+}
+
+// Progress is the validated progress field.
+type Progress struct {
+	TurnID   string
+	Realtime bool
+	// Webhook is nil without a webhook sink.
+	Webhook *Webhook
+}
+
+// Webhook is a validated webhook sink.
+type Webhook struct {
+	URL    string
+	Secret stdwebhooks.Secret
+}
+
+// Any reports whether at least one sink is requested.
+func (p *Progress) Any() bool { return p != nil && (p.Realtime || p.Webhook != nil) }
+
+var turnIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$`)
+
+// ValidTurnID reports an id usable as a turn id (in rows and webhook ids).
+func ValidTurnID(id string) bool { return turnIDRe.MatchString(id) }
+
+// Messages of progress validation.
+const (
+	MsgAsyncNeedsSink  = "an async turn needs a progress sink (progress.realtime or progress.webhook): nobody reads the body of an async execution"
+	MsgProgressEmpty   = "progress must enable realtime or give a webhook"
+	MsgTurnID          = "progress.turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -"
+	MsgWebhookURL      = "progress.webhook.url must be an https:// URL with a host"
+	MsgWebhookNoSecret = "progress.webhook.secret is required: whsec_ followed by the base64 of 24 to 64 random bytes"
+	MsgWebhookSecret   = "progress.webhook.secret must be whsec_ followed by the base64 of 24 to 64 random bytes"
+)
+
+func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
+	if b == nil {
+		if async {
+			return nil, invalid("%s", MsgAsyncNeedsSink)
+		}
+		return nil, nil
+	}
+	p := &Progress{TurnID: strings.TrimSpace(b.TurnID), Realtime: b.Realtime}
+	if p.TurnID != "" && !turnIDRe.MatchString(p.TurnID) {
+		return nil, invalid("%s", MsgTurnID)
+	}
+	if w := b.Webhook; w != nil {
+		raw := strings.TrimSpace(w.URL)
+		u, err := url.Parse(raw)
+		// http:// passes here; the SSRF policy (https unless SAFEHTTP_ALLOW_HTTP) is applied by the handler.
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
+			return nil, invalid("%s", MsgWebhookURL)
+		}
+		if strings.TrimSpace(w.Secret) == "" {
+			return nil, invalid("%s", MsgWebhookNoSecret)
+		}
+		sec, err := stdwebhooks.ParseSecret(strings.TrimSpace(w.Secret))
+		if err != nil {
+			return nil, invalid("%s", MsgWebhookSecret)
+		}
+		p.Webhook = &Webhook{URL: raw, Secret: sec}
+	}
+	if !p.Any() {
+		if async {
+			return nil, invalid("%s", MsgAsyncNeedsSink)
+		}
+		return nil, invalid("%s", MsgProgressEmpty)
+	}
+	return p, nil
+}

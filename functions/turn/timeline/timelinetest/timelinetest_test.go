@@ -1,0 +1,68 @@
+package timelinetest_test
+
+import (
+	"strings"
+	"testing"
+
+	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/functions/turn/timeline/timelinetest"
+)
+
+func TestSSEAndJSONRoundTrip(t *testing.T) {
+	evs := []timeline.Event{timeline.Status("Routing…"), timeline.Route("FINISH", "r"), timeline.AnswerStart("supervisor"), timeline.Token("supervisor", "héllo \"x\""),
+		timeline.Done("héllo \"x\""), timeline.ConversationTitle("T"), timeline.Complete()}
+	sse, err := timeline.SSE(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(sse), "data: {\"type\":\"status\",\"message\":\"Routing…\"}\n\n") {
+		t.Fatalf("sse %q", sse)
+	}
+	got, err := timelinetest.ParseSSE(sse)
+	if err != nil || len(got) != len(evs) || got[3].Str("content") != "héllo \"x\"" {
+		t.Fatalf("%v %v", got, err)
+	}
+	if err := timelinetest.CheckOrder(got); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := timeline.JSONArray(evs)
+	got2, err := timelinetest.ParseJSON(js)
+	if err != nil || len(got2) != len(evs) {
+		t.Fatal(err)
+	}
+	if _, err := timelinetest.ParseSSE([]byte("data: {}\n")); err == nil {
+		t.Fatal("unterminated frame accepted")
+	}
+	if _, err := timelinetest.ParseSSE([]byte("event: x\ndata: {}\n\n")); err == nil {
+		t.Fatal("event: line accepted")
+	}
+}
+
+func TestCheckOrderRejects(t *testing.T) {
+	st, rt, ss, se := timeline.Status("s"), timeline.Route("platform", "r"), timeline.SubagentStart("platform"), timeline.SubagentEnd("platform", "", 0, false)
+	cases := map[string][]timeline.Event{
+		"no complete":          {st, rt, ss, se, timeline.Done("")},
+		"complete not last":    {st, rt, ss, se, timeline.Done(""), timeline.Complete(), timeline.Status("s")},
+		"route before status":  {rt, st, timeline.Complete()},
+		"token without start":  {st, rt, ss, timeline.Token("platform", "x"), se, timeline.Done(""), timeline.Complete()},
+		"token wrong agent":    {st, rt, ss, timeline.AnswerStart("planner"), se, timeline.Done(""), timeline.Complete()},
+		"unclosed block":       {st, rt, ss, timeline.Done(""), timeline.Complete()},
+		"open tool":            {st, rt, ss, timeline.ToolStart("platform", "t", "1", "{}"), se, timeline.Done(""), timeline.Complete()},
+		"tool_calls mismatch":  {st, rt, ss, timeline.ToolStart("platform", "t", "1", "{}"), timeline.ToolEnd("platform", "t", "1", "", false), se, timeline.Done(""), timeline.Complete()},
+		"token after tool":     {st, rt, ss, timeline.AnswerStart("platform"), timeline.ToolStart("platform", "t", "1", "{}"), timeline.ToolEnd("platform", "t", "1", "", false), timeline.Token("platform", "x"), timeline.SubagentEnd("platform", "", 1, false), timeline.Done(""), timeline.Complete()},
+		"fallback not failed":  {st, rt, ss, se, timeline.Status("f"), timeline.Route("planner", "f"), timeline.SubagentStart("planner"), timeline.SubagentEnd("planner", "", 0, false), timeline.Done(""), timeline.Complete()},
+		"title before done":    {st, rt, ss, se, timeline.ConversationTitle("t"), timeline.Done(""), timeline.Complete()},
+		"event after error":    {st, timeline.Error("x", "d", ""), timeline.Done(""), timeline.Complete()},
+		"done and error":       {st, rt, ss, se, timeline.Done(""), timeline.Error("x", "d", ""), timeline.Complete()},
+		"subagent wrong route": {st, timeline.Route("planner", "r"), ss, se, timeline.Done(""), timeline.Complete()},
+		"unknown type":         {st, timeline.New("model_start"), timeline.Complete()},
+		"late credentials":     {st, timeline.MCPCredentials(nil), timeline.Complete()},
+	}
+	for name, evs := range cases {
+		body, _ := timeline.JSONArray(evs)
+		dec, _ := timelinetest.ParseJSON(body)
+		if err := timelinetest.CheckOrder(dec); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
