@@ -9,4 +9,5 @@ require (
 	github.com/open-runtimes/types-for-go/v4 v4.0.8
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	golang.org/x/net v0.55.0
 )

@@ -561,18 +561,25 @@ func TestSEPErrorNumbering(t *testing.T) {
 	}
 }
 
-// TestAppwrite400NamesTheField: when Appwrite refuses an oversize field (appwrite#14293 fixed: 400), the
-// answer is InvalidParams naming it. The envelope budget is raised past what Appwrite stores to provoke it.
-func TestAppwrite400NamesTheField(t *testing.T) {
+// TestAppwrite500OnWebhookWriteIsExplained: Appwrite answers 500 general_unknown when a webhook field does not
+// fit its column after encryption (appwrite#14293, unfixed). The envelope budget normally keeps that from
+// happening; raised past what Appwrite stores, the subscribe answers a JSON-RPC error that says what Appwrite
+// answered and what it means.
+func TestAppwrite500OnWebhookWriteIsExplained(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_SEAL_PASSWORD_BUDGET"] = "300"
 	url := st.instance(st.server(mcpserver.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
-	cb := st.recv.url("/" + strings.Repeat("p", 380))
+	cb := st.recv.url("/" + strings.Repeat("p", 250))
 	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
-	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(fmt.Sprint(r.Error.Data["field"]), "authPassword") {
+	if r.Error == nil || r.Error.Code != -32603 || r.Error.Data["appwriteStatus"] != float64(500) ||
+		r.Error.Data["appwriteType"] != "general_unknown" || r.Error.Data["operation"] != "webhook create" ||
+		!strings.Contains(r.Error.Message, "255-character column") || !strings.Contains(r.Error.Message, "MCP_EVENTS_SEAL_PASSWORD_BUDGET") {
 		t.Fatalf("%s", r.Raw)
+	}
+	if n := len(st.webhooks(projectID)); n != 0 {
+		t.Fatalf("%d webhooks after a refused create", n)
 	}
 }
 

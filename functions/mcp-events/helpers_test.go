@@ -75,11 +75,23 @@ type stack struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackWith(t, nil)
+}
+
+// newStackWith is newStack with the stand-in's options adjusted by opt. The stand-in-only loopback allowance
+// is on: the ingress capture server listens on 127.0.0.1, which real Appwrite refuses (PublicDomain).
+func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
+	t.Helper()
 	st := &stack{t: t}
-	st.la = localappwrite.New(localappwrite.Options{
-		Clock: st.now,
-		Logf:  func(string, ...any) {},
-	})
+	opts := localappwrite.Options{
+		Clock:                    st.now,
+		Logf:                     func(string, ...any) {},
+		AllowLoopbackWebhookURLs: true,
+	}
+	if opt != nil {
+		opt(&opts)
+	}
+	st.la = localappwrite.New(opts)
 	st.laSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/") && !strings.HasPrefix(r.URL.Path, "/v1/oauth2/") {
 			st.apiCalls.Add(1)

@@ -638,7 +638,8 @@ func TestPerTurnLLMOverride(t *testing.T) {
 func TestReasoningModelUsesResponsesAPI(t *testing.T) {
 	model, srv := env(t,
 		route("platform", "x", ""),
-		scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "fc1", Name: "current_time"}}},
+		scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "fc1", Name: "current_time"}},
+			Reasoning: &scriptedllm.Reasoning{ID: "rs_round1", Summary: "Need the time first.", EncryptedContent: "gAAAAB-enc-round1"}},
 		scriptedllm.Reply{Content: "Done with reasoning."},
 	)
 	t.Setenv("LLM_MODEL", "openai/gpt-5.6")
@@ -663,6 +664,34 @@ func TestReasoningModelUsesResponsesAPI(t *testing.T) {
 	}
 	if !strings.Contains(string(reqs[0].Body), `"json_schema"`) {
 		t.Fatalf("router without structured output: %s", reqs[0].Body)
+	}
+	// Stateless reasoning across tool rounds: every call asks for the encrypted reasoning with store false,
+	// and the second round of the agent sends the first round's reasoning item back, before its call.
+	for i, r := range reqs {
+		inc, _ := r.JSON()["include"].([]any)
+		if r.JSON()["store"] != false || len(inc) != 1 || inc[0] != "reasoning.encrypted_content" {
+			t.Fatalf("call %d: store %v include %v", i, r.JSON()["store"], r.JSON()["include"])
+		}
+	}
+	input, _ := reqs[2].JSON()["input"].([]any)
+	reasoningAt, callAt := -1, -1
+	for i, it := range input {
+		m, _ := it.(map[string]any)
+		switch m["type"] {
+		case "reasoning":
+			if m["id"] != "rs_round1" || m["encrypted_content"] != "gAAAAB-enc-round1" || reasoningAt >= 0 {
+				t.Fatalf("reasoning item %v", m)
+			}
+			reasoningAt = i
+		case "function_call":
+			callAt = i
+		}
+	}
+	if reasoningAt < 0 || callAt != reasoningAt+1 {
+		t.Fatalf("the first answer's reasoning item is not sent back before its call (at %d, call at %d): %s", reasoningAt, callAt, reqs[2].Body)
+	}
+	if strings.Contains(string(reqs[1].Body), "rs_round1") {
+		t.Fatalf("reasoning sent before it existed: %s", reqs[1].Body)
 	}
 }
 

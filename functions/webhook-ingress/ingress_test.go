@@ -373,14 +373,16 @@ func TestAppwriteResendsKeepTheEventID(t *testing.T) {
 	if a := f.send(next); a.EventID == first.EventID {
 		t.Fatal("a later change of the same row got the same event id")
 	}
-	// Newer Appwrite sends a per-delivery id, identical on its retries.
-	d.deliveryID = "dlv-1"
-	x, y := f.send(d), f.send(d)
-	d.deliveryID = "dlv-2"
-	z := f.send(d)
-	if x.EventID != y.EventID || x.EventID == z.EventID || x.EventID == first.EventID {
-		t.Fatalf("delivery-id event ids %q %q %q", x.EventID, y.EventID, z.EventID)
+	// A captured genuine request replayed with made-up X-Appwrite-Webhook-Delivery-Id values (a header Appwrite
+	// does not sign; only Appwrite Cloud is said to send one) keeps the original's eventId, so the subscriber's
+	// deduplication drops it.
+	for _, made := range []string{"dlv-1", "dlv-2", "attacker-chosen-" + strings.Repeat("x", 40)} {
+		d.deliveryID = made
+		if r := f.send(d); r.EventID != first.EventID {
+			t.Fatalf("replay with delivery id %q: eventId %q, want the original %q", made, r.EventID, first.EventID)
+		}
 	}
+	z := again
 	ids := []string{}
 	for _, e := range f.receiver.Events() {
 		ids = append(ids, e.Header.Get("webhook-id"))
@@ -694,5 +696,16 @@ func TestDeliveryBudgetFitsTheExecution(t *testing.T) {
 	}
 	if f.logs.count("INGRESS_BUDGET_MS must be an integer from 100 to 10000") == 0 {
 		t.Fatal("the log does not give the accepted range")
+	}
+}
+
+// TestPercentInTheIngressURLIsRefused: Appwrite 1.9.6 and earlier sign rawurldecode(url), later versions the
+// stored url, so a webhook URL with a "%" would fail verification on one of them: the ingress refuses such a
+// configuration, naming it.
+func TestPercentInTheIngressURLIsRefused(t *testing.T) {
+	newFixture(t)
+	t.Setenv("MCP_EVENTS_INGRESS_URL", "https://ingress.example.com/a%20b")
+	if _, err := ingress.LoadConfig(); err == nil || !strings.Contains(err.Error(), "MCP_EVENTS_INGRESS_URL must not hold a %") {
+		t.Fatalf("%v", err)
 	}
 }

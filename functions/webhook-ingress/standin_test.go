@@ -3,6 +3,7 @@ package handler_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -51,6 +52,8 @@ func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	st := &stack{t: t, receiver: webhookreceiver.New(subSecret), clock: &offsetClock{}}
 	t.Cleanup(st.receiver.Close)
 	opts.Logf = t.Logf
+	// Stand-in-only: the ingress's function domain is on loopback, which real Appwrite refuses (PublicDomain).
+	opts.AllowLoopbackWebhookURLs = true
 	st.aw = localappwrite.New(opts)
 	st.api = httptest.NewServer(st.aw)
 	st.aw.SetBaseURL(st.api.URL)
@@ -139,9 +142,16 @@ func must(t *testing.T, err error) {
 
 // TestAppwriteWebhookToSubscriberOnTheStandIn: Appwrite's own worker delivers a row change to the ingress
 // through its function domain, and the subscriber gets exactly one verified, projected event; a change in
-// another table gets nothing; Appwrite re-sending the delivery keeps the eventId.
+// another table gets nothing; Appwrite re-sending the delivery keeps the eventId. Both as the open-source
+// worker (no delivery-id header) and as Appwrite Cloud (an unsigned X-Appwrite-Webhook-Delivery-Id, ignored).
 func TestAppwriteWebhookToSubscriberOnTheStandIn(t *testing.T) {
-	st := newStack(t, localappwrite.Options{DeliveryIDHeader: true})
+	for _, cloud := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deliveryIdHeader=%v", cloud), func(t *testing.T) { webhookToSubscriber(t, cloud) })
+	}
+}
+
+func webhookToSubscriber(t *testing.T, cloud bool) {
+	st := newStack(t, localappwrite.Options{DeliveryIDHeader: cloud})
 	st.subscribe("sub-standin-1", "row.created", rowArgs, time.Now().Add(time.Hour))
 
 	rowID := st.createRow("tickets")

@@ -1,18 +1,14 @@
 package eventcatalog_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"strings"
 	"testing"
 
+	"appwrite-agent/shared/devkit/snapshot"
 	"appwrite-agent/shared/eventcatalog"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestCatalogSnapshot pins the public surface: names, descriptions, schemas, scopes and Appwrite patterns.
 func TestCatalogSnapshot(t *testing.T) {
@@ -34,23 +30,7 @@ func TestCatalogSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/catalog.golden.json", append(out, '\n'))
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s changed; if the change is deliberate run go test -update.\n--- got\n%s", path, got)
-	}
+	snapshot.Check(t, "testdata/catalog.golden.json", append(out, '\n'))
 }
 
 func TestMatchesEvents(t *testing.T) {

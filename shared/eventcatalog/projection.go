@@ -136,8 +136,6 @@ func MatchPattern(pattern, event string) bool {
 type Occurrence struct {
 	// Data is the projected payload, conforming to PayloadSchema (project_id included).
 	Data map[string]any
-	// ResourceID and Version identify the change: the resource's $id and $updatedAt.
-	ResourceID, Version string
 	// Timestamp is when the change happened ($updatedAt, else $createdAt; empty when the payload has
 	// neither).
 	Timestamp string
@@ -167,7 +165,7 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 	if ts == "" {
 		ts = p.CreatedAt
 	}
-	return Occurrence{Data: data, ResourceID: p.ID, Version: p.UpdatedAt, Timestamp: ts}, nil
+	return Occurrence{Data: data, Timestamp: ts}, nil
 }
 
 // Binding is one catalog event that a set of Appwrite events names, with the arguments read from them.

@@ -2,9 +2,16 @@
 // makes (read a table, bucket, function or the users list to authorize a subscription; get, list, create,
 // update and delete project webhooks), made with the caller's OAuth bearer token in admin mode.
 //
-// Every request carries Authorization: Bearer <token>, X-Appwrite-Project and X-Appwrite-Mode: admin. Webhooks
-// are read in both field spellings: response format 1.8.0 (security, httpUser, httpPass, signatureKey) and the
-// current one (tls, authUsername, authPassword, secret).
+// Every request carries Authorization: Bearer <token>, X-Appwrite-Project and X-Appwrite-Mode: admin. That is
+// Appwrite Cloud behaviour: the hosted Appwrite MCP server drives Cloud this way, while the open-source server
+// reads no bearer token (app/init/resources/request.php:462-585, 1.9.6), so mcp-events needs Appwrite Cloud.
+// Webhooks are read in both field spellings: response format 1.8.0 (security, httpUser, httpPass,
+// signatureKey) and the current one (tls, authUsername, authPassword, secret).
+//
+// The subscription's webhook secret is chosen by the caller (derived from a server key), which Appwrite takes
+// only from 1.9.5 on (the secret param of PR #11884); older servers silently generate their own, and every
+// delivery would then fail its signature check. The Client reads the server's version once (GET
+// /v1/health/version) and refuses webhook writes on anything older than MinVersion with a *VersionError.
 package appwriteapi
 
 import (
@@ -16,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -57,10 +65,37 @@ func StatusOf(err error) int {
 	return 0
 }
 
-// Client calls one Appwrite endpoint.
+// MinVersion is the oldest Appwrite that honours a caller-chosen webhook secret (the secret param of
+// POST /v1/webhooks and PATCH /v1/webhooks/{id}/secret, Webhooks/Create.php:73 and Secret/Update.php:57 in
+// 1.9.5; absent in 1.9.0, where the key is always generated).
+const MinVersion = "1.9.5"
+
+// VersionError reports an Appwrite too old for mcp-events, or one whose version could not be read.
+type VersionError struct {
+	// Endpoint is the Appwrite endpoint asked.
+	Endpoint string
+	// Found is the version the server reported ("" when it reported none).
+	Found string
+	// Need is MinVersion.
+	Need string
+}
+
+// Error implements error.
+func (e *VersionError) Error() string {
+	if e.Found == "" {
+		return fmt.Sprintf("appwrite: %s reports no version on GET /health/version; mcp-events needs Appwrite %s or later", e.Endpoint, e.Need)
+	}
+	return fmt.Sprintf("appwrite: %s runs Appwrite %s; mcp-events needs %s or later (older servers ignore the webhook secret, so no delivery would verify)", e.Endpoint, e.Found, e.Need)
+}
+
+// Client calls one Appwrite endpoint. It remembers the endpoint's version once read (see RequireVersion).
 type Client struct {
 	endpoint string
 	http     *http.Client
+
+	// versionMu is a one-slot semaphore (a channel, so waiting honours the context) guarding version.
+	versionMu chan struct{}
+	version   string // the version read, once read
 }
 
 // New returns a client for endpoint (ending in /v1) over hc (http.DefaultClient when nil).
@@ -68,7 +103,82 @@ func New(endpoint string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{endpoint: strings.TrimRight(endpoint, "/"), http: hc}
+	return &Client{endpoint: strings.TrimRight(endpoint, "/"), http: hc, versionMu: make(chan struct{}, 1)}
+}
+
+// Version returns the endpoint's Appwrite version (GET /v1/health/version, a public route: Health/Version/
+// Get.php in 1.9.6). It is read once per Client: the first answer is kept for the Client's life; failures are
+// not kept, so the next call asks again.
+func (c *Client) Version(ctx context.Context) (string, error) {
+	select {
+	case c.versionMu <- struct{}{}:
+	case <-ctx.Done():
+		return "", &Error{Err: ctx.Err()}
+	}
+	defer func() { <-c.versionMu }()
+	if c.version != "" {
+		return c.version, nil
+	}
+	var out struct {
+		Version string `json:"version"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/health/version", nil, nil, nil, &out); err != nil {
+		return "", err
+	}
+	if out.Version == "" {
+		return "", &VersionError{Endpoint: c.endpoint, Need: MinVersion}
+	}
+	c.version = out.Version
+	return c.version, nil
+}
+
+// RequireVersion fails with a *VersionError when the endpoint's Appwrite is older than MinVersion (or its
+// version does not parse), and with an *Error when the version cannot be read.
+func (c *Client) RequireVersion(ctx context.Context) error {
+	v, err := c.Version(ctx)
+	if err != nil {
+		return err
+	}
+	if !AtLeast(v, MinVersion) {
+		return &VersionError{Endpoint: c.endpoint, Found: v, Need: MinVersion}
+	}
+	return nil
+}
+
+// AtLeast reports whether version v (major.minor.patch, an optional "-suffix" such as "-rc.1" ranks below the
+// release) is at least min. A version that does not parse is never at least anything.
+func AtLeast(v, min string) bool {
+	a, aPre, ok1 := parseVersion(v)
+	b, bPre, ok2 := parseVersion(min)
+	if !ok1 || !ok2 {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return !aPre || bPre
+}
+
+func parseVersion(v string) (parts [3]int, pre, ok bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if i := strings.IndexAny(v, "-+"); i >= 0 {
+		pre = v[i] == '-'
+		v = v[:i]
+	}
+	fs := strings.Split(v, ".")
+	if len(fs) == 0 || len(fs) > 3 {
+		return parts, false, false
+	}
+	for i, f := range fs {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return parts, false, false
+		}
+		parts[i] = n
+	}
+	return parts, pre, true
 }
 
 // Project is a Client bound to a project and a caller's token.
@@ -87,7 +197,16 @@ func (c *Client) Project(project, token string) *Project {
 func (p *Project) ID() string { return p.project }
 
 func (p *Project) do(ctx context.Context, method, path string, query url.Values, body any, out any) error {
-	u := p.c.endpoint + path
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+p.token)
+	h.Set("X-Appwrite-Project", p.project)
+	// Admin mode with an OAuth bearer is Appwrite Cloud behaviour (see the package comment).
+	h.Set("X-Appwrite-Mode", "admin")
+	return p.c.call(ctx, method, path, query, h, body, out)
+}
+
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, h http.Header, body any, out any) error {
+	u := c.endpoint + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
@@ -103,16 +222,16 @@ func (p *Project) do(ctx context.Context, method, path string, query url.Values,
 	if err != nil {
 		return &Error{Err: err}
 	}
-	req.Header.Set("Authorization", "Bearer "+p.token)
-	req.Header.Set("X-Appwrite-Project", p.project)
-	req.Header.Set("X-Appwrite-Mode", "admin")
+	for k, vs := range h {
+		req.Header[k] = vs
+	}
 	req.Header.Set("X-Appwrite-Response-Format", ResponseFormat)
 	req.Header.Set("X-SDK-Name", "mcp-events")
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := p.c.http.Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return &Error{Err: err}
 	}
@@ -173,7 +292,7 @@ type Webhook struct {
 	TLS          bool
 	AuthUsername string
 	AuthPassword string
-	// Secret is only returned on creation and secret rotation.
+	// Secret is only filled on creation and secret rotation; get, list and update answer "".
 	Secret string
 }
 
@@ -284,8 +403,12 @@ func (p *Project) ListWebhooks(ctx context.Context, prefix string) ([]Webhook, e
 	return out, nil
 }
 
-// CreateWebhook creates a webhook with the given id and signature secret.
+// CreateWebhook creates a webhook with the given id and signature secret. It fails with a *VersionError on an
+// Appwrite older than MinVersion, which would ignore the secret.
 func (p *Project) CreateWebhook(ctx context.Context, id, secret string, in WebhookInput) (*Webhook, error) {
+	if err := p.c.RequireVersion(ctx); err != nil {
+		return nil, err
+	}
 	params := in.params()
 	params["webhookId"] = id
 	params["secret"] = secret
@@ -305,10 +428,14 @@ func (p *Project) UpdateWebhook(ctx context.Context, id string, in WebhookInput)
 	return &w, nil
 }
 
-// SetWebhookSecret sets a webhook's signature secret.
+// SetWebhookSecret sets a webhook's signature secret: PATCH /v1/webhooks/{id}/secret, Appwrite's only route for
+// it (Webhooks/Secret/Update.php:32-33; any other method is 404 general_route_not_found). Only "secret" is
+// declared there. It fails with a *VersionError on an Appwrite older than MinVersion.
 func (p *Project) SetWebhookSecret(ctx context.Context, id, secret string) error {
-	return p.do(ctx, http.MethodPut, "/webhooks/"+seg(id)+"/secret", nil,
-		map[string]any{"secret": secret, "signatureKey": secret}, nil)
+	if err := p.c.RequireVersion(ctx); err != nil {
+		return err
+	}
+	return p.do(ctx, http.MethodPatch, "/webhooks/"+seg(id)+"/secret", nil, map[string]any{"secret": secret}, nil)
 }
 
 // DeleteWebhook deletes a webhook.

@@ -3,8 +3,10 @@ package appwriteapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,4 +55,62 @@ func asError(err error, target **appwriteapi.Error) bool {
 	e, ok := err.(*appwriteapi.Error)
 	*target = e
 	return ok
+}
+
+func TestAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want bool
+	}{{"1.9.5", true}, {"1.9.6", true}, {"1.10.0", true}, {"2.0", true}, {"1.9.0", false}, {"1.8.1", false},
+		{"1.9.5-rc.1", false}, {"1.9.6-rc.1", true}, {"1.9.5+cloud", true}, {"v1.9.5", true}, {"", false}, {"latest", false}, {"1.9.x", false}} {
+		if got := appwriteapi.AtLeast(c.v, appwriteapi.MinVersion); got != c.want {
+			t.Errorf("AtLeast(%q, %s) = %v", c.v, appwriteapi.MinVersion, got)
+		}
+	}
+}
+
+// TestRequireVersion: the version is read once per Client; a failed read is not kept; an old or missing
+// version is a *VersionError naming what was found and what is needed.
+func TestRequireVersion(t *testing.T) {
+	var hits int
+	version, status := "1.9.0", http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/health/version" {
+			http.NotFound(w, r)
+			return
+		}
+		hits++
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"version": version})
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	status = http.StatusServiceUnavailable
+	c := appwriteapi.New(srv.URL+"/v1", nil)
+	if err := c.RequireVersion(ctx); appwriteapi.StatusOf(err) != 503 {
+		t.Fatalf("unreachable version: %v", err)
+	}
+	status = http.StatusOK
+	err := c.RequireVersion(ctx)
+	var ve *appwriteapi.VersionError
+	if !errors.As(err, &ve) || ve.Found != "1.9.0" || ve.Need != "1.9.5" || !strings.Contains(err.Error(), "Appwrite 1.9.0; mcp-events needs 1.9.5 or later") {
+		t.Fatalf("old version: %v", err)
+	}
+	version = "1.9.6" // an upgrade is not seen by this Client: the first answer is kept
+	if err := c.RequireVersion(ctx); !errors.As(err, &ve) || hits != 2 {
+		t.Fatalf("kept answer: %v, %d reads", err, hits)
+	}
+	c2 := appwriteapi.New(srv.URL+"/v1", nil)
+	if err := c2.RequireVersion(ctx); err != nil {
+		t.Fatalf("1.9.6: %v", err)
+	}
+	if err := c2.RequireVersion(ctx); err != nil || hits != 3 {
+		t.Fatalf("once per client: %v, %d reads", err, hits)
+	}
+	version = ""
+	if err := appwriteapi.New(srv.URL+"/v1", nil).RequireVersion(ctx); !errors.As(err, &ve) || ve.Found != "" {
+		t.Fatalf("no version: %v", err)
+	}
 }

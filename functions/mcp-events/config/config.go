@@ -150,6 +150,14 @@ func FromEnv(getenv Getenv) (Config, error) {
 	if c.IngressURL, err = urlVar(getenv, EnvIngressURL, c.Enabled); err != nil {
 		return c, err
 	}
+	// Appwrite 1.9.6 and earlier sign rawurldecode(url) + body, later versions the stored url
+	// (Workers/Webhooks.php:104,115 in 1.9.6): a webhook URL with a "%" verifies on one and not the other.
+	if strings.Contains(c.IngressURL, "%") {
+		err = fmt.Errorf("%s: %q holds a %%; Appwrite's webhook signature covers the URL differently across versions when it does: use a URL without percent-escapes", EnvIngressURL, c.IngressURL)
+	}
+	if err != nil {
+		return c, err
+	}
 	if c.TTLDefault, err = durVar(getenv, EnvTTLDefault, DefaultTTL); err != nil {
 		return c, err
 	}

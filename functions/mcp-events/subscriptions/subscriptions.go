@@ -366,6 +366,10 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
+	// Before anything is contacted: an Appwrite older than appwriteapi.MinVersion would ignore the secret.
+	if err := s.o.Appwrite.RequireVersion(ctx); err != nil {
+		return nil, "", mapAppwrite(err, "webhook", pr.project)
+	}
 	if err := s.authorize(ctx, proj, pr); err != nil {
 		return nil, "", err
 	}
@@ -545,6 +549,11 @@ var fieldNames = map[string]string{
 // InvalidParams naming the field, anything else (5xx, transport) an internal error with a retry hint. An
 // Appwrite 5xx is never passed through as such.
 func mapAppwrite(err error, kind, project string) *mcperr.Error {
+	var ve *appwriteapi.VersionError
+	if errors.As(err, &ve) {
+		return mcperr.New(mcperr.Unsupported, map[string]any{"appwriteVersion": ve.Found, "minimumAppwriteVersion": ve.Need},
+			"events are not available on this server: %s", strings.TrimPrefix(ve.Error(), "appwrite: "))
+	}
 	var ae *appwriteapi.Error
 	if !errors.As(err, &ae) {
 		return mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
@@ -557,6 +566,10 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 	case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
 		return mcperr.New(mcperr.Forbidden, map[string]any{"appwriteType": ae.Type},
 			"Appwrite refused access to the %s%s: %s", kind, where, ae.Message)
+	case ae.Status == http.StatusNotFound && ae.Type == "general_route_not_found":
+		// Not a missing resource: this Appwrite lacks a route mcp-events calls.
+		return mcperr.New(mcperr.Internal, map[string]any{"appwriteType": ae.Type},
+			"Appwrite%s has no route for a call mcp-events makes (it needs Appwrite %s or later): %s", where, appwriteapi.MinVersion, ae.Message)
 	case ae.Status == http.StatusNotFound:
 		k := kind
 		if strings.HasPrefix(ae.Type, "project_") {
@@ -580,6 +593,20 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status},
 			"Appwrite failed (%d %s); retry later", ae.Status, ae.Type)
 	}
+}
+
+// mapWebhookWrite maps a failed webhook create or update. Appwrite answers 500 general_unknown when a value
+// does not fit its 255-character column after encryption (appwrite#14293: the database validates after
+// encrypting authPassword, and no handler maps the StructureException); the envelope budgets exist to keep
+// that from happening, so a 5xx here says what Appwrite answered and what that usually means.
+func mapWebhookWrite(err error, op, project string) *mcperr.Error {
+	var ae *appwriteapi.Error
+	if errors.As(err, &ae) && ae.Status >= 500 {
+		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status, "appwriteType": ae.Type, "operation": "webhook " + op},
+			"Appwrite failed to %s the subscription's webhook in project %s: %d %s %q. Appwrite answers so when a webhook field is longer than its 255-character column after encryption (appwrite#14293): this deployment's envelope budgets (MCP_EVENTS_SEAL_USERNAME_BUDGET, MCP_EVENTS_SEAL_PASSWORD_BUDGET, MCP_EVENTS_SEAL_URL_BUDGET) exceed what Appwrite stores",
+			op, project, ae.Status, ae.Type, ae.Message)
+	}
+	return mapAppwrite(err, "webhook", project)
 }
 
 // sealError turns a seal refusal into InvalidParams naming what the client can change: the callback URL
@@ -613,12 +640,12 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 			return nil
 		}
 		if appwriteapi.StatusOf(err) != http.StatusConflict {
-			return mapAppwrite(err, "webhook", proj.ID())
+			return mapWebhookWrite(err, "create", proj.ID())
 		}
 		// Another replica created it in the meantime: update it.
 	}
 	if _, err := proj.UpdateWebhook(ctx, id, in); err != nil {
-		return mapAppwrite(err, "webhook", proj.ID())
+		return mapWebhookWrite(err, "update", proj.ID())
 	}
 	if err := proj.SetWebhookSecret(ctx, id, secret); err != nil {
 		return mapAppwrite(err, "webhook", proj.ID())

@@ -79,6 +79,10 @@ func LoadConfig() (Config, error) {
 	c.PublicURL = strings.TrimRight(os.Getenv(EnvPublicURL), "/")
 	if u, err := url.Parse(c.PublicURL); c.PublicURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("%s must be the ingress's public URL, such as https://ingress.example.com (got %q)", EnvPublicURL, c.PublicURL))
+	} else if strings.Contains(c.PublicURL, "%") {
+		// Appwrite 1.9.6 and earlier sign rawurldecode(url) + body, later versions the stored url
+		// (Workers/Webhooks.php:104,115 in 1.9.6): with a "%" the signature would not verify on one of them.
+		errs = append(errs, fmt.Errorf("%s must not hold a %% (Appwrite's signature covers such a URL differently across versions); got %q", EnvPublicURL, c.PublicURL))
 	}
 	if c.HTTP, err = safehttp.FromEnv(safehttp.Options{}); err != nil {
 		errs = append(errs, err)

@@ -28,13 +28,13 @@ import (
 // WebhookPathPrefix is where Appwrite's webhook worker POSTs: WebhookPathPrefix + subscription id.
 const WebhookPathPrefix = "/appwrite/webhooks/"
 
-// Appwrite's webhook headers, lower-cased as the runtime gives them.
+// Appwrite's webhook headers, lower-cased as the runtime gives them. X-Appwrite-Webhook-Delivery-Id (sent by
+// Appwrite Cloud only, per the seed) is deliberately not read: Appwrite's signature does not cover it.
 const (
-	hdrWebhookID  = "x-appwrite-webhook-id"
-	hdrEvents     = "x-appwrite-webhook-events"
-	hdrProjectID  = "x-appwrite-webhook-project-id"
-	hdrSignature  = "x-appwrite-webhook-signature"
-	hdrDeliveryID = "x-appwrite-webhook-delivery-id"
+	hdrWebhookID = "x-appwrite-webhook-id"
+	hdrEvents    = "x-appwrite-webhook-events"
+	hdrProjectID = "x-appwrite-webhook-project-id"
+	hdrSignature = "x-appwrite-webhook-signature"
 )
 
 // Counter names.
@@ -165,7 +165,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	} else if err != nil {
 		return d.reject(http.StatusUnprocessableEntity, "bad_payload", err.Error())
 	}
-	eventID := EventID(id, sub.Event, r.Headers[hdrDeliveryID], occ.ResourceID, occ.Version)
+	eventID := EventID(id, r.Body)
 	timestamp := occ.Timestamp
 	if timestamp == "" {
 		timestamp = now.UTC().Format(time.RFC3339)
@@ -223,16 +223,17 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 	return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 }
 
-// EventID is the delivery's stable id: from Appwrite's per-delivery id when it sends one (identical on its
-// retries), otherwise from the webhook, the event and the resource's id and version ($updatedAt), which
-// Appwrite's re-sends of the same change share.
-func EventID(webhookID, event, deliveryID, resourceID, version string) string {
+// EventID is the delivery's stable id, derived only from what Appwrite signs (X-Appwrite-Webhook-Signature is
+// an HMAC over the stored URL, which names the webhook, and the body): the webhook id and a hash of the raw
+// body. Appwrite's re-sends of one delivery carry the same body, so they share the id; a replayed request
+// gets the id of the original whatever unsigned headers (such as a made-up X-Appwrite-Webhook-Delivery-Id)
+// it carries, and the subscriber's deduplication drops it. Two changes of a resource differ in $updatedAt,
+// so they differ in the body.
+func EventID(webhookID string, body []byte) string {
+	bodyHash := sha256.Sum256(body)
 	h := sha256.New()
-	if deliveryID != "" {
-		h.Write([]byte("delivery\x00" + webhookID + "\x00" + deliveryID))
-	} else {
-		h.Write([]byte("change\x00" + webhookID + "\x00" + event + "\x00" + resourceID + "\x00" + version))
-	}
+	h.Write([]byte("appwrite-webhook\x00" + webhookID + "\x00"))
+	h.Write(bodyHash[:])
 	return "evt_" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 

@@ -23,16 +23,19 @@ import (
 func main() {
 	out := flag.String("out", "", "output folder (default <repo>/build/functions)")
 	build := flag.Bool("build", false, "also build each staged function as the runtime does, into build/bin/<name>")
+	var opts staging.Options
+	flag.BoolVar(&opts.AllowNoSkills, "allow-no-skills", false, "stage turn even without Appwrite skills (run scripts/update-skills for a deploy)")
+	flag.StringVar(&opts.Skills, "skills", "", "stage turn with the <name>/SKILL.md skills of this folder instead of functions/turn/skills")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *out, *build, flag.Args()); err != nil {
+	if err := run(ctx, *out, *build, opts, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "stage:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, build bool, names []string) error {
+func run(ctx context.Context, out string, build bool, opts staging.Options, names []string) error {
 	root, err := staging.FindRoot(".")
 	if err != nil {
 		return err
@@ -48,7 +51,7 @@ func run(ctx context.Context, out string, build bool, names []string) error {
 			return fmt.Errorf("unknown function %q (known: %v)", name, staging.Functions)
 		}
 		dir := filepath.Join(out, name)
-		if err := staging.Stage(ctx, root, name, dir); err != nil {
+		if err := staging.StageWith(ctx, root, name, dir, opts); err != nil {
 			return err
 		}
 		fmt.Printf("staged %-16s -> %s\n", name, dir)

@@ -166,7 +166,9 @@ func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 	}
 	stageStart := time.Now()
 	for _, fn := range cfg.Functions {
-		if err := staging.Stage(ctx, root, fn.ID, filepath.Join(work, filepath.FromSlash(fn.Path))); err != nil {
+		// The test fixture's skills, so that a clean checkout (no scripts/update-skills) pushes a turn with skills.
+		opts := staging.Options{Skills: filepath.Join(root, "functions", "turn", "testdata", "skills")}
+		if err := staging.StageWith(ctx, root, fn.ID, filepath.Join(work, filepath.FromSlash(fn.Path)), opts); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	Env map[string][]string
 	// Appwrite are the stand-in's options (its Logf defaults to discarding).
 	Appwrite localappwrite.Options
+	// SessionKey, when set, is the AGENT_API_KEY turn and title run with (scripts/dev passes the shell's);
+	// otherwise they use the one made once in secrets.json.
+	SessionKey string
 }
 
 // Secrets are the stack's server keys, made once per state folder (secrets.json) so a restart keeps
@@ -140,7 +143,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]string{}, exited: map[*exec.Cmd]chan struct{}{}}
-	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, opts.Appwrite)
+	// The stack runs every function on loopback, so webhooks point at loopback URLs: the stand-in-only allowance
+	// (real Appwrite refuses them with 400: PublicDomain) is the one place the dev stack turns on.
+	awOpts := opts.Appwrite
+	awOpts.AllowLoopbackWebhookURLs = true
+	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, awOpts)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("local Appwrite on %s: %w", opts.AppwriteAddr, err)
@@ -157,6 +164,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if s.Secrets, err = loadSecrets(filepath.Join(stateDir, "secrets.json")); err != nil {
 		s.Stop()
 		return nil, err
+	}
+	if opts.SessionKey != "" {
+		s.Secrets.SessionKey = opts.SessionKey
 	}
 	for _, name := range staging.Functions {
 		if err := s.startFunction(name); err != nil {
@@ -183,7 +193,9 @@ func Build(ctx context.Context, root string) error {
 	defer unlock()
 	for _, name := range staging.Functions {
 		staged := filepath.Join(root, "build", "functions", name)
-		if err := staging.Stage(ctx, root, name, staged); err != nil {
+		// A local stack runs with whatever skills are installed, and warns when there are none: it is not a
+		// deploy.
+		if err := staging.StageWith(ctx, root, name, staged, staging.Options{AllowNoSkills: true}); err != nil {
 			return err
 		}
 		if err := staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), filepath.Join(root, "build", "bin", name)); err != nil {

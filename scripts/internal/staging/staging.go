@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -54,10 +55,35 @@ type pkg struct {
 	}
 }
 
-// Stage writes the deployable module of function name (a folder under root/functions) into outDir,
-// replacing whatever was there. It reads root/functions/<name> and root/shared and never writes to them.
-// The result depends only on those sources: staging twice gives the same bytes.
+// SkillsPackage is the turn function's package that embeds the installed Appwrite skills.
+const SkillsPackage = FunctionPrefix + "turn/skills"
+
+// Options change what Stage stages.
+type Options struct {
+	// Skills, when set, is a folder of <name>/SKILL.md staged as the turn function's skills instead of those
+	// installed in functions/turn/skills (tests stage functions/turn/testdata/skills, so that a clean
+	// checkout stages a turn with skills).
+	Skills string
+	// AllowNoSkills stages turn even when it has no skill: a warning goes to Warn instead of the error.
+	AllowNoSkills bool
+	// Warn receives warnings, one line each (os.Stderr when nil).
+	Warn io.Writer
+}
+
+// ErrNoSkills is the error of staging turn without any Appwrite skill.
+var ErrNoSkills = errors.New("no Appwrite skills are installed in functions/turn/skills: run scripts/update-skills " +
+	"to install them before a deploy (or stage with -allow-no-skills to deploy without them)")
+
+// Stage is StageWith without options: staging turn without installed skills fails with ErrNoSkills.
 func Stage(ctx context.Context, root, name, outDir string) error {
+	return StageWith(ctx, root, name, outDir, Options{})
+}
+
+// StageWith writes the deployable module of function name (a folder under root/functions) into outDir,
+// replacing whatever was there. It reads root/functions/<name> and root/shared (and opts.Skills) and
+// never writes to them. The result depends only on those sources: staging twice gives the same bytes.
+// The turn function must have at least one Appwrite skill (ErrNoSkills) unless opts.AllowNoSkills.
+func StageWith(ctx context.Context, root, name, outDir string, opts Options) error {
 	fnDir := filepath.Join(root, "functions", name)
 	if _, err := os.Stat(filepath.Join(fnDir, "go.mod")); err != nil {
 		return fmt.Errorf("stage %s: no function module at %s: %w", name, fnDir, err)
@@ -105,11 +131,34 @@ func Stage(ctx context.Context, root, name, outDir string) error {
 			return fmt.Errorf("stage %s: function sub-package %s collides with the staged shared/ folder", name, p.ImportPath)
 		}
 		dst := filepath.Join(outDir, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(target, HandlerModule), "/")))
-		files := append(append(append([]string{}, p.GoFiles...), p.IgnoredGoFiles...), p.EmbedFiles...)
+		embeds := p.EmbedFiles
+		if p.ImportPath == SkillsPackage && opts.Skills != "" {
+			if embeds, err = replaceSkills(embeds, opts.Skills, dst); err != nil {
+				return fmt.Errorf("stage %s: %w", name, err)
+			}
+		}
+		files := append(append(append([]string{}, p.GoFiles...), p.IgnoredGoFiles...), embeds...)
 		sort.Strings(files)
 		for _, f := range files {
 			if err := copyFile(filepath.Join(p.Dir, f), filepath.Join(dst, f), rewrite); err != nil {
 				return fmt.Errorf("stage %s: %w", name, err)
+			}
+		}
+		if p.ImportPath == SkillsPackage {
+			n, err := countSkills(dst)
+			if err != nil {
+				return fmt.Errorf("stage %s: %w", name, err)
+			}
+			if n == 0 {
+				if !opts.AllowNoSkills {
+					return fmt.Errorf("stage %s: %w", name, ErrNoSkills)
+				}
+				warn := opts.Warn
+				if warn == nil {
+					warn = os.Stderr
+				}
+				fmt.Fprintln(warn, "warning: turn is staged without Appwrite skills (the agent falls back to the docs); "+
+					"run scripts/update-skills before a deploy")
 			}
 		}
 	}
@@ -172,6 +221,45 @@ func checkShips(pkgs []pkg) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// replaceSkills copies the <name>/SKILL.md files of dir into dst (the staged skills package) and returns
+// the package's embedded files without the installed skills and their LICENSE.
+func replaceSkills(embeds []string, dir, dst string) ([]string, error) {
+	var keep []string
+	for _, f := range embeds {
+		if f == "LICENSE" || path.Base(f) == "SKILL.md" && strings.Count(f, "/") == 1 {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	found, err := filepath.Glob(filepath.Join(dir, "*", "SKILL.md"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("skills folder: %w", err)
+	}
+	for _, src := range found {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		out := filepath.Join(dst, filepath.Base(filepath.Dir(src)), "SKILL.md")
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return keep, nil
+}
+
+// countSkills counts the staged <name>/SKILL.md files of the skills package at dir.
+func countSkills(dir string) (int, error) {
+	found, err := filepath.Glob(filepath.Join(dir, "*", "SKILL.md"))
+	return len(found), err
 }
 
 // listDeps lists the function's root package (what handler.Main needs) and everything it imports.

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -23,6 +24,12 @@ import (
 
 	"appwrite-agent/scripts/internal/staging"
 )
+
+// fixtureSkills stages turn with the test fixture's two skills, so the tests pass on a clean checkout
+// (no scripts/update-skills) and never depend on what a developer installed.
+func fixtureSkills(root string) staging.Options {
+	return staging.Options{Skills: filepath.Join(root, "functions", "turn", "testdata", "skills")}
+}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -65,10 +72,10 @@ func TestStageIsDeterministicAndLeavesSourcesAlone(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range staging.Functions {
 		a, b := filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
-		if err := staging.Stage(ctx, root, name, a); err != nil {
+		if err := staging.StageWith(ctx, root, name, a, fixtureSkills(root)); err != nil {
 			t.Fatal(err)
 		}
-		if err := staging.Stage(ctx, root, name, b); err != nil {
+		if err := staging.StageWith(ctx, root, name, b, fixtureSkills(root)); err != nil {
 			t.Fatal(err)
 		}
 		if ha, hb := treeHash(t, a), treeHash(t, b); ha != hb {
@@ -78,6 +85,61 @@ func TestStageIsDeterministicAndLeavesSourcesAlone(t *testing.T) {
 	}
 	if after := treeHash(t, filepath.Join(root, "functions")) + treeHash(t, filepath.Join(root, "shared")); after != before {
 		t.Fatal("staging changed functions/ or shared/")
+	}
+}
+
+// TestStageTurnNeedsSkills: staging turn without any skill fails with a message that says to run
+// scripts/update-skills; AllowNoSkills stages it with a warning; Skills stages another folder's skills in
+// place of the installed ones (and their LICENSE), leaving the repository alone.
+func TestStageTurnNeedsSkills(t *testing.T) {
+	root := repoRoot(t)
+	ctx := context.Background()
+	empty := t.TempDir()
+	err := staging.StageWith(ctx, root, "turn", filepath.Join(t.TempDir(), "turn"), staging.Options{Skills: empty})
+	if !errors.Is(err, staging.ErrNoSkills) || !strings.Contains(err.Error(), "run scripts/update-skills") || !strings.Contains(err.Error(), "-allow-no-skills") {
+		t.Fatalf("no skills: %v", err)
+	}
+	// On a checkout without installed skills, the plain Stage refuses the same way.
+	if installed, _ := filepath.Glob(filepath.Join(root, "functions", "turn", "skills", "*", "SKILL.md")); len(installed) == 0 {
+		if err := staging.Stage(ctx, root, "turn", filepath.Join(t.TempDir(), "turn")); !errors.Is(err, staging.ErrNoSkills) {
+			t.Fatalf("clean checkout: %v", err)
+		}
+	}
+	var warn bytes.Buffer
+	out := filepath.Join(t.TempDir(), "turn")
+	if err := staging.StageWith(ctx, root, "turn", out, staging.Options{Skills: empty, AllowNoSkills: true, Warn: &warn}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(warn.String(), "warning: turn is staged without Appwrite skills") || !strings.Contains(warn.String(), "scripts/update-skills") {
+		t.Fatalf("warning %q", warn.String())
+	}
+	if n, _ := filepath.Glob(filepath.Join(out, "skills", "*", "SKILL.md")); len(n) != 0 {
+		t.Fatalf("skills staged from an empty folder: %v", n)
+	}
+	if _, err := os.Stat(filepath.Join(out, "skills", "skills.go")); err != nil {
+		t.Fatalf("the skills package itself is staged: %v", err)
+	}
+
+	out = filepath.Join(t.TempDir(), "turn")
+	warn.Reset()
+	opts := fixtureSkills(root)
+	opts.Warn = &warn
+	if err := staging.StageWith(ctx, root, "turn", out, opts); err != nil || warn.Len() != 0 {
+		t.Fatalf("fixture: %v %q", err, warn.String())
+	}
+	got, _ := filepath.Glob(filepath.Join(out, "skills", "*", "SKILL.md"))
+	for i := range got {
+		got[i], _ = filepath.Rel(filepath.Join(out, "skills"), got[i])
+	}
+	if strings.Join(got, ",") != "appwrite-fixture-go/SKILL.md,appwrite-fixture-web/SKILL.md" {
+		t.Fatalf("staged skills %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "skills", "LICENSE")); err == nil {
+		t.Fatal("the installed skills' LICENSE is staged with other skills")
+	}
+	// Other functions ignore the skill options.
+	if err := staging.StageWith(ctx, root, "title", filepath.Join(t.TempDir(), "title"), staging.Options{Skills: empty}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -140,7 +202,7 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tmp := t.TempDir()
 			staged := filepath.Join(tmp, "build")
-			if err := staging.Stage(ctx, root, name, staged); err != nil {
+			if err := staging.StageWith(ctx, root, name, staged, fixtureSkills(root)); err != nil {
 				t.Fatal(err)
 			}
 			bin := filepath.Join(tmp, "server")
@@ -152,7 +214,26 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 				"OPEN_RUNTIMES_ENV=production",
 				"OPEN_RUNTIMES_LOG_DIR=" + filepath.Join(tmp, "logs"),
 				"APPWRITE_FUNCTION_DEPLOYMENT=dep-" + name,
+				"AGENT_API_KEY=stage-key",
 			})
+			if name == "turn" {
+				// The staged skills are the ones the built binary embeds and names in its platform prompt.
+				status, body, _ := call(t, base+"/meta", "open_runtime_secret", "X-Session-API-Key", "stage-key")
+				var meta struct {
+					Agents []struct{ Name, Prompt string } `json:"agents"`
+				}
+				if err := json.Unmarshal([]byte(body), &meta); err != nil || status != 200 {
+					t.Fatalf("/meta: %d %q", status, body)
+				}
+				listed := false
+				for _, a := range meta.Agents {
+					listed = listed || a.Name == "platform" && strings.Contains(a.Prompt, "\n- appwrite-fixture-go: Fixture Go skill for tests.") &&
+						strings.Contains(a.Prompt, "\n- appwrite-fixture-web: ")
+				}
+				if !listed {
+					t.Fatalf("the staged turn's platform prompt does not list the fixture skills: %s", body)
+				}
+			}
 
 			status, body, ct := call(t, base+"/health", "open_runtime_secret")
 			if status != 200 || !strings.HasPrefix(ct, "application/json") {
@@ -180,9 +261,12 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 	}
 }
 
-func call(t *testing.T, url, secret string) (int, string, string) {
+func call(t *testing.T, url, secret string, header ...string) (int, string, string) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	req.Header.Set("x-open-runtimes-secret", secret)
 	req.Header.Set("x-open-runtimes-timeout", "15")
 	req.Header.Set("x-open-runtimes-logging", "enabled")

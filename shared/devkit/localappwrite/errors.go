@@ -62,7 +62,7 @@ var errorCatalog = map[string]errorDef{
 	ErrGeneralAccessForbidden:    {401, "Access to this API is forbidden."},
 	ErrGeneralUnauthorizedScope:  {401, "The current user or API key does not have the required scopes to access the requested resource."},
 	ErrGeneralArgumentInvalid:    {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
-	ErrGeneralRouteNotFound:      {404, "The requested route was not found. Please refer to the API docs and try again."},
+	ErrGeneralRouteNotFound:      {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
 	ErrProjectNotFound:           {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
 	ErrProjectKeyExpired:         {401, "The project key has expired. Please generate a new key using the Appwrite console."},
 	ErrUserUnauthorized:          {401, "The current user is not authorized to perform the requested action."},

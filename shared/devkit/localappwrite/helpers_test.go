@@ -34,7 +34,15 @@ type fixture struct {
 	key string
 }
 
+// newFixture builds a fixture with the stand-in-only loopback allowance on, since most tests deliver to
+// loopback recorders; newStrictFixture builds one with Appwrite's defaults.
 func newFixture(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	opts.AllowLoopbackWebhookURLs = true
+	return newStrictFixture(t, opts)
+}
+
+func newStrictFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
@@ -168,4 +176,33 @@ func callJSON(t *testing.T, c client.Client, method, path string, params map[str
 		}
 	}
 	return out, nil
+}
+
+// wantAPIError checks status, type and the exact message of an Appwrite error.
+func wantAPIError(t *testing.T, err error, status int, typ, message string) {
+	t.Helper()
+	wantErr(t, err, status, typ)
+	var ae *client.AppwriteError
+	if !errors.As(err, &ae) {
+		return
+	}
+	var body struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal([]byte(ae.GetResponse()), &body)
+	if body.Message != message {
+		t.Errorf("message:\n got %q\nwant %q", body.Message, message)
+	}
+}
+
+// webhookSecretForTest reads a webhook's stored secret.
+func (s *Server) webhookSecretForTest(t *testing.T, id string) string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wh := s.projects[testProject].webhooks[id]
+	if wh == nil {
+		t.Fatalf("no webhook %s", id)
+	}
+	return wh.secret
 }

@@ -53,9 +53,17 @@ func (s *Server) routes() {
 		api("GET "+base+"/{webhookId}", []string{"webhooks.read"}, s.getWebhook)
 		api("PUT "+base+"/{webhookId}", []string{"webhooks.write"}, s.updateWebhook)
 		api("DELETE "+base+"/{webhookId}", []string{"webhooks.write"}, s.deleteWebhook)
-		api("PUT "+base+"/{webhookId}/secret", []string{"webhooks.write"}, s.rotateWebhookSecret)
-		api("PATCH "+base+"/{webhookId}/secret", []string{"webhooks.write"}, s.rotateWebhookSecret)
 	}
+	// Secret rotation is PATCH only, and its projects alias ends in /signature, not /secret
+	// (Webhooks/Secret/Update.php:32-34, 1.9.5 and 1.9.6). Appwrite 1.9.0 has PATCH /v1/webhooks/{id}/signature
+	// instead (Webhooks/Signature/Update.php:32-33), same alias. Any other method or path falls through to
+	// route-not-found.
+	if s.webhooks190() {
+		api("PATCH /v1/webhooks/{webhookId}/signature", []string{"webhooks.write"}, s.rotateWebhookSecret)
+	} else {
+		api("PATCH /v1/webhooks/{webhookId}/secret", []string{"webhooks.write"}, s.rotateWebhookSecret)
+	}
+	api("PATCH /v1/projects/{projectId}/webhooks/{webhookId}/signature", []string{"webhooks.write"}, s.rotateWebhookSecret)
 	// TablesDB.
 	api("GET /v1/tablesdb/{databaseId}", []string{"databases.read"}, s.getDatabase)
 	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}", []string{"tables.read", "collections.read"}, s.getTable)
@@ -97,6 +105,8 @@ func (s *Server) routes() {
 	s.adminRoutes(m)
 	s.realtimeRoutes(m)
 
+	// Appwrite's wildcard route (app/controllers/general.php:1737-1742, 1.9.6): 404 general_route_not_found.
+	// Go's mux would answer 405 for a known path with another method; the catch-all pattern matches first.
 	m.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { s.writeError(w, newErr(ErrGeneralRouteNotFound)) })
 }
 

@@ -24,17 +24,6 @@ import (
 	"time"
 )
 
-// AuthPasswordTooLong chooses how the stand-in answers a webhook whose authPassword (or another field kept in a
-// 255-character column) does not fit after encryption (appwrite#14293).
-type AuthPasswordTooLong int
-
-const (
-	// TooLong400 answers 400 general_argument_invalid (the fixed behaviour). It is the default.
-	TooLong400 AuthPasswordTooLong = iota
-	// TooLong500 answers 500 general_unknown, as Appwrite did before the fix.
-	TooLong500
-)
-
 // Options configure a Server. The zero value is usable.
 type Options struct {
 	// Clock returns the current time; time.Now when nil.
@@ -44,16 +33,21 @@ type Options struct {
 	DeliveryClient *http.Client
 	// FunctionClient calls function runtimes (executions and event triggers); a plain client when nil.
 	FunctionClient *http.Client
-	// DeliveryIDHeader adds X-Appwrite-Webhook-Delivery-Id (same value on every retry of one delivery).
+	// DeliveryIDHeader adds X-Appwrite-Webhook-Delivery-Id (same value on every retry of one delivery). Off by
+	// default: the open-source worker never sends it (Workers/Webhooks.php, every 1.x version); the seed says
+	// Appwrite Cloud does. It is NOT covered by X-Appwrite-Webhook-Signature, so a receiver must not trust it.
 	DeliveryIDHeader bool
+	// AllowLoopbackWebhookURLs is a STAND-IN-ONLY allowance: webhook URLs whose host is localhost or a loopback
+	// IP literal pass the PublicDomain check that real Appwrite applies (Webhooks/Create.php:66), so local
+	// development and tests can deliver to loopback servers. Off by default: the stand-in then refuses them
+	// with Appwrite's 400, as every Appwrite does. scripts/dev, the stack and the tests that need it turn it on.
+	AllowLoopbackWebhookURLs bool
 	// DeliveryRetries is how many times the worker retries a failed delivery before counting one failure.
 	// Appwrite's worker does not retry (0, the default).
 	DeliveryRetries int
 	// MaxFailedAttempts disables a webhook after that many consecutive failed deliveries
 	// (_APP_WEBHOOK_MAX_FAILED_ATTEMPTS, default 10).
 	MaxFailedAttempts int
-	// TooLong chooses the answer for values too long for their encrypted column.
-	TooLong AuthPasswordTooLong
 	// Issuer is the OAuth issuer (iss). When empty it is <base URL>/v1/oauth2/console once SetBaseURL or Start
 	// has run, and "http://127.0.0.1:8080/v1/oauth2/console" before.
 	Issuer string
@@ -112,15 +106,11 @@ func New(opts Options) *Server {
 		c.Timeout = deliveryTimeout
 		opts.DeliveryClient = &c
 	}
-	if opts.DeliveryClient.CheckRedirect == nil {
-		// Appwrite's worker follows at most 5 redirects (CURLOPT_MAXREDIRS 5 in older versions).
+	{
+		// Appwrite's worker never follows a redirect (1.9.6 sets CURLOPT_MAXREDIRS without FOLLOWLOCATION; HEAD's
+		// client turns FOLLOWLOCATION off): the 3xx answer itself is the result, and it is no failure.
 		c := *opts.DeliveryClient
-		c.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("stopped after 5 redirects")
-			}
-			return nil
-		}
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		opts.DeliveryClient = &c
 	}
 	if opts.FunctionClient == nil {

@@ -127,7 +127,8 @@ func (q *queue) close() {
 
 // Delivery is one webhook delivery as the stand-in sent it (every try of it).
 type Delivery struct {
-	// ID identifies the delivery; sent as X-Appwrite-Webhook-Delivery-Id when that option is on.
+	// ID identifies the delivery; sent as X-Appwrite-Webhook-Delivery-Id only with Options.DeliveryIDHeader
+	// (Appwrite Cloud's header per the seed; not signed; the open-source worker has none).
 	ID string `json:"id"`
 	// ProjectID, WebhookID and WebhookName identify the webhook.
 	ProjectID   string `json:"projectId"`
