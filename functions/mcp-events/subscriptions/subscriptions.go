@@ -555,8 +555,10 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 			"events are not available on this server: %s", strings.TrimPrefix(ve.Error(), "appwrite: "))
 	}
 	var ae *appwriteapi.Error
-	if !errors.As(err, &ae) {
-		return mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
+	if !errors.As(err, &ae) || ae.Status == 0 {
+		e := mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
+		e.Fault = "appwrite_unreachable"
+		return e
 	}
 	where := ""
 	if project != "" {
@@ -587,11 +589,11 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 			}
 		}
 		return mcperr.Invalid(field, "Appwrite refused the subscription's %s: %s", field, ae.Message)
-	case ae.Status == 0:
-		return mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
 	default:
-		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status},
+		e := mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status},
 			"Appwrite failed (%d %s); retry later", ae.Status, ae.Type)
+		e.Fault = fmt.Sprintf("appwrite_%d", ae.Status)
+		return e
 	}
 }
 

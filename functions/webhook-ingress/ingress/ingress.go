@@ -86,6 +86,25 @@ type Deps struct {
 	Error func(string)
 	// Scheduler creates delayed executions; nil means the Appwrite API (see jobs.go).
 	Scheduler Scheduler
+	// Fault receives server faults (nil drops them): failures on this side of a delivery that Appwrite
+	// proved genuine, never a forged request or a subscriber's failure.
+	Fault func(Fault)
+}
+
+// Fault is one server fault: what the operator must look at.
+type Fault struct {
+	// Event and ProjectID say where it happened, when known.
+	Event, ProjectID string
+	// Outcome is the counter outcome (rejected, schedule_failed, ...) and Reason its reason label.
+	Outcome, Reason string
+	// Detail describes it (no secrets: the reporter scrubs it again).
+	Detail string
+}
+
+func (d *Deps) fault(f Fault) {
+	if d.Fault != nil {
+		d.Fault(f)
+	}
 }
 
 func (d *Deps) fill(appwriteKey string) {
@@ -144,6 +163,10 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	// opens only for the ones it was sealed for.
 	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, Targets(delivered)...)
 	if err != nil {
+		// Appwrite's signature over the URL and body verified: the webhook is ours, so an envelope that does
+		// not open means SEAL_KEYS differ from mcp-events' (or a key was removed too early).
+		d.fault(Fault{ProjectID: projectID, Outcome: "rejected", Reason: "subscription_rejected",
+			Detail: "a webhook signed by Appwrite carries a sealed subscription that does not open: " + err.Error()})
 		return d.reject(http.StatusUnauthorized, "subscription_rejected", "the sealed subscription does not open for this webhook and project")
 	}
 	now := d.Now()
@@ -163,6 +186,8 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if errors.Is(err, eventcatalog.ErrNotThisSubscription) {
 		return d.ignore("filtered")
 	} else if err != nil {
+		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "bad_payload",
+			Detail: "Appwrite sent a payload the event catalog cannot project: " + err.Error()})
 		return d.reject(http.StatusUnprocessableEntity, "bad_payload", err.Error())
 	}
 	eventID := EventID(id, r.Body)
@@ -177,6 +202,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		Data      map[string]any `json:"data"`
 	}{eventID, sub.Event, timestamp, occ.Data})
 	if err != nil {
+		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "internal", Detail: "encoding the event: " + err.Error()})
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
 	}
 	d.Log(opsmetrics.Line(MetricIngress, "outcome", "accepted", "event", sub.Event))
@@ -217,6 +243,8 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 		} else {
 			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed", "reason", reason))
 			d.Error("webhook-ingress: scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error())
+			d.fault(Fault{Event: job.Event, ProjectID: job.ProjectID, Outcome: "schedule_failed", Reason: reason,
+				Detail: "scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error()})
 		}
 	}
 	d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))

@@ -130,6 +130,10 @@ func HandleJob(ctx context.Context, d Deps, r Request) Answer {
 	sub, err := d.Config.Sealer.Open(job.WebhookID, job.ProjectID, seal.Fields{Username: job.AuthUser, Password: job.AuthPass, URLTail: job.URLTail},
 		seal.Target{Event: job.Event, Args: job.Args})
 	if err != nil {
+		// The job opened with this ingress's keys, so it is genuine: its subscription not opening means a
+		// sealing key was removed while retries were pending.
+		d.fault(Fault{Event: job.Event, ProjectID: job.ProjectID, Outcome: "rejected", Reason: "subscription_rejected",
+			Detail: "a retry job's sealed subscription no longer opens: " + err.Error()})
 		return d.reject(http.StatusUnauthorized, "subscription_rejected", "the job's subscription no longer opens")
 	}
 	if sub.Expired(d.Now()) {
