@@ -121,6 +121,10 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	if cfg.PasswordBudget != 0 {
 		budget.Password = cfg.PasswordBudget
 	}
+	budget.URL = subscriptions.URLBudget(cfg.IngressURL)
+	if cfg.URLBudget >= 0 {
+		budget.URL = cfg.URLBudget // subscriptions.New refuses more than fits
+	}
 	sealer, err := seal.NewSealer(ring, budget)
 	if err != nil {
 		return nil, err
