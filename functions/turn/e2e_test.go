@@ -25,7 +25,7 @@ import (
 const testKey = "test-session-key"
 
 // env starts a scripted model and the function behind the local runtime, with a configured environment.
-func env(t *testing.T, replies ...scriptedllm.Reply) (*scriptedllm.Server, *httptest.Server) {
+func env(t testing.TB, replies ...scriptedllm.Reply) (*scriptedllm.Server, *httptest.Server) {
 	t.Helper()
 	model := scriptedllm.New(replies...)
 	t.Cleanup(model.Close)

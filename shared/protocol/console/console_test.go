@@ -2,16 +2,14 @@ package console_test
 
 import (
 	"encoding/json"
-	"flag"
 	"strings"
 	"testing"
 
 	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/devkit/snapshot"
 	"appwrite-agent/shared/protocol/console"
 	"appwrite-agent/shared/protocol/internal/prototest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden and snapshot files in testdata/")
 
 func points(n int) string {
 	var b strings.Builder
@@ -221,9 +219,9 @@ func TestCall(t *testing.T) {
 }
 
 // TestToolSchemaSnapshot pins what turn gives the model for this tool.
-// Run with -update after a deliberate change.
+// UPDATE_SNAPSHOTS=1 rewrites it after a deliberate change.
 func TestToolSchemaSnapshot(t *testing.T) {
-	prototest.Snapshot(t, "testdata/tool_schema.json", *update, console.ToolName, console.ToolDescription, console.ToolSchema())
+	snapshot.CheckTool(t, "testdata/tool_schema.json", snapshot.Tool{Name: console.ToolName, Description: console.ToolDescription, Parameters: console.ToolSchema()})
 }
 
 // FuzzResult checks that the validator never panics, that every error
