@@ -9,6 +9,7 @@ package handler
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -28,7 +30,18 @@ const requestBudget = 28 * time.Second
 // state is the function's only process-wide value: the server (and its JWKS cache), built on first use
 // and kept for the process's environment (shared/envcache). It is a cache, never a store: a new process
 // rebuilds it from the environment and loses nothing.
-var state = envcache.New(func() (*mcpserver.Server, error) { return mcpserver.New(os.Getenv, mcpserver.Options{}) })
+var state = envcache.New(func() (*mcpserver.Server, error) {
+	faults, err := faultreport.FromEnv(os.Getenv, "mcp-events", fnhttp.BuildID())
+	if err != nil {
+		return nil, err
+	}
+	srv, err := mcpserver.New(os.Getenv, mcpserver.Options{Faults: faults})
+	if err != nil {
+		// Reported once per environment: the cache builds again only when the environment changes.
+		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
+	}
+	return srv, err
+})
 
 // Main is the entry point the open-runtimes Go server calls for every request.
 func Main(rt openruntimes.Context) openruntimes.Response { return route(rt, state.Get) }
@@ -58,10 +71,20 @@ func route(rt openruntimes.Context, server func() (*mcpserver.Server, error)) op
 	return Serve(srv, rt)
 }
 
-// Serve runs one request through srv and returns its buffered answer.
-func Serve(srv *mcpserver.Server, rt openruntimes.Context) openruntimes.Response {
+// Serve runs one request through srv and returns its buffered answer. A panic is reported as a server
+// fault and answered with a JSON 500; reports have left before the answer does.
+func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Response) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
 	defer cancel()
+	defer srv.Faults().Flush()
+	defer func() {
+		if v := recover(); v != nil {
+			rt.Error(fmt.Sprintf("mcp-events: panic serving %s %s: %v", rt.Req.Method, rt.Req.Path, v))
+			srv.Faults().Report(faultreport.Fault{Operation: rt.Req.Method + " " + rt.Req.Path, Outcome: "panic",
+				Reason: "panic", Detail: fmt.Sprint(v)})
+			resp = fnhttp.Error(rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
+		}
+	}()
 	ctx = mcpserver.WithLog(ctx, func(line string) { rt.Log(line) })
 	req := rt.Req
 	u := &url.URL{Path: req.Path, RawQuery: req.QueryString}

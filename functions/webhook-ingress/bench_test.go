@@ -112,7 +112,7 @@ func BenchmarkIngressPath(b *testing.B) {
 	keys, _ := appwritesig.ParseKeys(testSigKeys)
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
 	id := "sub-bench"
-	user, pass, err := sealer.Seal(id, seal.Subscription{CallbackURL: dst.URL + "/hook", Secret: secret, Event: "row.created", Args: rowArgs, ProjectID: projectID, Expiry: time.Now().Add(time.Hour), VerifiedAt: time.Now()})
+	f, err := sealer.Seal(id, seal.Subscription{CallbackURL: dst.URL + "/hook", Secret: secret, Event: "row.created", Args: rowArgs, ProjectID: projectID, Expiry: time.Now().Add(time.Hour), VerifiedAt: time.Now()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func BenchmarkIngressPath(b *testing.B) {
 		req.Header.Set("X-Appwrite-Webhook-Project-Id", projectID)
 		req.Header.Set("X-Appwrite-Webhook-Signature", sig)
 		req.Header.Set("x-open-runtimes-logging", "disabled")
-		req.SetBasicAuth(user, pass)
+		req.SetBasicAuth(f.Username, f.Password)
 		res, err := c.Do(req)
 		if err != nil {
 			b.Fatal(err)

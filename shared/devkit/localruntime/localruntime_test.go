@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"appwrite-agent/shared/devkit/localruntime"
 
@@ -125,12 +124,18 @@ func TestSecret(t *testing.T) {
 }
 
 func TestTimeoutHeader(t *testing.T) {
+	// A request with x-hold runs until the test ends: only the runtime's timeout can answer it. Others
+	// answer at once.
+	release := make(chan struct{})
 	slow := func(rt openruntimes.Context) openruntimes.Response {
-		time.Sleep(1500 * time.Millisecond)
+		if rt.Req.Headers["x-hold"] != "" {
+			<-release
+		}
 		return rt.Res.Text("late")
 	}
 	logDir := t.TempDir()
 	srv := start(t, slow, localruntime.Options{LogDir: logDir})
+	t.Cleanup(func() { close(release) })
 	for _, bad := range []string{"abc", "1.5", "-1", "1e3"} {
 		req := newReq(t, "GET", srv.URL+"/", nil)
 		req.Header.Set("x-open-runtimes-timeout", bad)
@@ -143,6 +148,7 @@ func TestTimeoutHeader(t *testing.T) {
 	req := newReq(t, "GET", srv.URL+"/", nil)
 	req.Header.Set("x-open-runtimes-timeout", "1")
 	req.Header.Set("x-open-runtimes-log-id", "slow1")
+	req.Header.Set("x-hold", "1")
 	res, body := do(t, req)
 	if res.StatusCode != 500 || body != "" {
 		t.Fatalf("exceeded: %d %q", res.StatusCode, body)
