@@ -34,10 +34,10 @@ func TestNoGoroutineOutlivesTheTurn(t *testing.T) {
 			body = `{"message":"m","history":[{"role":"user","content":"h"}],"llm":{"api_key":"u","base_url":"` + model.BaseURL() + `"}}`
 		}
 		before := runtime.NumGoroutine()
-		ctx := openruntimes.NewContext(openruntimes.Logger{})
-		ctx.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey}}
-		ctx.Req.SetBodyBinary([]byte(body))
-		res := handler.Main(ctx)
+		rt := openruntimes.NewContext(openruntimes.Logger{})
+		rt.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey}}
+		rt.Req.SetBodyBinary([]byte(body))
+		res := handler.Main(rt)
 		if res.StatusCode != 200 || !strings.Contains(string(res.Body), `"type":"done"`) {
 			t.Fatalf("%d %s", res.StatusCode, res.Body)
 		}

@@ -199,7 +199,7 @@ func webhookToSubscriber(t *testing.T, cloud bool) {
 // event name only); the ingress passes on the failed one alone.
 func TestExecutionFailedFiltersOnTheStandIn(t *testing.T) {
 	st := newStack(t, localappwrite.Options{})
-	okRuntime := httptest.NewServer(localruntime.New(func(ctx openruntimes.Context) openruntimes.Response { return ctx.Res.Text("fine") }, localruntime.Options{LogDir: t.TempDir()}))
+	okRuntime := httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response { return rt.Res.Text("fine") }, localruntime.Options{LogDir: t.TempDir()}))
 	defer okRuntime.Close()
 	must(t, st.aw.RegisterFunction(projectID, localappwrite.FunctionSpec{ID: "resize", URL: okRuntime.URL, Timeout: 15}))
 	key, err := st.aw.CreateKey(projectID, []string{"functions.read", "executions.read", "executions.write"})
