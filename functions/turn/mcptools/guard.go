@@ -31,7 +31,7 @@ var alreadyExistsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustC
 // caller sends one call of the wrapped tool with the given arguments object.
 type caller func(ctx context.Context, args json.RawMessage) (string, error)
 
-// writeGuard wraps appwrite_call_tool for one turn (reference §6.9): calls run one at a time; a create
+// writeGuard wraps appwrite_call_tool for one turn (the reference's app/mcp/write_guard.py): calls run one at a time; a create
 // that names a concrete id runs at most once per id; "unique()" becomes generated ids with slot reuse;
 // an "already exists" answer is recovered through the matching get tool; queries are normalised and an
 // attachment named in "file" goes inline.

@@ -108,6 +108,11 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	if err != nil || table.Id != stack.TableID {
 		t.Fatalf("seeded table: %+v %v", table, err)
 	}
+	// turn's progress table: row security on, no table permission (each row names its reader).
+	prog, err := appwrite.NewTablesDB(client).GetTable(stack.DatabaseID, stack.ProgressTableID)
+	if err != nil || !prog.RowSecurity || len(prog.Permissions) != 0 || len(prog.Columns) != 5 || stack.UserSession == "" {
+		t.Fatalf("progress table: %+v %v", prog, err)
+	}
 }
 
 // TestDemoPrintsAVerifiedDelivery runs scripts/dev -demo: ChatGPT's flow against the local stack, ending in a

@@ -227,7 +227,8 @@ func (s *Stack) FunctionEnv(name string) []string {
 	}
 	switch name {
 	case "turn":
-		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey)
+		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "TURN_PROGRESS_DATABASE="+d.DatabaseID,
+			"TURN_PROGRESS_TABLE="+d.ProgressTableID)
 	case "title":
 		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "TITLE_DATABASE_ID="+d.DatabaseID, "TITLE_TABLE_ID="+d.TableID)
 	case "mcp-events":
