@@ -350,7 +350,7 @@ func TestFunctionEventTrigger(t *testing.T) {
 		t.Errorf("request line %s %s", r.Method, r.Path)
 	}
 	want := map[string]string{
-		"x-appwrite-trigger": "event", "x-appwrite-event": "databases.db1.tables.t1.rows.r1.create",
+		"x-appwrite-trigger": "event", "x-appwrite-event": "databases.db1.collections.t1.documents.r1.create", // the documents form comes first
 		"x-appwrite-user-id": "user-1", "content-type": "application/json", "user-agent": "Appwrite/1.9.6",
 		"x-open-runtimes-secret": "s", "x-open-runtimes-timeout": "15",
 	}

@@ -261,6 +261,9 @@ func rowParams(t *table, r *row) []param {
 
 const rowEvent = "databases.[databaseId].tables.[tableId].rows.[rowId]."
 
+// documentEvent is the documents form of rowEvent, which a row create sets (Documents/Create.php:529-532).
+const documentEvent = "databases.[databaseId].collections.[collectionId].documents.[documentId]."
+
 func (s *Server) createRow(c *call) (int, any, *APIError) {
 	_, t, err := s.findTable(c)
 	if err != nil {
@@ -287,7 +290,12 @@ func (s *Server) createRow(c *call) (int, any, *APIError) {
 	}
 	r := s.insertRow(t, id, clean, perms)
 	m := rowModel(t, r)
-	c.emit(rowEvent+"create", m, rowParams(t, r)...)
+	// A row create runs the documents action, which sets the collections form as the event
+	// (Documents/Create.php:483-487,529-532, 1.9.6): so the first generated event, and a function trigger's
+	// x-appwrite-event, is databases.<db>.collections.<table>.documents.<row>.create; the mirror then adds the
+	// tables forms (the same 42 strings as from the tables pattern, in another order).
+	c.emit(documentEvent+"create", m,
+		param{"databaseId", t.dbID}, param{"collectionId", t.id}, param{"tableId", t.id}, param{"documentId", r.id}, param{"rowId", r.id})
 	return http.StatusCreated, m, nil
 }
 
