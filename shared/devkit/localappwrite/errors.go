@@ -15,6 +15,7 @@ const (
 	ErrGeneralAccessForbidden    = "general_access_forbidden"
 	ErrGeneralUnauthorizedScope  = "general_unauthorized_scope"
 	ErrGeneralArgumentInvalid    = "general_argument_invalid"
+	ErrGeneralBadRequest         = "general_bad_request"
 	ErrGeneralRouteNotFound      = "general_route_not_found"
 	ErrProjectNotFound           = "project_not_found"
 	ErrProjectKeyExpired         = "project_key_expired"
@@ -49,6 +50,8 @@ const (
 	ErrDeploymentNotFound        = "deployment_not_found"
 	ErrFunctionEntrypointMissing = "function_entrypoint_missing"
 	ErrFunctionSyncTimeout       = "function_synchronous_timeout"
+	// ErrFunctionExecutePermissionMissing is a function domain call to a function nobody may execute.
+	ErrFunctionExecutePermissionMissing = "function_execute_permission_missing"
 )
 
 type errorDef struct {
@@ -62,6 +65,7 @@ var errorCatalog = map[string]errorDef{
 	ErrGeneralAccessForbidden:    {401, "Access to this API is forbidden."},
 	ErrGeneralUnauthorizedScope:  {401, "The current user or API key does not have the required scopes to access the requested resource."},
 	ErrGeneralArgumentInvalid:    {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
+	ErrGeneralBadRequest:         {400, "There was an error processing your request. Please check the inputs and try again."},
 	ErrGeneralRouteNotFound:      {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
 	ErrProjectNotFound:           {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
 	ErrProjectKeyExpired:         {401, "The project key has expired. Please generate a new key using the Appwrite console."},
@@ -95,6 +99,7 @@ var errorCatalog = map[string]errorDef{
 	ErrExecutionNotFound:         {404, "Execution with the requested ID could not be found."},
 	ErrDeploymentNotFound:        {404, "Deployment with the requested ID could not be found."},
 	ErrFunctionEntrypointMissing: {404, "Entrypoint for your Appwrite Function is missing. Please specify it when making deployment or update the entrypoint under your function's \"Settings\" > \"Configuration\" > \"Entrypoint\"."},
+	ErrFunctionExecutePermissionMissing: {401, `To execute function using domain, execute permissions must include "any" or "guests".`},
 	ErrFunctionSyncTimeout:       {408, "Synchronous function execution timed out. Use asynchronous execution instead, or ensure the execution duration doesn't exceed 30 seconds."},
 }
 
@@ -108,6 +113,10 @@ type APIError struct {
 	Type string `json:"type"`
 	// Version is the Appwrite version the stand-in reports.
 	Version string `json:"version"`
+
+	// nullMessage sends "message": null, as Appwrite does for an exception built with a type it has no
+	// errors.php entry for (see headersError).
+	nullMessage bool
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("%s (%d): %s", e.Type, e.Code, e.Message) }
@@ -141,5 +150,9 @@ func (s *Server) writeError(w http.ResponseWriter, e *APIError) {
 	e.Version = s.opts.Version
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(e.Code)
+	if e.nullMessage {
+		_ = json.NewEncoder(w).Encode(map[string]any{"message": nil, "code": e.Code, "type": e.Type, "version": e.Version})
+		return
+	}
 	_ = json.NewEncoder(w).Encode(e)
 }
