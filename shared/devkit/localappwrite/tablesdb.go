@@ -198,11 +198,11 @@ func rowModel(t *table, r *row) obj {
 func (s *Server) findTable(c *call) (*database, *table, *APIError) {
 	db := c.pr.databases[c.r.PathValue("databaseId")]
 	if db == nil {
-		return nil, nil, newErr(ErrDatabaseNotFound)
+		return nil, nil, withID(ErrDatabaseNotFound, c.r.PathValue("databaseId"))
 	}
 	t := db.tables[c.r.PathValue("tableId")]
 	if t == nil {
-		return db, nil, newErr(ErrTableNotFound)
+		return db, nil, withID(ErrTableNotFound, c.r.PathValue("tableId"))
 	}
 	return db, t, nil
 }
@@ -210,7 +210,7 @@ func (s *Server) findTable(c *call) (*database, *table, *APIError) {
 func (s *Server) getDatabase(c *call) (int, any, *APIError) {
 	db := c.pr.databases[c.r.PathValue("databaseId")]
 	if db == nil {
-		return 0, nil, newErr(ErrDatabaseNotFound)
+		return 0, nil, withID(ErrDatabaseNotFound, c.r.PathValue("databaseId"))
 	}
 	return http.StatusOK, databaseModel(db), nil
 }
@@ -250,7 +250,7 @@ func (s *Server) getRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	return http.StatusOK, rowModel(t, r), nil
 }
@@ -326,7 +326,7 @@ func (s *Server) updateRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	merged, err := validateRow(t, data, r.data)
 	if err != nil {
@@ -393,7 +393,7 @@ func (s *Server) deleteRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	m := rowModel(t, r)
 	delete(t.rows, r.id)
