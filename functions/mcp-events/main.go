@@ -9,6 +9,7 @@ package handler
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -28,7 +30,18 @@ const requestBudget = 28 * time.Second
 // state is the function's only process-wide value: the server (and its JWKS cache), built on first use
 // and kept for the process's environment (shared/envcache). It is a cache, never a store: a new process
 // rebuilds it from the environment and loses nothing.
-var state = envcache.New(func() (*mcpserver.Server, error) { return mcpserver.New(os.Getenv, mcpserver.Options{}) })
+var state = envcache.New(func() (*mcpserver.Server, error) {
+	faults, err := faultreport.FromEnv(os.Getenv, "mcp-events", fnhttp.BuildID())
+	if err != nil {
+		return nil, err
+	}
+	srv, err := mcpserver.New(os.Getenv, mcpserver.Options{Faults: faults})
+	if err != nil {
+		// Reported once per environment: the cache builds again only when the environment changes.
+		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
+	}
+	return srv, err
+})
 
 // Main is the entry point the open-runtimes Go server calls for every request.
 func Main(rt openruntimes.Context) openruntimes.Response { return route(rt, state.Get) }
@@ -58,10 +71,20 @@ func route(rt openruntimes.Context, server func() (*mcpserver.Server, error)) op
 	return Serve(srv, rt)
 }
 
-// Serve runs one request through srv and returns its buffered answer.
-func Serve(srv *mcpserver.Server, rt openruntimes.Context) openruntimes.Response {
+// Serve runs one request through srv and returns its buffered answer. A panic is reported as a server
+// fault and answered with a JSON 500; reports have left before the answer does.
+func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Response) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
 	defer cancel()
+	defer srv.Faults().Flush()
+	defer func() {
+		if v := recover(); v != nil {
+			rt.Error(fmt.Sprintf("mcp-events: panic serving %s %s: %v", rt.Req.Method, rt.Req.Path, v))
+			srv.Faults().Report(faultreport.Fault{Operation: rt.Req.Method + " " + rt.Req.Path, Outcome: "panic",
+				Reason: "panic", Detail: fmt.Sprint(v)})
+			resp = fnhttp.Error(rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
+		}
+	}()
 	ctx = mcpserver.WithLog(ctx, func(line string) { rt.Log(line) })
 	req := rt.Req
 	u := &url.URL{Path: req.Path, RawQuery: req.QueryString}
@@ -73,37 +96,18 @@ func Serve(srv *mcpserver.Server, rt openruntimes.Context) openruntimes.Response
 		r.Header.Set(k, v)
 	}
 	r.Host = req.Host
-	w := &buffered{header: http.Header{}, status: http.StatusOK}
+	w := mcpserver.NewRecorder()
 	srv.ServeHTTP(w, r)
 	headers := map[string]string{}
-	for k, vs := range w.header {
+	for k, vs := range w.Header() {
 		if len(vs) > 0 {
 			headers[strings.ToLower(k)] = vs[0]
 		}
 	}
-	body := w.body.Bytes()
-	if w.status >= 400 && len(body) == 0 {
+	body := w.Body()
+	if w.Status() >= 400 && len(body) == 0 {
 		// An empty error body would be replaced by an HTML page on function domains.
-		return fnhttp.Error(rt, w.status, "error", http.StatusText(w.status))
+		return fnhttp.Error(rt, w.Status(), "error", http.StatusText(w.Status()))
 	}
-	return openruntimes.Response{Body: body, StatusCode: w.status, Headers: headers}
-}
-
-// buffered is an http.ResponseWriter that keeps the whole answer (it is not an http.Flusher).
-type buffered struct {
-	header http.Header
-	status int
-	wrote  bool
-	body   bytes.Buffer
-}
-
-func (b *buffered) Header() http.Header { return b.header }
-func (b *buffered) WriteHeader(code int) {
-	if !b.wrote {
-		b.status, b.wrote = code, true
-	}
-}
-func (b *buffered) Write(p []byte) (int, error) {
-	b.wrote = true
-	return b.body.Write(p)
+	return openruntimes.Response{Body: body, StatusCode: w.Status(), Headers: headers}
 }

@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
+	"appwrite-agent/shared/devkit/snapshot"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // bearer adds the access token to every request of the official SDK's transport.
 type bearer struct {
@@ -77,7 +74,7 @@ func TestOfficialSDKDiscoverAndInitialize(t *testing.T) {
 }
 
 // TestSnapshotDiscoverAndCatalog pins the server/discover result (capabilities in both shapes) and the
-// events/list catalog. Run with -update to rewrite testdata/.
+// events/list catalog (UPDATE_SNAPSHOTS=1 rewrites testdata/, shared/devkit/snapshot).
 func TestSnapshotDiscoverAndCatalog(t *testing.T) {
 	st := newStack(t)
 	url := st.instance(st.server(mcpserver.Options{}))
@@ -133,14 +130,5 @@ func golden(t *testing.T, name string, got []byte) {
 	pretty, err := json.MarshalIndent(v, "", "  ")
 	must(t, err)
 	pretty = append(pretty, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		must(t, os.WriteFile(path, pretty, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	must(t, err)
-	if !bytes.Equal(want, pretty) {
-		t.Fatalf("%s differs from the snapshot (go test -run Snapshot -update to accept):\n%s", path, pretty)
-	}
+	snapshot.Check(t, filepath.Join("testdata", name), pretty)
 }

@@ -69,7 +69,7 @@ var progressColumns = []localappwrite.Column{
 	{Key: progress.ColTime, Type: "datetime", Required: true},
 }
 
-func newStack(t *testing.T, replies ...scriptedllm.Reply) *stack {
+func newStack(t testing.TB, replies ...scriptedllm.Reply) *stack {
 	t.Helper()
 	model, _ := env(t, replies...)
 	st := &stack{model: model, logs: &logSink{}}
@@ -96,7 +96,7 @@ func newStack(t *testing.T, replies ...scriptedllm.Reply) *stack {
 	return st
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func must(t *testing.T, err error) {
 }
 
 // execute creates an execution of turn as the user of session (Executions API, as the Web SDK does).
-func (st *stack) execute(t *testing.T, session string, async bool, body any) (int, map[string]any) {
+func (st *stack) execute(t testing.TB, session string, async bool, body any) (int, map[string]any) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	payload, _ := json.Marshal(map[string]any{"body": string(b), "async": async, "path": "/", "method": "POST",
@@ -126,11 +126,11 @@ func (st *stack) execute(t *testing.T, session string, async bool, body any) (in
 // browser is a Realtime client as the Appwrite Web SDK opens it: connect with the project and channels,
 // then authenticate with the session from the SDK's cookie fallback.
 type browser struct {
-	t  *testing.T
+	t  testing.TB
 	ws *websocket.Conn
 }
 
-func openBrowser(t *testing.T, st *stack, session, turnID string) *browser {
+func openBrowser(t testing.TB, st *stack, session, turnID string) *browser {
 	t.Helper()
 	ch := "databases." + progDB + ".tables." + progTable + ".rows"
 	q := url.Values{"project": {progProject}, "channels[]": {ch}}
@@ -208,7 +208,7 @@ func (b *browser) watch() []progressRow {
 	}
 }
 
-func decodeRows(t *testing.T, rows []progressRow) []timelinetest.Decoded {
+func decodeRows(t testing.TB, rows []progressRow) []timelinetest.Decoded {
 	t.Helper()
 	var out []timelinetest.Decoded
 	for i, r := range rows {

@@ -8,4 +8,14 @@ replace appwrite-agent/shared => ../../shared
 
 require github.com/open-runtimes/types-for-go/v4 v4.0.8
 
-require github.com/appwrite/sdk-for-go v1.0.0 // indirect
+require golang.org/x/net v0.55.0 // indirect
+
+require (
+	github.com/appwrite/sdk-for-go v1.0.0
+	github.com/coder/websocket v1.8.14 // indirect
+	github.com/getsentry/sentry-go v0.46.2 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/text v0.37.0 // indirect
+)

@@ -4,12 +4,15 @@ package handler
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/safehttp"
 
@@ -22,12 +25,20 @@ import (
 type process struct {
 	cfg    ingress.Config
 	client *http.Client
+	faults *faultreport.Reporter // nil without SENTRY_DSN
 }
 
 // state is the function's only process-wide value, built once per process environment (shared/envcache).
+// A configuration that does not work is reported once per environment, with the reporter built first.
 var state = envcache.New(func() (process, error) {
+	faults, ferr := faultreport.FromEnv(os.Getenv, "webhook-ingress", fnhttp.BuildID())
 	cfg, err := ingress.LoadConfig()
-	return process{cfg: cfg, client: safehttp.NewClient(cfg.HTTP)}, err
+	if err == nil {
+		err = ferr
+	} else {
+		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
+	}
+	return process{cfg: cfg, client: safehttp.NewClient(cfg.HTTP), faults: faults}, err
 })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
@@ -39,7 +50,7 @@ func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response 
 	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, now) }
 }
 
-func serve(rt openruntimes.Context, now func() time.Time) openruntimes.Response {
+func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Response) {
 	req := rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
@@ -56,6 +67,14 @@ func serve(rt openruntimes.Context, now func() time.Time) openruntimes.Response 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ingress.ExecutionTimeout)
 	defer cancel()
+	defer p.faults.Flush()
+	defer func() {
+		if v := recover(); v != nil {
+			rt.Error(fmt.Sprintf("webhook-ingress: panic serving %s: %v", req.Path, v))
+			p.faults.Report(faultreport.Fault{Operation: req.Method + " " + req.Path, Outcome: "panic", Reason: "panic", Detail: fmt.Sprint(v)})
+			resp = fnhttp.Error(rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
+		}
+	}()
 	// Counter lines are written in one rt.Log call at the end (deferred, so a panic keeps them): each
 	// call is a write to the execution's log file, and one delivery makes three to five lines.
 	var lines []string
@@ -64,7 +83,14 @@ func serve(rt openruntimes.Context, now func() time.Time) openruntimes.Response 
 			rt.Log(strings.Join(lines, "\n"))
 		}
 	}()
-	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: func(line string) { lines = append(lines, line) }, Error: func(s string) { rt.Error(s) }}
+	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: func(line string) { lines = append(lines, line) }, Error: func(s string) { rt.Error(s) },
+		Fault: func(f ingress.Fault) {
+			op := "webhook"
+			if req.Path == ingress.JobPath {
+				op = "retry job"
+			}
+			p.faults.Report(faultreport.Fault{Operation: op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
+		}}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {

@@ -159,6 +159,10 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID is the call a tool message answers.
 	ToolCallID string
+	// Reasoning are the reasoning items of an assistant message (Result.Reasoning of the answer it
+	// records), sent back before its content and calls on the Responses API so that a reasoning model keeps
+	// its chain of thought across tool rounds; chat completions ignore them.
+	Reasoning []json.RawMessage
 }
 
 // ToolSpec describes a tool to the model.
@@ -192,6 +196,10 @@ type Result struct {
 	ToolCalls []ToolCall
 	// Streamed reports that Content was delivered through OnToken.
 	Streamed bool
+	// Reasoning are the answer's reasoning items on the Responses API (type "reasoning", with their
+	// encrypted_content: requests are sent with store false and include reasoning.encrypted_content), as
+	// the API returned them. Put them in the assistant Message that records this answer.
+	Reasoning []json.RawMessage
 }
 
 // Model is one model call; the engine depends on this interface only.
@@ -375,6 +383,9 @@ func (c *Client) responses(ctx context.Context, req Request) (Result, error) {
 		case "tool":
 			input = append(input, openai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Content})
 		case "assistant":
+			for _, r := range m.Reasoning {
+				input = append(input, r)
+			}
 			if m.Content != "" {
 				input = append(input, openai.ResponseInputMessage{Type: "message", Role: "assistant", Content: m.Content})
 			}
@@ -394,8 +405,11 @@ func (c *Client) responses(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	rr := openai.CreateResponseRequest{Model: c.settings.Model, Input: input}
+	// Stateless (nothing kept at the provider): the reasoning comes back encrypted and is sent again with
+	// the next round's input.
 	store := false
 	rr.Store = &store
+	rr.Include = []openai.ResponseInclude{openai.ResponseIncludeReasoningEncryptedContent}
 	if req.MaxTokens > 0 {
 		// A reasoning model spends output tokens on reasoning first: a small cap (the title's 24) would
 		// leave no visible text, so short calls get low effort and room to think.
@@ -485,8 +499,14 @@ func responseResult(resp openai.CreateResponseResponse) (Result, error) {
 			continue
 		}
 		var item openai.ResponseOutputItem
-		if json.Unmarshal(data, &item) == nil && item.Type == "function_call" {
+		if json.Unmarshal(data, &item) != nil {
+			continue
+		}
+		switch item.Type {
+		case "function_call":
 			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: item.CallID, Name: item.Name, Arguments: item.Arguments})
+		case "reasoning":
+			res.Reasoning = append(res.Reasoning, json.RawMessage(data))
 		}
 	}
 	return res, nil

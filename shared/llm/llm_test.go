@@ -91,3 +91,47 @@ func TestStrictChatModelParams(t *testing.T) {
 		t.Fatalf("%v", body)
 	}
 }
+
+// TestResponsesCarryReasoningAcrossToolRounds: a reasoning model's answer (not streamed here) returns its
+// reasoning item with the encrypted content it asked for, and the next request sends that item back
+// before the function call it led to; chat completions never see it.
+func TestResponsesCarryReasoningAcrossToolRounds(t *testing.T) {
+	srv := scriptedllm.New(
+		scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "c1", Name: "lookup"}},
+			Reasoning: &scriptedllm.Reasoning{ID: "rs_1", EncryptedContent: "enc-1"}},
+		scriptedllm.Reply{Content: "done"},
+		scriptedllm.Reply{Content: "chat"},
+	)
+	defer srv.Close()
+	s, err := Resolve(Env{APIKey: "k", Model: "gpt-5.6", BaseURL: srv.BaseURL()}, nil)
+	if err != nil || !s.Reasoning {
+		t.Fatalf("%+v %v", s, err)
+	}
+	c := New(s, nil)
+	msgs := []Message{{Role: "user", Content: "q"}}
+	res, err := c.Complete(context.Background(), Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Reasoning) != 1 || !strings.Contains(string(res.Reasoning[0]), `"encrypted_content":"enc-1"`) || len(res.ToolCalls) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	msgs = append(msgs, Message{Role: "assistant", ToolCalls: res.ToolCalls, Reasoning: res.Reasoning},
+		Message{Role: "tool", ToolCallID: "c1", Content: "42"})
+	if _, err := c.Complete(context.Background(), Request{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	body := string(srv.Requests()[1].Body)
+	r, f := strings.Index(body, `"id":"rs_1"`), strings.Index(body, `"type":"function_call"`)
+	if r < 0 || f < r || !strings.Contains(body, `"encrypted_content":"enc-1"`) || !strings.Contains(body, `"store":false`) {
+		t.Fatalf("second request %s", body)
+	}
+
+	chat := New(Settings{APIKey: "k", Model: "gpt-4o-mini", BaseURL: srv.BaseURL()}, nil)
+	if _, err := chat.Complete(context.Background(), Request{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	if body := string(srv.Requests()[2].Body); strings.Contains(body, "rs_1") || strings.Contains(body, "include") {
+		t.Fatalf("chat request carries reasoning: %s", body)
+	}
+}

@@ -2,6 +2,7 @@ package pyjson
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -33,7 +34,60 @@ func (e *SyntaxError) Error() string {
 	return e.Msg + ": line " + strconv.Itoa(e.Line) + " column " + strconv.Itoa(e.Col) + " (char " + strconv.Itoa(e.Pos) + ")"
 }
 
-type stopIteration struct{ pos int }
+// A Decoder decodes documents as Decode does, and keeps its memory from one
+// document to the next: once its buffers have grown to the size of the
+// documents it sees, decoding allocates nothing but the strings that hold
+// escapes. The Value a call returns, with every array and object inside it,
+// is valid only until the next Decode or Reset on the same Decoder; its
+// strings stay valid. A Decoder must not be used by two goroutines at once.
+// The zero Decoder is ready to use.
+type Decoder struct {
+	d decoder
+}
+
+// maxKeep bounds the memory a Decoder keeps for the next document, in
+// Values and in Members: a rare huge document does not pin its buffers.
+const maxKeep = 4096
+
+// Decode is the package-level Decode with the Decoder's memory. It ends the
+// validity of the Value the previous call returned.
+func (dec *Decoder) Decode(s string) (Value, error) {
+	dec.Reset()
+	return dec.d.decode(s)
+}
+
+// Reset forgets the last document: it ends the validity of the Value the
+// last Decode returned, and no part of that document stays reachable from
+// the Decoder.
+func (dec *Decoder) Reset() {
+	d := &dec.d
+	clear(d.vals[:d.valsHigh])
+	clear(d.mems[:d.memsHigh])
+	clear(d.valArena[:cap(d.valArena)])
+	clear(d.memArena[:cap(d.memArena)])
+	vals, mems, valArena, memArena := d.vals[:0], d.mems[:0], d.valArena[:0], d.memArena[:0]
+	// Size the arenas for a document like the last one: one slice each.
+	if d.valNeed > cap(valArena) {
+		valArena = make([]Value, 0, d.valNeed)
+	}
+	if d.memNeed > cap(memArena) {
+		memArena = make([]Member, 0, d.memNeed)
+	}
+	if cap(valArena) > maxKeep || cap(vals) > maxKeep {
+		vals, valArena = nil, nil
+	}
+	if cap(memArena) > maxKeep || cap(mems) > maxKeep {
+		mems, memArena = nil, nil
+	}
+	*d = decoder{vals: vals, mems: mems, valArena: valArena, memArena: memArena}
+}
+
+// Decode is json.loads(s) for a str s that contains only valid UTF-8 (see
+// ValidUTF8). The error, if any, is a *SyntaxError.
+func Decode(s string) (Value, error) {
+	var d decoder
+	return d.decode(s)
+}
 
 type decoder struct {
 	s     string
@@ -41,46 +95,58 @@ type decoder struct {
 	err   *SyntaxError
 	stop  int // >= 0 when a StopIteration is pending
 	// vals and mems are scratch stacks: the elements of the arrays and
-	// objects being parsed, copied into exactly sized slices when each closes.
-	vals []Value
-	mems []Member
-	// valChunk and memChunk are arenas the finished slices are cut from, so
-	// a document costs a few allocations instead of one per container.
-	valChunk []Value
-	memChunk []Member
+	// objects being parsed, copied into exactly sized slices when each
+	// closes; valsHigh and memsHigh are the most they have held.
+	vals               []Value
+	mems               []Member
+	valsHigh, memsHigh int
+	// valArena and memArena are the arenas the finished slices are cut
+	// from, so a document costs a few allocations instead of one per
+	// container (none with a Decoder that has seen such a document);
+	// valNeed and memNeed count what the document has cut.
+	valArena         []Value
+	memArena         []Member
+	valNeed, memNeed int
 }
 
 const chunk = 256
 
-func (d *decoder) valSlice(src []Value) []Value {
+func (d *decoder) valSlice(base int) []Value {
+	src := d.vals[base:]
 	n := len(src)
-	if n > cap(d.valChunk)-len(d.valChunk) {
-		d.valChunk = make([]Value, 0, max(chunk, n))
+	d.valsHigh = max(d.valsHigh, len(d.vals))
+	d.valNeed += n
+	if n > cap(d.valArena)-len(d.valArena) {
+		d.valArena = make([]Value, 0, max(chunk, n))
 	}
-	start := len(d.valChunk)
-	d.valChunk = append(d.valChunk, src...)
-	return d.valChunk[start : start+n : start+n]
+	start := len(d.valArena)
+	d.valArena = append(d.valArena, src...)
+	d.vals = d.vals[:base]
+	return d.valArena[start : start+n : start+n]
 }
 
-func (d *decoder) memSlice(src []Member) []Member {
+func (d *decoder) memSlice(base int) []Member {
+	src := d.mems[base:]
 	n := len(src)
-	if n > cap(d.memChunk)-len(d.memChunk) {
-		d.memChunk = make([]Member, 0, max(chunk, n))
+	d.memsHigh = max(d.memsHigh, len(d.mems))
+	d.memNeed += n
+	if n > cap(d.memArena)-len(d.memArena) {
+		d.memArena = make([]Member, 0, max(chunk, n))
 	}
-	start := len(d.memChunk)
-	d.memChunk = append(d.memChunk, src...)
-	return d.memChunk[start : start+n : start+n]
+	start := len(d.memArena)
+	d.memArena = append(d.memArena, src...)
+	d.mems = d.mems[:base]
+	return d.memArena[start : start+n : start+n]
 }
 
-// Decode is json.loads(s) for a str s that contains only valid UTF-8 (see
-// ValidUTF8). The error, if any, is a *SyntaxError.
-func Decode(s string) (Value, error) {
+func (d *decoder) decode(s string) (Value, error) {
 	if strings.HasPrefix(s, "\ufeff") {
 		return Value{}, newErr(s, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
 	}
-	d := decoder{s: s, stop: -1}
+	d.s, d.stop = s, -1
 	idx := skipWS(s, 0)
-	v, end, ok := d.scanOnce(idx)
+	var v Value
+	end, ok := d.scanOnce(idx, &v)
 	if !ok {
 		if d.err != nil {
 			return Value{}, d.err
@@ -113,24 +179,64 @@ func newErr(s, msg string, bytePos int) *SyntaxError {
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func skipWS(s string, i int) int {
-	for i < len(s) && isWS(s[i]) {
+	for i < len(s) && s[i] <= ' ' && isWS(s[i]) {
 		i++
 	}
 	return i
 }
 
-func (d *decoder) fail(msg string, pos int) (Value, int, bool) {
+func (d *decoder) fail(msg string, pos int) (int, bool) {
 	d.err = newErr(d.s, msg, pos)
-	return Value{}, 0, false
+	return 0, false
 }
 
-func (d *decoder) stopAt(pos int) (Value, int, bool) {
+func (d *decoder) stopAt(pos int) (int, bool) {
 	d.stop = pos
-	return Value{}, 0, false
+	return 0, false
 }
 
-// scanOnce mirrors scan_once_unicode.
-func (d *decoder) scanOnce(idx int) (Value, int, bool) {
+// scanOnce mirrors scan_once_unicode. An array or an object is decoded by
+// scanNested, which returns it; any other value is decoded by scanLeaf into
+// a slot. The two are apart so that no pointer is held across the recursion
+// of arrays and objects: a slot of the scratch stacks moves when they grow.
+func (d *decoder) scanOnce(idx int, slot *Value) (int, bool) {
+	if idx < len(d.s) && (d.s[idx] == '{' || d.s[idx] == '[') {
+		v, end, ok := d.scanNested(idx)
+		*slot = v
+		return end, ok
+	}
+	return d.scanLeaf(idx, slot)
+}
+
+// nested reports whether the value at idx is an array or an object.
+func (d *decoder) nested(idx int) bool {
+	return idx < len(d.s) && (d.s[idx] == '{' || d.s[idx] == '[')
+}
+
+// scanNested decodes the array or object at idx.
+func (d *decoder) scanNested(idx int) (Value, int, bool) {
+	if d.depth >= MaxDepth {
+		what := "array"
+		if d.s[idx] == '{' {
+			what = "object"
+		}
+		msg := "maximum recursion depth exceeded while decoding a JSON " + what + " from a unicode string"
+		d.err = &SyntaxError{Msg: msg, text: msg}
+		return Value{}, 0, false
+	}
+	d.depth++
+	defer func() { d.depth-- }()
+	if d.s[idx] == '{' {
+		m, end, ok := d.parseObject(idx + 1)
+		return Value{Kind: Object, O: m}, end, ok
+	}
+	a, end, ok := d.parseArray(idx + 1)
+	return Value{Kind: Array, A: a}, end, ok
+}
+
+// scanLeaf decodes the value at idx, which is not an array or an object,
+// into dst, a zero Value.
+func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 	s := d.s
 	n := len(s)
 	if idx >= n {
@@ -140,59 +246,46 @@ func (d *decoder) scanOnce(idx int) (Value, int, bool) {
 	case '"':
 		str, end, ok := d.scanString(idx + 1)
 		if !ok {
-			return Value{}, 0, false
+			return 0, false
 		}
-		return Value{Kind: String, S: str}, end, true
-	case '{':
-		if d.depth >= MaxDepth {
-			d.err = &SyntaxError{Msg: "maximum recursion depth exceeded while decoding a JSON object from a unicode string",
-				text: "maximum recursion depth exceeded while decoding a JSON object from a unicode string"}
-			return Value{}, 0, false
-		}
-		d.depth++
-		v, end, ok := d.parseObject(idx + 1)
-		d.depth--
-		return v, end, ok
-	case '[':
-		if d.depth >= MaxDepth {
-			d.err = &SyntaxError{Msg: "maximum recursion depth exceeded while decoding a JSON array from a unicode string",
-				text: "maximum recursion depth exceeded while decoding a JSON array from a unicode string"}
-			return Value{}, 0, false
-		}
-		d.depth++
-		v, end, ok := d.parseArray(idx + 1)
-		d.depth--
-		return v, end, ok
+		dst.Kind, dst.S = String, str
+		return end, true
 	case 'n':
 		if idx+3 < n && s[idx+1:idx+4] == "ull" {
-			return Value{Kind: Null}, idx + 4, true
+			dst.Kind = Null
+			return idx + 4, true
 		}
 	case 't':
 		if idx+3 < n && s[idx+1:idx+4] == "rue" {
-			return Value{Kind: Bool, B: true}, idx + 4, true
+			dst.Kind, dst.B = Bool, true
+			return idx + 4, true
 		}
 	case 'f':
 		if idx+4 < n && s[idx+1:idx+5] == "alse" {
-			return Value{Kind: Bool}, idx + 5, true
+			dst.Kind = Bool
+			return idx + 5, true
 		}
 	case 'N':
 		if idx+2 < n && s[idx+1:idx+3] == "aN" {
-			return Value{Kind: Float, F: math.NaN()}, idx + 3, true
+			dst.Kind, dst.F = Float, math.NaN()
+			return idx + 3, true
 		}
 	case 'I':
 		if idx+7 < n && s[idx+1:idx+8] == "nfinity" {
-			return Value{Kind: Float, F: math.Inf(1)}, idx + 8, true
+			dst.Kind, dst.F = Float, math.Inf(1)
+			return idx + 8, true
 		}
 	case '-':
 		if idx+8 < n && s[idx+1:idx+9] == "Infinity" {
-			return Value{Kind: Float, F: math.Inf(-1)}, idx + 9, true
+			dst.Kind, dst.F = Float, math.Inf(-1)
+			return idx + 9, true
 		}
 	}
-	return d.matchNumber(idx)
+	return d.matchNumber(idx, dst)
 }
 
 // matchNumber mirrors _match_number_unicode.
-func (d *decoder) matchNumber(start int) (Value, int, bool) {
+func (d *decoder) matchNumber(start int, dst *Value) (int, bool) {
 	s := d.s
 	end := len(s) - 1
 	idx := start
@@ -239,16 +332,39 @@ func (d *decoder) matchNumber(start int) (Value, int, bool) {
 	lit := s[start:idx]
 	if isFloat {
 		f, _ := strconv.ParseFloat(lit, 64) // out of range gives ±Inf or 0, as float() does
-		return Value{Kind: Float, F: f}, idx, true
+		dst.Kind, dst.F = Float, f
+		return idx, true
 	}
 	if lit == "-0" {
 		lit = "0"
 	}
-	return Value{Kind: Int, S: lit}, idx, true
+	dst.Kind, dst.S = Int, lit
+	return idx, true
 }
 
 // scanString mirrors scanstring_unicode; end is the index after the quote.
 func (d *decoder) scanString(end int) (string, int, bool) {
+	// The common case first: no escape up to the closing quote.
+	s := d.s
+	i := end
+	for ; i+8 <= len(s); i += 8 {
+		if m := specials(s, i); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			break
+		}
+	}
+	for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
+		i++
+	}
+	if i < len(s) && s[i] == '"' {
+		return s[end:i], i + 1, true
+	}
+	return d.scanEscaped(end)
+}
+
+// scanEscaped is scanString for a string with an escape, a control
+// character, or no end.
+func (d *decoder) scanEscaped(end int) (string, int, bool) {
 	s := d.s
 	n := len(s)
 	begin := end - 1
@@ -333,6 +449,18 @@ func (d *decoder) scanString(end int) (string, int, bool) {
 	}
 }
 
+// specials returns a mask with the high bit set in those of the 8 bytes at
+// s[i:] that are '"', '\\' or a control character (below 0x20). Bytes above
+// the lowest marked one may be marked wrongly; the lowest is always right.
+func specials(s string, i int) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	t := s[i : i+8]
+	x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56 // one load
+	q, b := x^(ones*'"'), x^(ones*'\\')
+	return (((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)) & highs
+}
+
 func hex4(h string) (rune, bool) {
 	var r rune
 	for i := 0; i < 4; i++ {
@@ -353,39 +481,34 @@ func hex4(h string) (rune, bool) {
 }
 
 // parseObject mirrors _parse_object_unicode; idx is after '{'.
-func (d *decoder) parseObject(idx int) (Value, int, bool) {
+func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 	s := d.s
 	end := len(s) - 1
 	base := len(d.mems)
-	defer func() { d.mems = d.mems[:base] }()
 	var index map[string]int
 	idx = skipWS(s, idx)
 	if idx > end || s[idx] != '}' {
 		for {
 			if idx > end || s[idx] != '"' {
-				return d.fail("Expecting property name enclosed in double quotes", idx)
+				return d.failObject(base, "Expecting property name enclosed in double quotes", idx)
 			}
 			key, next, ok := d.scanString(idx + 1)
 			if !ok {
-				return Value{}, 0, false
+				return d.failObject(base, "", 0)
 			}
 			idx = skipWS(s, next)
 			if idx > end || s[idx] != ':' {
-				return d.fail("Expecting ':' delimiter", idx)
+				return d.failObject(base, "Expecting ':' delimiter", idx)
 			}
 			idx = skipWS(s, idx+1)
-			val, next, ok := d.scanOnce(idx)
-			if !ok {
-				return Value{}, 0, false
-			}
 			// dict semantics: first position, last value.
-			cur := d.mems[base:]
 			pos := -1
 			if index != nil {
 				if p, ok := index[key]; ok {
 					pos = p
 				}
 			} else {
+				cur := d.mems[base:]
 				for i := range cur {
 					if cur[i].Key == key {
 						pos = i
@@ -393,57 +516,87 @@ func (d *decoder) parseObject(idx int) (Value, int, bool) {
 					}
 				}
 			}
-			if pos >= 0 {
-				cur[pos].Value = val
-			} else {
-				d.mems = append(d.mems, Member{Key: key, Value: val})
-				if n := len(d.mems) - base; index != nil {
-					index[key] = n - 1
-				} else if n > 16 {
+			if pos < 0 {
+				pos = len(d.mems) - base
+				d.mems = append(d.mems, Member{Key: key})
+				if index != nil {
+					index[key] = pos
+				} else if pos >= 16 {
 					index = make(map[string]int, 32)
 					for i, m := range d.mems[base:] {
 						index[m.Key] = i
 					}
 				}
+			} else {
+				d.mems[base+pos].Value = Value{}
+			}
+			if d.nested(idx) {
+				var v Value
+				v, next, ok = d.scanNested(idx)
+				d.mems[base+pos].Value = v
+			} else {
+				next, ok = d.scanLeaf(idx, &d.mems[base+pos].Value)
+			}
+			if !ok {
+				return d.failObject(base, "", 0)
 			}
 			idx = skipWS(s, next)
 			if idx <= end && s[idx] == '}' {
 				break
 			}
 			if idx > end || s[idx] != ',' {
-				return d.fail("Expecting ',' delimiter", idx)
+				return d.failObject(base, "Expecting ',' delimiter", idx)
 			}
 			idx = skipWS(s, idx+1)
 		}
 	}
-	v := Value{Kind: Object, O: d.memSlice(d.mems[base:])}
-	return v, idx + 1, true
+	return d.memSlice(base), idx + 1, true
+}
+
+// failObject drops the members of the object being parsed and records the
+// syntax error msg at pos ("" when it is recorded already).
+func (d *decoder) failObject(base int, msg string, pos int) ([]Member, int, bool) {
+	d.mems = d.mems[:base]
+	if msg != "" {
+		d.fail(msg, pos)
+	}
+	return nil, 0, false
 }
 
 // parseArray mirrors _parse_array_unicode; idx is after '['.
-func (d *decoder) parseArray(idx int) (Value, int, bool) {
+func (d *decoder) parseArray(idx int) ([]Value, int, bool) {
 	s := d.s
 	end := len(s) - 1
 	base := len(d.vals)
-	defer func() { d.vals = d.vals[:base] }()
 	idx = skipWS(s, idx)
 	if idx > end || s[idx] != ']' {
 		for {
-			val, next, ok := d.scanOnce(idx)
-			if !ok {
-				return Value{}, 0, false
+			slot := len(d.vals)
+			d.vals = append(d.vals, Value{})
+			var next int
+			var ok bool
+			if d.nested(idx) {
+				var v Value
+				v, next, ok = d.scanNested(idx)
+				d.vals[slot] = v
+			} else {
+				next, ok = d.scanLeaf(idx, &d.vals[slot])
 			}
-			d.vals = append(d.vals, val)
+			if !ok {
+				d.vals = d.vals[:base]
+				return nil, 0, false
+			}
 			idx = skipWS(s, next)
 			if idx <= end && s[idx] == ']' {
 				break
 			}
 			if idx > end || s[idx] != ',' {
-				return d.fail("Expecting ',' delimiter", idx)
+				d.vals = d.vals[:base]
+				d.fail("Expecting ',' delimiter", idx)
+				return nil, 0, false
 			}
 			idx = skipWS(s, idx+1)
 		}
 	}
-	v := Value{Kind: Array, A: d.valSlice(d.vals[base:])}
-	return v, idx + 1, true
+	return d.valSlice(base), idx + 1, true
 }

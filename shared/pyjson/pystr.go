@@ -2,6 +2,7 @@ package pyjson
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -17,6 +18,15 @@ func IsSpace(r rune) bool {
 
 // Strip is str.strip() with no argument.
 func Strip(s string) string {
+	// A string that starts and ends with a printable ASCII character
+	// (0x21..0x7f, none of them whitespace) is kept as is.
+	if s != "" && s[0]-0x21 < 0x5f && s[len(s)-1]-0x21 < 0x5f {
+		return s
+	}
+	return strip(s)
+}
+
+func strip(s string) string {
 	// Fast path for the common ASCII case.
 	i, j := 0, len(s)
 	for i < j {
@@ -221,27 +231,24 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
+		for i+8 <= len(s) { // 8 bytes at a time, to the first one to escape
+			if m := specials(s, i); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
 		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
+		if e := shortEscape[c]; e != 0 {
+			b = append(b, '\\', e)
+		} else {
 			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
 		}
 		start = i + 1

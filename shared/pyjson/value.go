@@ -1,12 +1,13 @@
 // Package pyjson reproduces the parts of CPython's json module and str type
-// that the Python agent engine's protocol validators rely on: json.loads with
-// its exact error messages, repr() of decoded values, str.strip(), str.lower(),
-// len() in code points, and json.dumps(separators=(",", ":"),
-// ensure_ascii=False) for strings and floats.
+// that the Python agent engine's outputs depend on: json.loads with its exact
+// error messages, dicts that keep insertion order, repr() and str() of values,
+// float repr, str.strip(), str.lower(), len() in code points, and
+// json.dumps(separators=(",", ":")) with ensure_ascii on or off.
 //
-// It is internal to the protocol packages: they use it to turn a tool
-// argument into the same error text and the same canonical bytes as the
-// engine they replace.
+// It is the project's one Python-compatibility implementation: the protocol
+// packages (shared/protocol/*), the turn's built-in tools and its MCP tools
+// use it to give the same error texts and the same bytes as the engine they
+// replace. Golden tests hold the values CPython gives.
 package pyjson
 
 import (

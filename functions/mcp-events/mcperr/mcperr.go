@@ -116,6 +116,17 @@ type Error struct {
 	// StepUp, on a Forbidden error caused by the caller's token lacking scopes, lists the scopes the call
 	// needs: the server answers HTTP 403 with an insufficient_scope challenge naming them. Never on the wire.
 	StepUp []string
+	// Fault, on an Internal error, is a short machine-readable cause for operators (appwrite_503,
+	// appwrite_unreachable, ...): the reason tag of fault reports. Never on the wire.
+	Fault string
+}
+
+// FaultReason returns e's fault cause, "internal" when none was recorded.
+func (e *Error) FaultReason() string {
+	if e.Fault != "" {
+		return e.Fault
+	}
+	return "internal"
 }
 
 // Error implements error: the kind and the message.

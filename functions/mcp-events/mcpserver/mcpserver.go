@@ -28,6 +28,7 @@ import (
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/functions/mcp-events/tools"
 	"appwrite-agent/shared/eventcatalog"
+	"appwrite-agent/shared/faultreport"
 
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/safehttp"
@@ -61,6 +62,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Faults receives server faults (nil: none are reported; see shared/faultreport).
+	Faults *faultreport.Reporter
 }
 
 // Server is one instance of the MCP server. It is safe for concurrent use and keeps no subscription state.
@@ -71,6 +74,7 @@ type Server struct {
 	mcp      *server.MCPServer
 	http     *server.StreamableHTTPServer
 	subs     *subscriptions.Service // nil when events are off
+	faults   *faultreport.Reporter  // nil when SENTRY_DSN is unset
 }
 
 // New builds a server from the environment read through getenv (os.Getenv when nil).
@@ -90,6 +94,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 		cfg:      cfg,
 		resource: oauth.Resource{PublicURL: cfg.PublicURL, Issuer: cfg.Issuer, Scopes: cfg.Scopes},
 		verifier: oauth.NewVerifier(cfg.Issuer, cfg.Audiences, oauth.NewJWKS(cfg.JWKSURL, hc)),
+		faults:   o.Faults,
 	}
 	opts := []server.ServerOption{server.WithInstructions(Instructions)}
 	if cfg.Enabled {
@@ -115,6 +120,10 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	}
 	if cfg.PasswordBudget != 0 {
 		budget.Password = cfg.PasswordBudget
+	}
+	budget.URL = subscriptions.URLBudget(cfg.IngressURL)
+	if cfg.URLBudget >= 0 {
+		budget.URL = cfg.URLBudget // subscriptions.New refuses more than fits
 	}
 	sealer, err := seal.NewSealer(ring, budget)
 	if err != nil {
@@ -147,14 +156,21 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools.New(aw, s.subs, countTool).Register(s.mcp)
+	tools.New(aw, s.subs, s.toolDone).Register(s.mcp)
 	return s, nil
 }
 
-// countTool writes one increment of the tools counter.
-func countTool(ctx context.Context, tool, outcome string) {
-	metrics.Count(logSink(ctx), metrics.ToolCallsTotal, "tool", tool, "outcome", outcome)
+// toolDone counts one tool call and reports it when it ended in a server fault.
+func (s *Server) toolDone(ctx context.Context, r tools.Result) {
+	metrics.Count(logSink(ctx), metrics.ToolCallsTotal, "tool", r.Tool, "outcome", r.Outcome)
+	if r.Fault() {
+		s.faults.Report(faultreport.Fault{Operation: "tools/call " + r.Tool, ProjectID: r.ProjectID,
+			Outcome: r.Outcome, Reason: r.Reason, Detail: r.Text})
+	}
 }
+
+// Faults returns the server's fault reporter (nil when none is configured).
+func (s *Server) Faults() *faultreport.Reporter { return s.faults }
 
 // Config returns the server's configuration.
 func (s *Server) Config() config.Config { return s.cfg }
@@ -283,14 +299,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		_ = json.Unmarshal(head.Params, &call)
 		if missing, stepUp := tools.StepUp(call.Name, principal.Scopes); len(stepUp) > 0 {
-			countTool(ctx, call.Name, "forbidden")
+			s.toolDone(ctx, tools.Result{Tool: call.Name, Outcome: "forbidden"})
 			s.insufficientScope(w, r.URL.Path, head.ID, mcperr.InsufficientScope(missing, stepUp,
 				"the access token lacks the scopes %s needs: %s", call.Name, strings.Join(missing, ", ")))
 			return
 		}
 	}
 	ctx = tools.WithPrincipal(ctx, principal)
-	rec := newRecorder()
+	rec := NewRecorder()
 	s.http.Handle(rec, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
 	out := rec.body.Bytes()
 	if rec.status == http.StatusOK && strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") {
@@ -466,6 +482,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 		return
 	}
 	if merr != nil {
+		if merr.Kind == mcperr.Internal {
+			s.reportEventsFault(head, merr)
+		}
 		if merr.Kind == mcperr.Forbidden && len(merr.StepUp) > 0 {
 			s.insufficientScope(w, r.URL.Path, head.ID, merr)
 			return
@@ -475,6 +494,31 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 		return
 	}
 	writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: "2.0", ID: head.ID, Result: result})
+}
+
+// reportEventsFault reports an events/* call that failed on the server's side (Appwrite failing or
+// unreachable, an internal error); the caller's bad input and the subscriber's endpoint never come here.
+func (s *Server) reportEventsFault(head rpcHead, merr *mcperr.Error) {
+	if s.faults == nil {
+		return
+	}
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			ProjectID string `json:"project_id"`
+		} `json:"arguments"`
+	}
+	_ = json.Unmarshal(head.Params, &p)
+	event := p.Name
+	if _, ok := eventcatalog.Lookup(event); !ok {
+		event = ""
+	}
+	project := p.Arguments.ProjectID
+	if !eventcatalog.ValidID(project) {
+		project = ""
+	}
+	s.faults.Report(faultreport.Fault{Operation: head.Method, Event: event, ProjectID: project,
+		Outcome: metrics.OutcomeError, Reason: merr.FaultReason(), Detail: merr.Message})
 }
 
 func decodeParams(raw json.RawMessage, v any) *mcperr.Error {
@@ -491,25 +535,43 @@ func decodeParams(raw json.RawMessage, v any) *mcperr.Error {
 	return nil
 }
 
-// recorder is a buffered, non-streaming server.HTTPResponseWriter: mcp-go answers with one JSON body.
-type recorder struct {
+// Recorder is the function's one buffering http.ResponseWriter: it keeps the whole answer (status,
+// headers, body), as the open-runtimes contract takes one buffered response. It is also the
+// non-streaming server.HTTPResponseWriter mcp-go answers into (one JSON body, never SSE).
+type Recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
 	wrote  bool
 }
 
-func newRecorder() *recorder { return &recorder{header: http.Header{}, status: http.StatusOK} }
+// NewRecorder returns an empty Recorder whose status is 200 until WriteHeader or Write says otherwise.
+func NewRecorder() *Recorder { return &Recorder{header: http.Header{}, status: http.StatusOK} }
 
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) WriteHeader(code int) {
+// Header implements http.ResponseWriter.
+func (r *Recorder) Header() http.Header { return r.header }
+
+// WriteHeader implements http.ResponseWriter; only the first status counts.
+func (r *Recorder) WriteHeader(code int) {
 	if !r.wrote {
 		r.status, r.wrote = code, true
 	}
 }
-func (r *recorder) Write(p []byte) (int, error) {
+
+// Write implements http.ResponseWriter.
+func (r *Recorder) Write(p []byte) (int, error) {
 	r.wrote = true
 	return r.body.Write(p)
 }
-func (r *recorder) Flush()          {}
-func (r *recorder) CanStream() bool { return false }
+
+// Flush implements http.Flusher as a no-op: the answer is sent whole.
+func (r *Recorder) Flush() {}
+
+// CanStream tells mcp-go not to stream (server.HTTPResponseWriter).
+func (r *Recorder) CanStream() bool { return false }
+
+// Status is the recorded status code.
+func (r *Recorder) Status() int { return r.status }
+
+// Body is the recorded body.
+func (r *Recorder) Body() []byte { return r.body.Bytes() }

@@ -80,16 +80,34 @@ func principal(ctx context.Context) *oauth.Principal {
 	return p
 }
 
+// Result describes how one tool call ended, for the tools counter and fault reports.
+type Result struct {
+	// Tool is the tool's name.
+	Tool string
+	// ProjectID is the project_id argument (empty when the arguments were refused).
+	ProjectID string
+	// Outcome is ok, not_found, forbidden, unavailable, invalid_arguments or error.
+	Outcome string
+	// Reason details an unavailable or error outcome (appwrite_503, appwrite_unreachable, ...).
+	Reason string
+	// Text is what the caller was told.
+	Text string
+}
+
+// Fault reports whether the call ended in a server fault (Appwrite failing or unreachable, or an internal
+// error) rather than in the caller's bad input or missing access.
+func (r Result) Fault() bool { return r.Outcome == "unavailable" || r.Outcome == "error" }
+
 // Tools serves the tools with one Appwrite client and the subscriptions service.
 type Tools struct {
 	appwrite *appwriteapi.Client
 	subs     *subscriptions.Service
-	log      func(ctx context.Context, tool, outcome string)
+	observe  func(ctx context.Context, r Result)
 }
 
-// New returns the tools. count, when not nil, is told the outcome of every call (for the tools counter).
-func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, count func(ctx context.Context, tool, outcome string)) *Tools {
-	return &Tools{appwrite: appwrite, subs: subs, log: count}
+// New returns the tools. observe, when not nil, is told how every call ended.
+func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, observe func(ctx context.Context, r Result)) *Tools {
+	return &Tools{appwrite: appwrite, subs: subs, observe: observe}
 }
 
 func idProp(name, what string) mcp.ToolOption {
@@ -137,34 +155,36 @@ func (t *Tools) handle(name string, h handler) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := principal(ctx)
 		if p == nil {
-			return t.fail(ctx, name, "error", "no verified caller for this call"), nil
+			return t.fail(ctx, Result{Tool: name, Outcome: "error", Reason: "no_principal", Text: "no verified caller for this call"}), nil
 		}
 		args := map[string]string{}
 		for k, v := range req.GetArguments() {
 			s, ok := v.(string)
 			if !ok || !eventcatalog.ValidID(s) {
-				return t.fail(ctx, name, "invalid_arguments", fmt.Sprintf("%s: must be an Appwrite id (a letter or digit, then up to 35 letters, digits, '.', '_' or '-')", k)), nil
+				return t.fail(ctx, Result{Tool: name, Outcome: "invalid_arguments",
+					Text: fmt.Sprintf("%s: must be an Appwrite id (a letter or digit, then up to 35 letters, digits, '.', '_' or '-')", k)}), nil
 			}
 			args[k] = s
 		}
 		res, err := h(ctx, p, args)
 		if err != nil {
-			outcome, text := describe(err)
-			return t.fail(ctx, name, outcome, text), nil
+			r := describe(err)
+			r.Tool, r.ProjectID = name, args[eventcatalog.ArgProject]
+			return t.fail(ctx, r), nil
 		}
-		if t.log != nil {
-			t.log(ctx, name, "ok")
+		if t.observe != nil {
+			t.observe(ctx, Result{Tool: name, ProjectID: args[eventcatalog.ArgProject], Outcome: "ok"})
 		}
 		b, _ := json.Marshal(res)
 		return mcp.NewToolResultStructured(res, string(b)), nil
 	}
 }
 
-func (t *Tools) fail(ctx context.Context, name, outcome, text string) *mcp.CallToolResult {
-	if t.log != nil {
-		t.log(ctx, name, outcome)
+func (t *Tools) fail(ctx context.Context, r Result) *mcp.CallToolResult {
+	if t.observe != nil {
+		t.observe(ctx, r)
 	}
-	return mcp.NewToolResultError(text)
+	return mcp.NewToolResultError(r.Text)
 }
 
 // readErr is a failed Appwrite read with what was being read.
@@ -176,38 +196,40 @@ type readErr struct {
 func (e *readErr) Error() string { return e.what + ": " + e.err.Error() }
 func (e *readErr) Unwrap() error { return e.err }
 
-// describe turns a failure into the tools counter's outcome and the text the model reads: not found,
-// forbidden, Appwrite unavailable, or the subscriptions service's own error.
-func describe(err error) (outcome, text string) {
+// describe turns a failure into the outcome and the text the model reads: not found, forbidden, Appwrite
+// unavailable, or the subscriptions service's own error.
+func describe(err error) Result {
 	var re *readErr
 	var ae *appwriteapi.Error
 	if errors.As(err, &re) && errors.As(err, &ae) {
 		switch {
 		case ae.Status == http.StatusNotFound:
-			return "not_found", fmt.Sprintf("Not found: %s does not exist or is not visible to you (Appwrite: %s)", re.what, ae.Message)
+			return Result{Outcome: "not_found", Text: fmt.Sprintf("Not found: %s does not exist or is not visible to you (Appwrite: %s)", re.what, ae.Message)}
 		case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
-			return "forbidden", fmt.Sprintf("Forbidden: Appwrite refused your access to %s (%s: %s)", re.what, ae.Type, ae.Message)
+			return Result{Outcome: "forbidden", Text: fmt.Sprintf("Forbidden: Appwrite refused your access to %s (%s: %s)", re.what, ae.Type, ae.Message)}
 		case ae.Status == http.StatusBadRequest:
-			return "invalid_arguments", fmt.Sprintf("Appwrite refused the request for %s: %s", re.what, ae.Message)
+			return Result{Outcome: "invalid_arguments", Text: fmt.Sprintf("Appwrite refused the request for %s: %s", re.what, ae.Message)}
 		case ae.Status == 0:
-			return "unavailable", fmt.Sprintf("Appwrite unavailable: %s could not be read because Appwrite could not be reached; retry later", re.what)
+			return Result{Outcome: "unavailable", Reason: "appwrite_unreachable",
+				Text: fmt.Sprintf("Appwrite unavailable: %s could not be read because Appwrite could not be reached; retry later", re.what)}
 		default:
-			return "unavailable", fmt.Sprintf("Appwrite unavailable: reading %s failed with HTTP %d (%s); retry later", re.what, ae.Status, ae.Type)
+			return Result{Outcome: "unavailable", Reason: fmt.Sprintf("appwrite_%d", ae.Status),
+				Text: fmt.Sprintf("Appwrite unavailable: reading %s failed with HTTP %d (%s); retry later", re.what, ae.Status, ae.Type)}
 		}
 	}
 	var me *mcperr.Error
 	if errors.As(err, &me) {
 		switch me.Kind {
 		case mcperr.NotFound:
-			return "not_found", "Not found: " + me.Message
+			return Result{Outcome: "not_found", Text: "Not found: " + me.Message}
 		case mcperr.Forbidden:
-			return "forbidden", "Forbidden: " + me.Message
+			return Result{Outcome: "forbidden", Text: "Forbidden: " + me.Message}
 		case mcperr.Internal:
-			return "unavailable", "Appwrite unavailable: " + me.Message
+			return Result{Outcome: "unavailable", Reason: me.FaultReason(), Text: "Appwrite unavailable: " + me.Message}
 		}
-		return "error", me.Message
+		return Result{Outcome: "error", Reason: string(me.Kind), Text: me.Message}
 	}
-	return "error", "internal error"
+	return Result{Outcome: "error", Reason: "internal", Text: "internal error"}
 }
 
 func (t *Tools) getRow(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {

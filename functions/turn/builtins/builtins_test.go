@@ -1,10 +1,8 @@
 package builtins_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,9 +14,8 @@ import (
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/functions/turn/tools"
+	"appwrite-agent/shared/devkit/snapshot"
 )
-
-var updateToolSnapshot = flag.Bool("update-tools", false, "rewrite testdata/tool_schemas.json")
 
 func names(list []toolapi.Tool) []string {
 	var out []string
@@ -68,54 +65,43 @@ func TestToolsArePerTurnAndSharedAcrossAgents(t *testing.T) {
 	}
 }
 
-// TestToolSchemaSnapshot pins every built-in tool's name, description and JSON Schema, per agent and in
-// order, in testdata/tool_schemas.json (go test ./builtins -run ToolSchemaSnapshot -update-tools rewrites it).
-// The installed-skills suffix of appwrite_skill's description depends on the build and is left out.
-func TestToolSchemaSnapshot(t *testing.T) {
-	type entry struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	}
-	byAgent := builtins.Registry(tools.Web{}, nil).ForTurn(&request.Turn{})
-	snap := map[string][]entry{}
-	for _, agent := range engine.Agents {
-		for _, tool := range byAgent[agent] {
-			var schema map[string]any
-			if err := json.Unmarshal(tool.Parameters(), &schema); err != nil || schema["type"] != "object" {
-				t.Fatalf("%s: parameters are not a JSON Schema object: %v", tool.Name(), err)
-			}
-			if _, ok := schema["properties"].(map[string]any); !ok {
-				t.Fatalf("%s: no properties", tool.Name())
-			}
-			desc := tool.Description()
-			if tool.Name() == "appwrite_skill" {
-				desc, _, _ = strings.Cut(desc, " Installed: ")
-				desc, _, _ = strings.Cut(desc, " No skills are installed")
-			}
-			var compact bytes.Buffer
-			json.Compact(&compact, tool.Parameters())
-			snap[agent] = append(snap[agent], entry{tool.Name(), desc, compact.Bytes()})
+// TestToolSnapshots pins each built-in tool's name, description and JSON Schema in its own file,
+// testdata/toolsnaps/<name>.json (UPDATE_SNAPSHOTS=1 rewrites them, shared/devkit/snapshot). The protocol
+// tools (console, clarify, memory, report_threat) are the shared validators' surfaces, pinned once in
+// shared/protocol/<name>/testdata/tool_schema.json. The installed-skills suffix of appwrite_skill's
+// description depends on the build and is left out.
+func TestToolSnapshots(t *testing.T) {
+	want := map[string]bool{}
+	for _, tool := range builtins.Registry(tools.Web{}, nil).ForTurn(&request.Turn{})[engine.AgentPlatform] {
+		if _, shared := tool.(tools.Protocol); shared {
+			continue
 		}
+		var schema map[string]any
+		if err := json.Unmarshal(tool.Parameters(), &schema); err != nil {
+			t.Fatalf("%s: %v", tool.Name(), err)
+		}
+		if _, ok := schema["properties"].(map[string]any); !ok {
+			t.Fatalf("%s: no properties", tool.Name())
+		}
+		desc := tool.Description()
+		if tool.Name() == "appwrite_skill" {
+			desc, _, _ = strings.Cut(desc, " Installed: ")
+			desc, _, _ = strings.Cut(desc, " No skills are installed")
+		}
+		file := tool.Name() + ".json"
+		want[file] = true
+		snapshot.CheckTool(t, filepath.Join("testdata", "toolsnaps", file), snapshot.Tool{Name: tool.Name(), Description: desc, Parameters: tool.Parameters()})
 	}
-	var got bytes.Buffer
-	enc := json.NewEncoder(&got)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(snap); err != nil {
+	entries, err := os.ReadDir(filepath.Join("testdata", "toolsnaps"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "tool_schemas.json")
-	if *updateToolSnapshot {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
+	for _, e := range entries {
+		if !want[e.Name()] {
+			t.Errorf("testdata/toolsnaps/%s pins no built-in tool; delete it", e.Name())
 		}
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update-tools to create it)", err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Fatalf("the tool schemas changed; review and run go test ./builtins -run ToolSchemaSnapshot -update-tools\n%s", got.String())
+	if len(want) != 8 {
+		t.Errorf("%d tools of package tools, want 8 (12 built-ins, 4 of them protocol tools)", len(want))
 	}
 }

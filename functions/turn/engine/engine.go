@@ -403,7 +403,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 				res.ToolCalls[i].ID = "call_" + strconv.Itoa(step) + "_" + strconv.Itoa(i)
 			}
 		}
-		msgs = append(msgs, llm.Message{Role: "assistant", Content: res.Content, ToolCalls: res.ToolCalls})
+		msgs = append(msgs, llm.Message{Role: "assistant", Content: res.Content, ToolCalls: res.ToolCalls, Reasoning: res.Reasoning})
 		if len(res.ToolCalls) == 0 {
 			final, finished = res.Content, true
 			break

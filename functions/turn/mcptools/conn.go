@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/shared/pyjson"
 )
 
 // The builtin Appwrite MCP server (reference app/mcp/registry.py).
@@ -145,30 +145,30 @@ func (t tokens) expired(now time.Time) bool {
 // MarshalJSON writes the OAuthToken shape the reference echoes (model_dump: every field, null when
 // unset), with expires_at after it when known.
 func (t tokens) MarshalJSON() ([]byte, error) {
-	o := newObject()
-	o.set("access_token", t.AccessToken)
-	o.set("token_type", "Bearer")
-	o.set("expires_in", optInt(t.ExpiresIn))
-	o.set("scope", optStr(t.Scope))
-	o.set("refresh_token", optStr(t.RefreshToken))
+	o := pyjson.NewObject()
+	o.Set("access_token", pyjson.StringValue(t.AccessToken))
+	o.Set("token_type", pyjson.StringValue("Bearer"))
+	o.Set("expires_in", optInt(t.ExpiresIn))
+	o.Set("scope", optStr(t.Scope))
+	o.Set("refresh_token", optStr(t.RefreshToken))
 	if t.ExpiresAt != nil {
-		o.set("expires_at", optInt(t.ExpiresAt))
+		o.Set("expires_at", optInt(t.ExpiresAt))
 	}
-	return o.MarshalJSON()
+	return toJSON(o), nil
 }
 
-func optInt(p *int64) any {
+func optInt(p *int64) pyjson.Value {
 	if p == nil {
-		return nil
+		return pyjson.Value{}
 	}
-	return json.Number(strconv.FormatInt(*p, 10))
+	return pyjson.IntValue(*p)
 }
 
-func optStr(p *string) any {
+func optStr(p *string) pyjson.Value {
 	if p == nil {
-		return nil
+		return pyjson.Value{}
 	}
-	return *p
+	return pyjson.StringValue(*p)
 }
 
 // credential is the mcp_credentials entry of a connection.

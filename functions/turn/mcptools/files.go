@@ -5,22 +5,19 @@ import (
 	"strings"
 
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/pyjson"
 )
 
 // resolveFileArgument rewrites the "file" argument when it names an attachment of the turn (by id,
 // then name): the hosted MCP server takes no paths, so the bytes go inline as
 // {"filename","content" (base64),"encoding":"base64","mime_type"?}. URLs, paths, objects and unknown
 // names are left as they are.
-func resolveFileArgument(args *object, atts []request.Attachment) *object {
-	v, ok := args.get("file")
-	if !ok {
+func resolveFileArgument(args pyjson.Value, atts []request.Attachment) pyjson.Value {
+	v, ok := args.Get("file")
+	if !ok || v.Kind != pyjson.String {
 		return args
 	}
-	s, isStr := v.(string)
-	if !isStr {
-		return args
-	}
-	raw := strings.TrimSpace(s)
+	raw := strings.TrimSpace(v.S)
 	if raw == "" || strings.HasPrefix(raw, "{") || strings.Contains(raw, "://") || strings.Contains(raw, "/") {
 		return args
 	}
@@ -28,19 +25,19 @@ func resolveFileArgument(args *object, atts []request.Attachment) *object {
 		if a.ID != raw && a.Name != raw {
 			continue
 		}
-		f := newObject()
+		f := pyjson.NewObject()
 		name := a.Name
 		if name == "" {
 			name = raw
 		}
-		f.set("filename", name)
-		f.set("content", base64.StdEncoding.EncodeToString(a.Data))
-		f.set("encoding", "base64")
+		f.Set("filename", pyjson.StringValue(name))
+		f.Set("content", pyjson.StringValue(base64.StdEncoding.EncodeToString(a.Data)))
+		f.Set("encoding", pyjson.StringValue("base64"))
 		if m := strings.TrimSpace(a.Mime); m != "" {
-			f.set("mime_type", m)
+			f.Set("mime_type", pyjson.StringValue(m))
 		}
-		out := args.clone()
-		out.set("file", f)
+		out := args.Clone()
+		out.Set("file", f)
 		return out
 	}
 	return args

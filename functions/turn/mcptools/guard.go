@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/pyjson"
 )
 
 // GuardedTool is the one tool the write guard wraps (the Appwrite MCP server's generic caller).
@@ -29,7 +30,7 @@ var alreadyExistsRE = regexp.MustCompile(`(?i)already_exists|already exists|code
 // caller sends one call of the wrapped tool with the given arguments object.
 type caller func(ctx context.Context, args json.RawMessage) (string, error)
 
-// writeGuard wraps appwrite_call_tool for one turn (reference §6.9): calls run one at a time; a create
+// writeGuard wraps appwrite_call_tool for one turn (the reference's app/mcp/write_guard.py): calls run one at a time; a create
 // that names a concrete id runs at most once per id; "unique()" becomes generated ids with slot reuse;
 // an "already exists" answer is recovered through the matching get tool; queries are normalised and an
 // attachment named in "file" goes inline.
@@ -77,17 +78,16 @@ func (g *writeGuard) Run(ctx context.Context, raw json.RawMessage) (string, erro
 	}
 	defer func() { <-g.sem }()
 
-	parsed, err := parseJSON(raw)
+	payload, err := parseJSON(raw)
 	if err != nil {
 		return "", fmt.Errorf("arguments are not a JSON object: %v", err)
 	}
-	payload, ok := parsed.(*object)
-	if !ok {
+	if payload.Kind != pyjson.Object {
 		return "", errors.New("arguments are not a JSON object")
 	}
 	tool := payloadToolName(payload)
 	create := isCreate(tool)
-	rawArgs, hasArgs := payload.get("arguments")
+	rawArgs, hasArgs := payload.Get("arguments")
 
 	dedupe := ""
 	if create {
@@ -102,10 +102,10 @@ func (g *writeGuard) Run(ctx context.Context, raw json.RawMessage) (string, erro
 		attempt, own = g.attempts[tool], ownIDKeys(tool)
 	}
 	if hasArgs {
-		payload = payload.clone()
-		payload.set("arguments", g.normalize(g.exp.expand(rawArgs, "", own, attempt)))
+		payload = payload.Clone()
+		payload.Set("arguments", g.normalize(g.exp.expand(rawArgs, "", own, attempt)))
 	}
-	args, _ := payload.get("arguments")
+	args, _ := payload.Get("arguments")
 	if create {
 		expanded := dedupeKey(tool, args)
 		if prev, seen := g.results[expanded]; expanded != "" && seen {
@@ -141,30 +141,29 @@ func (g *writeGuard) Run(ctx context.Context, raw json.RawMessage) (string, erro
 }
 
 // normalize rewrites an attachment "file" argument and the queries.
-func (g *writeGuard) normalize(args any) any {
-	o, ok := args.(*object)
-	if !ok {
+func (g *writeGuard) normalize(args pyjson.Value) pyjson.Value {
+	if args.Kind != pyjson.Object {
 		return args
 	}
-	return normalizeQueries(resolveFileArgument(o, g.atts))
+	return normalizeQueries(resolveFileArgument(args, g.atts))
 }
 
 // recover asks the create's get tool for the id the create named; a usable answer makes the create a
 // success. The get call carries only the id (not parent ids) plus the top-level project or organisation.
-func (g *writeGuard) recover(ctx context.Context, payload *object, tool string, args any) (string, bool) {
+func (g *writeGuard) recover(ctx context.Context, payload pyjson.Value, tool string, args pyjson.Value) (string, bool) {
 	get := getToolFor(tool)
 	idKey, idValue, ok := idFromArguments(args)
 	if get == "" || !ok {
 		return "", false
 	}
-	gp := newObject()
-	gp.set("tool_name", get)
-	ga := newObject()
-	ga.set(idKey, idValue)
-	gp.set("arguments", ga)
+	gp := pyjson.NewObject()
+	gp.Set("tool_name", pyjson.StringValue(get))
+	ga := pyjson.NewObject()
+	ga.Set(idKey, pyjson.StringValue(idValue))
+	gp.Set("arguments", ga)
 	for _, k := range []string{"project_id", "projectId", "organization_id", "organizationId"} {
-		if v, has := payload.get(k); has && v != nil {
-			gp.set(k, v)
+		if v, has := payload.Get(k); has && !v.IsNone() {
+			gp.Set(k, v)
 		}
 	}
 	body, err := g.call(ctx, toJSON(gp))
@@ -182,13 +181,13 @@ func (g *writeGuard) recover(ctx context.Context, payload *object, tool string, 
 }
 
 // payloadToolName is tool_name (or toolName), stripped.
-func payloadToolName(p *object) string {
-	v, ok := p.get("tool_name")
-	if s, isStr := v.(string); !ok || !isStr || s == "" {
-		v, _ = p.get("toolName")
+func payloadToolName(p pyjson.Value) string {
+	v, ok := p.Get("tool_name")
+	if !ok || v.Kind != pyjson.String || v.S == "" {
+		v, _ = p.Get("toolName")
 	}
-	if v == nil {
+	if v.IsNone() {
 		return ""
 	}
-	return strings.TrimSpace(pyStr(v))
+	return strings.TrimSpace(v.PyStr())
 }

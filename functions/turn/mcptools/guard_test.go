@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/pyjson"
 )
 
 type meta struct{}
@@ -374,19 +375,19 @@ func TestQueryNormalisation(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		got := normalizeQueries(v.(*object))
-		q, _ := got.get("queries")
-		if s, _ := q.([]any)[0].(string); s != want {
-			t.Errorf("%s → %#v, want %s", in, q.([]any)[0], want)
+		got := normalizeQueries(v)
+		q, _ := got.Get("queries")
+		if item := q.A[0]; item.Kind != pyjson.String || item.S != want {
+			t.Errorf("%s → %s, want %s", in, item.Repr(), want)
 		}
 	}
 	// Non-string, non-object items and a non-list queries are left alone.
 	v, _ := parseJSON([]byte(`{"queries":[5,null],"x":1}`))
-	if got := string(toJSON(normalizeQueries(v.(*object)))); got != `{"queries":[5,null],"x":1}` {
+	if got := string(toJSON(normalizeQueries(v))); got != `{"queries":[5,null],"x":1}` {
 		t.Fatalf("%s", got)
 	}
 	v, _ = parseJSON([]byte(`{"queries":"limit(1)"}`))
-	if got := string(toJSON(normalizeQueries(v.(*object)))); got != `{"queries":"limit(1)"}` {
+	if got := string(toJSON(normalizeQueries(v))); got != `{"queries":"limit(1)"}` {
 		t.Fatalf("%s", got)
 	}
 	// Through the guard, on a non-create call.
@@ -447,7 +448,7 @@ func TestPyLiterals(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		if got := string(toJSON(v)); got != want {
+		if got := string(toJSON(pyjson.ArrayValue(v))); got != want {
 			t.Errorf("%s → %s, want %s", in, got, want)
 		}
 	}

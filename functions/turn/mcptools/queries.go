@@ -1,7 +1,6 @@
 package mcptools
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"math/big"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // Models write Appwrite queries as SQL-ish filters or SDK calls; Appwrite wants Query JSON strings
@@ -30,18 +31,17 @@ var (
 )
 
 // normalizeQueries rewrites every item of args.queries when it is a list.
-func normalizeQueries(args *object) *object {
-	v, ok := args.get("queries")
-	list, isList := v.([]any)
-	if !ok || !isList {
+func normalizeQueries(args pyjson.Value) pyjson.Value {
+	v, ok := args.Get("queries")
+	if !ok || v.Kind != pyjson.Array {
 		return args
 	}
-	out := args.clone()
-	items := make([]any, len(list))
-	for i, item := range list {
+	out := args.Clone()
+	items := make([]pyjson.Value, len(v.A))
+	for i, item := range v.A {
 		items[i] = normalizeQueryItem(item)
 	}
-	out.set("queries", items)
+	out.Set("queries", pyjson.ArrayValue(items))
 	return out
 }
 
@@ -53,69 +53,65 @@ func canonicalAttr(a string) string {
 }
 
 // dumpQuery writes {"method","attribute"?,"values"?} compactly; hasValues false leaves values out.
-func dumpQuery(method string, attribute *string, values []any, hasValues bool) string {
-	o := newObject()
-	o.set("method", method)
+func dumpQuery(method string, attribute *string, values []pyjson.Value, hasValues bool) string {
+	o := pyjson.NewObject()
+	o.Set("method", pyjson.StringValue(method))
 	if attribute != nil {
-		o.set("attribute", canonicalAttr(*attribute))
+		o.Set("attribute", pyjson.StringValue(canonicalAttr(*attribute)))
 	}
 	if hasValues {
-		if values == nil {
-			values = []any{}
-		}
-		o.set("values", values)
+		o.Set("values", pyjson.ArrayValue(values))
 	}
 	return compactJSON(o)
 }
 
-func normalizeQueryDict(item *object) string {
-	mv, _ := item.get("method")
-	method, ok := mv.(string)
-	if !ok || strings.TrimSpace(method) == "" {
+func normalizeQueryDict(item pyjson.Value) string {
+	mv, _ := item.Get("method")
+	if mv.Kind != pyjson.String || strings.TrimSpace(mv.S) == "" {
 		return compactJSON(item)
 	}
 	var attr *string
-	if av, has := item.get("attribute"); has && av != nil {
-		s := pyStr(av)
-		if str, isStr := av.(string); isStr {
-			s = canonicalAttr(str)
+	if av, has := item.Get("attribute"); has && !av.IsNone() {
+		s := av.PyStr()
+		if av.Kind == pyjson.String {
+			s = canonicalAttr(av.S)
 		}
 		attr = &s
 	}
-	vv, has := item.get("values")
-	var values []any
-	hasValues := has && vv != nil
+	vv, has := item.Get("values")
+	var values []pyjson.Value
+	hasValues := has && !vv.IsNone()
 	if hasValues {
-		if l, isList := vv.([]any); isList {
-			values = l
+		if vv.Kind == pyjson.Array {
+			values = vv.A
 		} else {
-			values = []any{vv}
+			values = []pyjson.Value{vv}
 		}
 	}
-	return dumpQuery(strings.TrimSpace(method), attr, values, hasValues)
+	return dumpQuery(strings.TrimSpace(mv.S), attr, values, hasValues)
 }
 
-func normalizeQueryItem(item any) any {
-	if o, ok := item.(*object); ok {
-		return normalizeQueryDict(o)
+func normalizeQueryItem(item pyjson.Value) pyjson.Value {
+	if item.Kind == pyjson.Object {
+		return pyjson.StringValue(normalizeQueryDict(item))
 	}
-	s, ok := item.(string)
-	if !ok {
+	if item.Kind != pyjson.String {
 		return item
 	}
-	raw := strings.TrimSpace(s)
+	return pyjson.StringValue(normalizeQueryString(strings.TrimSpace(item.S)))
+}
+
+// normalizeQueryString is the Query JSON of one query string, or raw itself when it is none.
+func normalizeQueryString(raw string) string {
 	if raw == "" {
 		return raw
 	}
 	if strings.HasPrefix(raw, "{") || strings.HasPrefix(raw, "[") {
 		parsed, err := parseJSON([]byte(raw))
-		if err != nil {
+		if err != nil || parsed.Kind != pyjson.Object {
 			return raw
 		}
-		if o, ok := parsed.(*object); ok {
-			return normalizeQueryDict(o)
-		}
-		return raw
+		return normalizeQueryDict(parsed)
 	}
 	if m := queryOpRE.FindStringSubmatch(raw); m != nil {
 		value := strings.TrimSpace(m[3])
@@ -124,7 +120,7 @@ func normalizeQueryItem(item any) any {
 		}
 		if method, ok := queryOps[m[2]]; ok {
 			attr := m[1]
-			return dumpQuery(method, &attr, []any{value}, true)
+			return dumpQuery(method, &attr, []pyjson.Value{pyjson.StringValue(value)}, true)
 		}
 	}
 	if q, ok := normalizeQueryCall(raw); ok {
@@ -145,41 +141,41 @@ func normalizeQueryCall(raw string) (string, bool) {
 	}
 	if th, ok := timeHelpers[method]; ok && len(args) == 1 {
 		attr := th[1]
-		return dumpQuery(th[0], &attr, []any{args[0]}, true), true
+		return dumpQuery(th[0], &attr, []pyjson.Value{args[0]}, true), true
 	}
 	if (method == "createdBetween" || method == "updatedBetween") && len(args) == 2 {
 		attr := "$createdAt"
 		if method == "updatedBetween" {
 			attr = "$updatedAt"
 		}
-		return dumpQuery("between", &attr, []any{args[0], args[1]}, true), true
+		return dumpQuery("between", &attr, []pyjson.Value{args[0], args[1]}, true), true
 	}
 	if valueOnly[method] {
 		if len(args) == 0 {
 			return dumpQuery(method, nil, nil, false), true
 		}
-		if l, ok := args[0].([]any); ok && len(args) == 1 {
-			return dumpQuery(method, nil, l, true), true
+		if args[0].Kind == pyjson.Array && len(args) == 1 {
+			return dumpQuery(method, nil, args[0].A, true), true
 		}
 		return dumpQuery(method, nil, args, true), true
 	}
 	if attrOnly[method] && len(args) == 1 {
-		if a, ok := args[0].(string); ok {
-			return dumpQuery(method, &a, nil, false), true
+		if args[0].Kind == pyjson.String {
+			return dumpQuery(method, &args[0].S, nil, false), true
 		}
 	}
 	if len(args) == 0 {
 		return "", false
 	}
-	attr, ok := args[0].(string)
-	if !ok {
+	if args[0].Kind != pyjson.String {
 		return "", false
 	}
+	attr := args[0].S
 	rest := args[1:]
 	values := rest
 	if len(rest) == 1 {
-		if l, ok := rest[0].([]any); ok {
-			values = l
+		if rest[0].Kind == pyjson.Array {
+			values = rest[0].A
 		}
 	}
 	return dumpQuery(method, &attr, values, len(values) > 0), true
@@ -187,13 +183,13 @@ func normalizeQueryCall(raw string) (string, bool) {
 
 // parsePyArgs parses the arguments of an SDK-style call as Python literals (what ast.literal_eval
 // accepts of them: strings, numbers, True/False/None, lists, tuples, dicts with string keys).
-func parsePyArgs(s string) ([]any, error) {
+func parsePyArgs(s string) ([]pyjson.Value, error) {
 	p := &pyParser{s: s}
 	p.space()
 	if p.i == len(p.s) {
-		return []any{}, nil
+		return []pyjson.Value{}, nil
 	}
-	var out []any
+	var out []pyjson.Value
 	for {
 		v, err := p.value()
 		if err != nil {
@@ -228,10 +224,10 @@ func (p *pyParser) space() {
 	}
 }
 
-func (p *pyParser) value() (any, error) {
+func (p *pyParser) value() (pyjson.Value, error) {
 	p.space()
 	if p.i >= len(p.s) {
-		return nil, errPy
+		return pyjson.Value{}, errPy
 	}
 	switch c := p.s[p.i]; {
 	case c == '\'' || c == '"':
@@ -247,8 +243,8 @@ func (p *pyParser) value() (any, error) {
 	default:
 		for _, kw := range []struct {
 			word string
-			val  any
-		}{{"True", true}, {"False", false}, {"None", nil}} {
+			val  pyjson.Value
+		}{{"True", pyjson.BoolValue(true)}, {"False", pyjson.BoolValue(false)}, {"None", pyjson.Value{}}} {
 			if strings.HasPrefix(p.s[p.i:], kw.word) {
 				end := p.i + len(kw.word)
 				if end == len(p.s) || !isIdentByte(p.s[end]) {
@@ -257,7 +253,7 @@ func (p *pyParser) value() (any, error) {
 				}
 			}
 		}
-		return nil, errPy
+		return pyjson.Value{}, errPy
 	}
 }
 
@@ -265,37 +261,37 @@ func isIdentByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-func (p *pyParser) seq(end byte) (any, error) {
+func (p *pyParser) seq(end byte) (pyjson.Value, error) {
 	p.i++
-	out := []any{}
+	out := []pyjson.Value{}
 	for {
 		p.space()
 		if p.i < len(p.s) && p.s[p.i] == end {
 			p.i++
-			return out, nil
+			return pyjson.ArrayValue(out), nil
 		}
 		v, err := p.value()
 		if err != nil {
-			return nil, err
+			return pyjson.Value{}, err
 		}
 		out = append(out, v)
 		p.space()
 		if p.i >= len(p.s) {
-			return nil, errPy
+			return pyjson.Value{}, errPy
 		}
 		if p.s[p.i] == ',' {
 			p.i++
 			continue
 		}
 		if p.s[p.i] != end {
-			return nil, errPy
+			return pyjson.Value{}, errPy
 		}
 	}
 }
 
-func (p *pyParser) dict() (any, error) {
+func (p *pyParser) dict() (pyjson.Value, error) {
 	p.i++
-	o := newObject()
+	o := pyjson.NewObject()
 	for {
 		p.space()
 		if p.i < len(p.s) && p.s[p.i] == '}' {
@@ -304,92 +300,61 @@ func (p *pyParser) dict() (any, error) {
 		}
 		k, err := p.value()
 		if err != nil {
-			return nil, err
+			return pyjson.Value{}, err
 		}
-		key, ok := k.(string)
-		if !ok {
-			return nil, errPy
+		if k.Kind != pyjson.String {
+			return pyjson.Value{}, errPy
 		}
 		p.space()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			return nil, errPy
+			return pyjson.Value{}, errPy
 		}
 		p.i++
 		v, err := p.value()
 		if err != nil {
-			return nil, err
+			return pyjson.Value{}, err
 		}
-		o.set(key, v)
+		o.Set(k.S, v)
 		p.space()
 		if p.i >= len(p.s) {
-			return nil, errPy
+			return pyjson.Value{}, errPy
 		}
 		if p.s[p.i] == ',' {
 			p.i++
 			continue
 		}
 		if p.s[p.i] != '}' {
-			return nil, errPy
+			return pyjson.Value{}, errPy
 		}
 	}
 }
 
 var pyNumberRE = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?`)
 
-func (p *pyParser) number() (any, error) {
+func (p *pyParser) number() (pyjson.Value, error) {
 	m := pyNumberRE.FindString(p.s[p.i:])
 	if m == "" {
-		return nil, errPy
+		return pyjson.Value{}, errPy
 	}
 	p.i += len(m)
 	if p.i < len(p.s) && isIdentByte(p.s[p.i]) {
-		return nil, errPy
+		return pyjson.Value{}, errPy
 	}
 	if !strings.ContainsAny(m, ".eE") {
 		n, ok := new(big.Int).SetString(strings.TrimPrefix(m, "+"), 10)
 		if !ok {
-			return nil, errPy
+			return pyjson.Value{}, errPy
 		}
-		return json.Number(n.String()), nil
+		return pyjson.Value{Kind: pyjson.Int, S: n.String()}, nil
 	}
 	f, err := strconv.ParseFloat(m, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return nil, errPy
+		return pyjson.Value{}, errPy
 	}
-	return json.Number(pyFloatRepr(f)), nil
+	return pyjson.FloatValue(f), nil
 }
 
-// pyFloatRepr is Python's repr of a float: shortest digits, positional for exponents -5 < e < 16 (with
-// ".0" when integral), else d.ddde±XX.
-func pyFloatRepr(f float64) string {
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	if exp < -4 || exp >= 16 {
-		sign := "+"
-		if exp < 0 {
-			sign, exp = "-", -exp
-		}
-		es := strconv.Itoa(exp)
-		if len(es) < 2 {
-			es = "0" + es
-		}
-		return mant + "e" + sign + es
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
-
-func (p *pyParser) str() (any, error) {
+func (p *pyParser) str() (pyjson.Value, error) {
 	q := p.s[p.i]
 	p.i++
 	var b strings.Builder
@@ -398,9 +363,9 @@ func (p *pyParser) str() (any, error) {
 		switch {
 		case c == q:
 			p.i++
-			return b.String(), nil
+			return pyjson.StringValue(b.String()), nil
 		case c == '\n':
-			return nil, errPy
+			return pyjson.Value{}, errPy
 		case c == '\\' && p.i+1 < len(p.s):
 			e := p.s[p.i+1]
 			p.i += 2
@@ -415,11 +380,11 @@ func (p *pyParser) str() (any, error) {
 				b.WriteByte(e)
 			case 'u':
 				if p.i+4 > len(p.s) {
-					return nil, errPy
+					return pyjson.Value{}, errPy
 				}
 				n, err := strconv.ParseUint(p.s[p.i:p.i+4], 16, 32)
 				if err != nil {
-					return nil, errPy
+					return pyjson.Value{}, errPy
 				}
 				b.WriteRune(rune(n))
 				p.i += 4
@@ -433,5 +398,5 @@ func (p *pyParser) str() (any, error) {
 			p.i += size
 		}
 	}
-	return nil, errPy
+	return pyjson.Value{}, errPy
 }

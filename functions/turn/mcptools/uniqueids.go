@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // UniqueToken is the Appwrite SDK's "generate an id" placeholder the guard expands.
@@ -73,27 +75,18 @@ func getToolFor(create string) string {
 
 // idFromArguments is the first concrete (non-empty, not unique()) id: the preferred keys first, then
 // any key ending in _id, in argument order.
-func idFromArguments(args any) (key, value string, ok bool) {
-	o, isObj := args.(*object)
-	if !isObj {
+func idFromArguments(args pyjson.Value) (key, value string, ok bool) {
+	if args.Kind != pyjson.Object {
 		return "", "", false
 	}
-	concrete := func(v any) (string, bool) {
-		s, isStr := v.(string)
-		return s, isStr && s != "" && s != UniqueToken
-	}
 	for _, k := range idKeys {
-		if v, has := o.get(k); has {
-			if s, ok := concrete(v); ok {
-				return k, s, true
-			}
+		if v, has := args.Get(k); has && concreteID(v) {
+			return k, v.S, true
 		}
 	}
-	for _, k := range o.keys {
-		if strings.HasSuffix(k, "_id") {
-			if s, ok := concrete(o.vals[k]); ok {
-				return k, s, true
-			}
+	for _, m := range args.O {
+		if strings.HasSuffix(m.Key, "_id") && concreteID(m.Value) {
+			return m.Key, m.Value.S, true
 		}
 	}
 	return "", "", false
@@ -103,31 +96,35 @@ func idFromArguments(args any) (key, value string, ok bool) {
 // preferred keys first, then the other *_id keys in argument order); "" when there is none. The reference
 // keys on the first id only, which blocks a second table in the same database or a second file in the
 // same bucket within a turn; keying on all ids still blocks a create retried with the same ids.
-func dedupeKey(tool string, args any) string {
-	o, isObj := args.(*object)
-	if !isObj {
+func dedupeKey(tool string, args pyjson.Value) string {
+	if args.Kind != pyjson.Object {
 		return ""
 	}
 	var parts []string
-	add := func(k string) {
-		if s, ok := o.vals[k].(string); ok && s != "" && s != UniqueToken {
-			parts = append(parts, k+"="+s)
+	add := func(k string, v pyjson.Value) {
+		if concreteID(v) {
+			parts = append(parts, k+"="+v.S)
 		}
 	}
 	preferred := map[string]bool{}
 	for _, k := range idKeys {
 		preferred[k] = true
-		add(k)
+		add(k, args.Lookup(k))
 	}
-	for _, k := range o.keys {
-		if strings.HasSuffix(k, "_id") && !preferred[k] {
-			add(k)
+	for _, m := range args.O {
+		if strings.HasSuffix(m.Key, "_id") && !preferred[m.Key] {
+			add(m.Key, m.Value)
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return tool + ":" + strings.Join(parts, ",")
+}
+
+// concreteID reports an id argument with a value: a non-empty string other than "unique()".
+func concreteID(v pyjson.Value) bool {
+	return v.Kind == pyjson.String && v.S != "" && v.S != UniqueToken
 }
 
 // expander replaces "unique()" with generated ids, one per slot (the value's path: key, a.b, list[0]),
@@ -139,33 +136,34 @@ type expander struct {
 
 // expand returns v with every "unique()" replaced. For a create's own id keys (fresh), attempt > 0 uses
 // the slot "<slot>#<attempt>", so a repeated create mints a new id while foreign keys keep theirs.
-func (e *expander) expand(v any, prefix string, fresh map[string]bool, attempt int) any {
-	switch t := v.(type) {
-	case *object:
-		out := newObject()
-		for _, k := range t.keys {
-			val := t.vals[k]
+func (e *expander) expand(v pyjson.Value, prefix string, fresh map[string]bool, attempt int) pyjson.Value {
+	switch v.Kind {
+	case pyjson.Object:
+		out := pyjson.Value{Kind: pyjson.Object, O: make([]pyjson.Member, 0, len(v.O))}
+		for _, m := range v.O {
+			k, val := m.Key, m.Value
 			slot := k
 			if prefix != "" {
 				slot = prefix + "." + k
 			}
-			if attempt > 0 && fresh[k] && val == UniqueToken {
+			if attempt > 0 && fresh[k] && isUniqueToken(val) {
 				slot += "#" + strconv.Itoa(attempt)
 			}
-			switch val.(type) {
-			case *object, []any:
-				out.set(k, e.expand(val, slot, fresh, attempt))
+			switch val.Kind {
+			case pyjson.Object, pyjson.Array:
+				val = e.expand(val, slot, fresh, attempt)
 			default:
-				out.set(k, e.scalar(val, slot))
+				val = e.scalar(val, slot)
 			}
+			out.O = append(out.O, pyjson.Member{Key: k, Value: val}) // keys of a decoded object are unique
 		}
 		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, item := range t {
+	case pyjson.Array:
+		out := make([]pyjson.Value, len(v.A))
+		for i, item := range v.A {
 			out[i] = e.expand(item, prefix+"["+strconv.Itoa(i)+"]", fresh, attempt)
 		}
-		return out
+		return pyjson.ArrayValue(out)
 	default:
 		if prefix == "" {
 			prefix = "value"
@@ -174,8 +172,10 @@ func (e *expander) expand(v any, prefix string, fresh map[string]bool, attempt i
 	}
 }
 
-func (e *expander) scalar(v any, slot string) any {
-	if v != UniqueToken {
+func isUniqueToken(v pyjson.Value) bool { return v.Kind == pyjson.String && v.S == UniqueToken }
+
+func (e *expander) scalar(v pyjson.Value, slot string) pyjson.Value {
+	if !isUniqueToken(v) {
 		return v
 	}
 	id, ok := e.ids[slot]
@@ -183,5 +183,5 @@ func (e *expander) scalar(v any, slot string) any {
 		id = e.newID()
 		e.ids[slot] = id
 	}
-	return id
+	return pyjson.StringValue(id)
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/pyjson"
 )
 
 // read_attachment limits, as in the reference.
@@ -69,9 +70,9 @@ func (r ReadAttachment) Run(_ context.Context, args json.RawMessage) (string, er
 		}
 	}
 	if att == nil {
-		return fmt.Sprintf("Unknown attachment id=%s. Only files attached on this turn are available.", pyRepr(id)), nil
+		return fmt.Sprintf("Unknown attachment id=%s. Only files attached on this turn are available.", pyjson.ReprString(id)), nil
 	}
-	head := fmt.Sprintf("name=%s mime=%s size=%d\n\n", pyRepr(att.Name), att.Mime, len(att.Data))
+	head := fmt.Sprintf("name=%s mime=%s size=%d\n\n", pyjson.ReprString(att.Name), att.Mime, len(att.Data))
 	if att.Kind != "text" && !utf8.Valid(att.Data) {
 		return head + fmt.Sprintf("(binary %s file; %d bytes not shown as text)", att.Kind, len(att.Data)), nil
 	}

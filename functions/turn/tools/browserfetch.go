@@ -17,6 +17,8 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // browser_fetch limits, as in the reference (text 14000 characters, 40 links, a bot-wall note under 80
@@ -84,7 +86,7 @@ func (b BrowserFetch) Run(ctx context.Context, args json.RawMessage) (string, er
 	}
 	p, err := f.get(ctx, fetchReq{url: u.String(), accept: browserAccept, userAgent: browserUserAgent, limit: BrowserMaxBytes,
 		onRedirectBlocked: func(host string, _ error) error {
-			return &policyError{fmt.Sprintf("redirect landed on blocked host %s", pyRepr(host))}
+			return &policyError{fmt.Sprintf("redirect landed on blocked host %s", pyjson.ReprString(host))}
 		}})
 	if err != nil {
 		var pe *policyError
@@ -124,7 +126,7 @@ func renderPage(ctx context.Context, p *page) string {
 		}
 		return capText(text, BrowserTextLimit)
 	default:
-		return fmt.Sprintf("(binary or non-text content-type %s; not a readable page. Use http_get for raw data.)", pyRepr(mt))
+		return fmt.Sprintf("(binary or non-text content-type %s; not a readable page. Use http_get for raw data.)", pyjson.ReprString(mt))
 	}
 }
 

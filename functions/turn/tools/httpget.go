@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // http_get limits, as in the reference.
@@ -76,7 +78,7 @@ func (h HTTPGet) Run(ctx context.Context, args json.RawMessage) (string, error) 
 			n = "more than " + n
 		}
 		return out + fmt.Sprintf("(binary or non-text content-type %s; %s bytes not returned as text. Fetch a text, "+
-			"JSON or HTML URL instead, or use browser_fetch for a web page.)", pyRepr(mt), n), nil
+			"JSON or HTML URL instead, or use browser_fetch for a web page.)", pyjson.ReprString(mt), n), nil
 	}
 	out += decodeText(p.body, cs)
 	if p.truncated {

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // MsgSandboxPrefix starts every sandbox_exec answer; it is one of the failure prefixes that send a
@@ -37,5 +39,5 @@ func (SandboxExec) Run(_ context.Context, args json.RawMessage) (string, error) 
 		return "", err
 	}
 	return MsgSandboxPrefix + " in this deployment. In Cloud this will call a per-project Function sandbox MCP — " +
-		"not the agent host. Requested: " + pyRepr(a.Instruction), nil
+		"not the agent host. Requested: " + pyjson.ReprString(a.Instruction), nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // appwrite_skill limits and messages, as in the reference.
@@ -194,7 +196,7 @@ func (t *SkillTool) Run(_ context.Context, args json.RawMessage) (string, error)
 	t.mu.Unlock()
 	if again {
 		return fmt.Sprintf("Skill %s was already loaded earlier this turn. Reuse that content — do not load it again; "+
-			"use MCP for live project work, or browser_fetch a docs URL for a missing section.", pyRepr(key)), nil
+			"use MCP for live project work, or browser_fetch a docs URL for a missing section.", pyjson.ReprString(key)), nil
 	}
 	for _, s := range t.skills {
 		if s.Name == key {
@@ -205,5 +207,5 @@ func (t *SkillTool) Run(_ context.Context, args json.RawMessage) (string, error)
 	for i, s := range t.skills {
 		names[i] = s.Name
 	}
-	return fmt.Sprintf("Unknown skill %s. Available: %s", pyRepr(key), strings.Join(names, ", ")), nil
+	return fmt.Sprintf("Unknown skill %s. Available: %s", pyjson.ReprString(key), strings.Join(names, ", ")), nil
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // decodeArgs decodes the model's arguments object into v. Empty input counts as {}.
@@ -58,39 +57,6 @@ func (o optInt) or(def int64) int64 {
 }
 
 func clamp(n, lo, hi int64) int64 { return max(lo, min(n, hi)) }
-
-// pyRepr quotes s the way Python's repr quotes a str (single quotes unless s holds ' and no ").
-func pyRepr(s string) string {
-	q := byte('\'')
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r == utf8.RuneError:
-			b.WriteString(`\ufffd`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
-}
 
 // cutRunes returns s cut to at most n characters and whether it was cut.
 func cutRunes(s string, n int) (string, bool) {

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/safehttp"
 
 	"golang.org/x/net/html/charset"
@@ -120,9 +121,9 @@ func blockedMessage(host string, err error) error {
 	var be *safehttp.BlockedError
 	if errors.As(err, &be) {
 		if be.Addr.IsValid() || strings.EqualFold(host, "localhost") {
-			return &policyError{fmt.Sprintf("host %s is not allowed (local/private)", pyRepr(host))}
+			return &policyError{fmt.Sprintf("host %s is not allowed (local/private)", pyjson.ReprString(host))}
 		}
-		return &policyError{fmt.Sprintf("host %s is not allowed (%s)", pyRepr(host), be.Why)}
+		return &policyError{fmt.Sprintf("host %s is not allowed (%s)", pyjson.ReprString(host), be.Why)}
 	}
 	return err
 }
@@ -184,7 +185,7 @@ func (f *fetcher) get(ctx context.Context, r fetchReq) (*page, error) {
 			}
 			next, err := u.Parse(loc)
 			if err != nil {
-				return nil, fmt.Errorf("bad redirect location %s", pyRepr(loc))
+				return nil, fmt.Errorf("bad redirect location %s", pyjson.ReprString(loc))
 			}
 			nu, err := f.checkURL(next.String())
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"appwrite-agent/shared/pyjson"
 )
 
 // web_search limits, as in the reference.
@@ -155,7 +157,7 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 // numbered results.
 func formatResults(q string, status int, provider string, failures []string, results []SearchResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "query=%s status=%d count=%d provider=%s\n", pyRepr(q), status, len(results), provider)
+	fmt.Fprintf(&b, "query=%s status=%d count=%d provider=%s\n", pyjson.ReprString(q), status, len(results), provider)
 	if len(failures) > 0 {
 		fmt.Fprintf(&b, "(answered by %s after: %s)\n", provider, strings.Join(failures, "; "))
 	}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"appwrite-agent/scripts/internal/stack"
@@ -53,7 +54,9 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 		return err
 	}
 	devDir := filepath.Join(root, ".dev")
-	opts := stack.Options{Root: root, Host: host, Ports: ports, AppwriteAddr: appwriteAddr, StateDir: devDir, Output: out}
+	// Like LLM_API_KEY, a session key set in the shell is used as is; otherwise the one in .dev/secrets.json.
+	opts := stack.Options{Root: root, Host: host, Ports: ports, AppwriteAddr: appwriteAddr, StateDir: devDir, Output: out,
+		SessionKey: strings.TrimSpace(os.Getenv("AGENT_API_KEY"))}
 	var rcv *demoReceiver
 	if demo {
 		if rcv, err = newDemoReceiver(devDir); err != nil {
@@ -101,11 +104,16 @@ func printStack(w io.Writer, st *stack.Stack) {
 	fmt.Fprintf(w, "  %-16s %s   (project %s)\n", "appwrite", d.Endpoint, d.ProjectID)
 	fmt.Fprintf(w, "    API key          %s…   (every scope; full value in %s)\n", d.APIKey[:min(24, len(d.APIKey))], filepath.Join(st.StateDir, "stack.json"))
 	fmt.Fprintf(w, "    database/table   %s / %s\n", d.DatabaseID, d.TableID)
+	fmt.Fprintf(w, "    progress table   %s / %s   (turn's Realtime sink; the demo user's session is in %s)\n", d.DatabaseID, d.ProgressTableID, filepath.Join(st.StateDir, "stack.json"))
 	fmt.Fprintf(w, "    bucket           %s\n", d.BucketID)
 	fmt.Fprintf(w, "    function         %s (event: new %s rows)\n", d.FunctionID, d.TableID)
 	fmt.Fprintf(w, "    demo user        %s <%s>, OAuth token in %s\n", d.UserID, d.UserEmail, filepath.Join(st.StateDir, "stack.json"))
 	fmt.Fprintf(w, "    OAuth issuer     %s   (JWKS %s)\n", d.Issuer, d.JWKSURL)
 	fmt.Fprintf(w, "    admin            %s   (see docs/local-appwrite.md)\n", d.AdminURL)
-	fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title: AGENT_API_KEY in %s\n", "session key", filepath.Join(st.StateDir, "secrets.json"))
+	if strings.TrimSpace(os.Getenv("AGENT_API_KEY")) != "" {
+		fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title: AGENT_API_KEY from your shell\n", "session key")
+	} else {
+		fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title: AGENT_API_KEY in %s\n", "session key", filepath.Join(st.StateDir, "secrets.json"))
+	}
 	fmt.Fprintln(w)
 }

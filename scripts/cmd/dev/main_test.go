@@ -38,6 +38,8 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	for _, name := range staging.Functions {
 		ports[name] = freePort(t)
 	}
+	// A session key in the shell is the one turn and title run with (as LLM_API_KEY is).
+	t.Setenv("AGENT_API_KEY", "shell-session-key-for-dev")
 	appwriteAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	done := make(chan error, 1)
@@ -69,6 +71,29 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 		}
 	}
 
+	for _, name := range []string{"turn", "title"} {
+		for key, want := range map[string]int{"shell-session-key-for-dev": http.StatusOK, "not-the-key": http.StatusUnauthorized} {
+			path := "/meta"
+			method := http.MethodGet
+			if name == "title" { // title has no /meta: a POST without a body is 400 once the key passes
+				path, method = "/", http.MethodPost
+				if want == http.StatusOK {
+					want = http.StatusBadRequest
+				}
+			}
+			req, _ := http.NewRequest(method, "http://127.0.0.1:"+strconv.Itoa(ports[name])+path, nil)
+			req.Header.Set("X-Session-API-Key", key)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != want {
+				t.Fatalf("%s %s with key %q: %d, want %d", name, path, key, res.StatusCode, want)
+			}
+		}
+	}
+
 	// The stand-in runs seeded, and .dev/stack.json says how to reach it.
 	root, _ := staging.FindRoot(".")
 	stack, err := localappwrite.ReadStackJSON(filepath.Join(root, ".dev", "stack.json"))
@@ -82,6 +107,11 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	table, err := appwrite.NewTablesDB(client).GetTable(stack.DatabaseID, stack.TableID)
 	if err != nil || table.Id != stack.TableID {
 		t.Fatalf("seeded table: %+v %v", table, err)
+	}
+	// turn's progress table: row security on, no table permission (each row names its reader).
+	prog, err := appwrite.NewTablesDB(client).GetTable(stack.DatabaseID, stack.ProgressTableID)
+	if err != nil || !prog.RowSecurity || len(prog.Permissions) != 0 || len(prog.Columns) != 5 || stack.UserSession == "" {
+		t.Fatalf("progress table: %+v %v", prog, err)
 	}
 }
 

@@ -40,6 +40,10 @@ func (e *Error) Error() string { return fmt.Sprintf("MCP error %d: %s %v", e.Cod
 // Call posts one request and decodes its result into out (may be nil). A JSON-RPC error is returned as *Error.
 func (c *Client) Call(ctx context.Context, method string, params, out any) error {
 	id := c.ids.Add(1)
+	params, err := withMeta(params)
+	if err != nil {
+		return err
+	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
 		return err
@@ -142,4 +146,29 @@ func (c *Client) Subscribe(ctx context.Context, name string, args map[string]str
 // Unsubscribe calls events/unsubscribe.
 func (c *Client) Unsubscribe(ctx context.Context, name string, args map[string]string, url string) error {
 	return c.Call(ctx, "events/unsubscribe", map[string]any{"name": name, "arguments": args, "delivery": map[string]any{"url": url}}, nil)
+}
+
+// withMeta returns params as an object carrying _meta["io.modelcontextprotocol/protocolVersion"]: protocol
+// 2026-07-28 states the version in every request's body as well as in the MCP-Protocol-Version header, and
+// servers refuse a request whose two disagree or whose body lacks it (400).
+func withMeta(params any) (map[string]any, error) {
+	m := map[string]any{}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &m); err != nil || m == nil {
+			return nil, fmt.Errorf("params must be a JSON object: %s", b)
+		}
+	}
+	meta, _ := m["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	if _, ok := meta["io.modelcontextprotocol/protocolVersion"]; !ok {
+		meta["io.modelcontextprotocol/protocolVersion"] = ProtocolVersion
+	}
+	m["_meta"] = meta
+	return m, nil
 }

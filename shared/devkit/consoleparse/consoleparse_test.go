@@ -1,16 +1,12 @@
 package consoleparse_test
 
 import (
-	"flag"
 	"fmt"
 	"testing"
 
 	"appwrite-agent/shared/devkit/consoleparse"
 	"appwrite-agent/shared/protocol/console"
 )
-
-// update is accepted (and unused) so that go test ./protocol/... -update works.
-var _ = flag.Bool("update", false, "rewrite golden files (unused in this package)")
 
 func TestParseConsoleEnvelope(t *testing.T) {
 	for _, out := range []string{

@@ -42,6 +42,10 @@ type Demo struct {
 	// UserID and UserEmail identify the demo user, a project member.
 	UserID    string `json:"userId"`
 	UserEmail string `json:"userEmail"`
+	// UserSession is a session of the demo user (X-Appwrite-Session, or the Realtime authentication message).
+	UserSession string `json:"userSession"`
+	// ProgressTableID is turn's progress table (in DatabaseID), for the Realtime progress sink.
+	ProgressTableID string `json:"progressTableId"`
 	// OAuthToken is an RS256 access token of the demo user (use with X-Appwrite-Mode: admin).
 	OAuthToken string `json:"oauthToken"`
 	// Issuer and JWKSURL describe the OAuth issuer.
@@ -58,7 +62,7 @@ type Demo struct {
 
 // demoFunctionScopes are the scopes appwrite.json gives each function.
 var demoFunctionScopes = map[string][]string{
-	"turn":            {},
+	"turn":            {"tables.read", "rows.write"},
 	"title":           {"rows.read", "rows.write"},
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},
@@ -70,8 +74,11 @@ const (
 	DemoTableID    = "conversations"
 	DemoBucketID   = "uploads"
 	DemoFunctionID = "title"
-	DemoUserID     = "demo-user"
-	DemoUserEmail  = "demo@example.com"
+	// DemoProgressTableID is turn's progress table: row security on, no table permission, so each row is
+	// readable only by the user its read("user:…") names (docs/turn.md, "Progress sinks").
+	DemoProgressTableID = "turn_progress"
+	DemoUserID          = "demo-user"
+	DemoUserEmail       = "demo@example.com"
 )
 
 // SeedDemo seeds the dev stack: a project with an API key holding every scope, a demo user who is a project
@@ -105,6 +112,15 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 			{Key: "userId", Type: "string", Size: 36},
 			{Key: "status", Type: "string", Size: 32},
 		},
+	}, {
+		ID: DemoProgressTableID, Name: "Turn progress", RowSecurity: true,
+		Columns: []Column{
+			{Key: "turn_id", Type: "string", Size: 64, Required: true},
+			{Key: "seq", Type: "integer", Required: true},
+			{Key: "type", Type: "string", Size: 32, Required: true},
+			{Key: "payload", Type: "string", Size: 1_000_000, Required: true},
+			{Key: "time", Type: "datetime", Required: true},
+		},
 	}}})
 	if err != nil {
 		return nil, err
@@ -124,8 +140,11 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 		// Scopes and timeouts as appwrite.json declares them: the fewest each function needs.
 		spec := FunctionSpec{ID: n, Name: n, URL: opts.FunctionURLs[n], Secret: opts.FunctionSecret,
 			Scopes: demoFunctionScopes[n], Execute: []string{"any"}, Timeout: 30}
-		if n == "webhook-ingress" {
+		switch n {
+		case "webhook-ingress":
 			spec.Timeout = 60
+		case "turn":
+			spec.Timeout = 900 // async turns run up to the function's timeout
 		}
 		if n == DemoFunctionID {
 			spec.Events = []string{fmt.Sprintf("databases.%s.tables.%s.rows.*.create", DemoDatabaseID, DemoTableID)}
@@ -136,6 +155,10 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	}
 	aud := opts.FunctionURLs["mcp-events"]
 	tok, err := s.MintToken(DemoUserID, aud, projectScopes, opts.TokenTTL)
+	if err != nil {
+		return nil, err
+	}
+	session, err := s.CreateSession(pid, DemoUserID)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +174,7 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	return &Demo{
 		Endpoint: s.Endpoint(), ProjectID: pid, APIKey: key, DatabaseID: DemoDatabaseID, TableID: DemoTableID,
 		BucketID: DemoBucketID, FunctionID: DemoFunctionID, UserID: DemoUserID, UserEmail: DemoUserEmail,
+		UserSession: session, ProgressTableID: DemoProgressTableID,
 		OAuthToken: tok, Issuer: iss, JWKSURL: iss + "/jwks", AdminURL: base + AdminPrefix, Functions: fns,
 		Domains: domains,
 	}, nil

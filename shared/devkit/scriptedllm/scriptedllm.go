@@ -55,6 +55,9 @@ type Reply struct {
 	JSON string
 	// ToolCalls are function calls the model asks for, after any Content.
 	ToolCalls []ToolCall
+	// Reasoning, on the Responses API, puts a reasoning item first in the output. Its encrypted_content is
+	// sent only when the request's include lists "reasoning.encrypted_content", as OpenAI does.
+	Reasoning *Reasoning
 	// Error, when set, answers with an API error instead.
 	Error *APIError
 	// Delay is waited before answering (or, for a stream, before the first chunk). The wait ends early when
@@ -64,11 +67,25 @@ type Reply struct {
 	ChunkDelay time.Duration
 	// Chunks splits Content into at most this many stream chunks; 0 means one chunk per word.
 	Chunks int
+	// StallAfter, when above zero, makes a stream stop after this many content chunks and send nothing more
+	// until the client goes away: a model that hangs mid-answer, so that a test of the client's deadline
+	// gets a partial answer without racing a chunk timer against that deadline.
+	StallAfter int
 	// Status and Body, when Status is non-zero, answer with exactly this status and raw body (for malformed
 	// answers).
 	Status int
 	// Body is the raw body used with Status.
 	Body string
+}
+
+// Reasoning is a reasoning item of a Responses API answer.
+type Reasoning struct {
+	// ID is the item id; empty means "rs_scripted".
+	ID string
+	// Summary is the summary text (none when empty).
+	Summary string
+	// EncryptedContent is the opaque reasoning state a stateless client (store: false) sends back.
+	EncryptedContent string
 }
 
 // Request is one request the server received.
@@ -236,6 +253,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // sleep waits d or until the client goes away; it reports whether the wait completed.
+// stalled holds the stream once sent content chunks reach reply.StallAfter, until the client goes away,
+// and reports whether it did.
+func stalled(r *http.Request, reply Reply, sent int) bool {
+	if reply.StallAfter <= 0 || sent < reply.StallAfter {
+		return false
+	}
+	<-r.Context().Done()
+	return true
+}
+
 func sleep(r *http.Request, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -367,8 +394,8 @@ func streamChat(w http.ResponseWriter, r *http.Request, req Request, reply Reply
 	if !chunk(map[string]any{"role": "assistant", "content": ""}, nil) {
 		return
 	}
-	for _, piece := range Split(reply.text(), reply.Chunks) {
-		if !chunk(map[string]any{"content": piece}, nil) {
+	for i, piece := range Split(reply.text(), reply.Chunks) {
+		if !chunk(map[string]any{"content": piece}, nil) || stalled(r, reply, i+1) {
 			return
 		}
 	}
@@ -402,6 +429,21 @@ func streamChat(w http.ResponseWriter, r *http.Request, req Request, reply Reply
 
 func response(req Request, reply Reply) map[string]any {
 	var output []map[string]any
+	if rs := reply.Reasoning; rs != nil {
+		id := rs.ID
+		if id == "" {
+			id = "rs_scripted"
+		}
+		summary := []map[string]any{}
+		if rs.Summary != "" {
+			summary = append(summary, map[string]any{"type": "summary_text", "text": rs.Summary})
+		}
+		item := map[string]any{"type": "reasoning", "id": id, "summary": summary}
+		if includes(req, "reasoning.encrypted_content") {
+			item["encrypted_content"] = rs.EncryptedContent
+		}
+		output = append(output, item)
+	}
 	if text := reply.text(); text != "" {
 		output = append(output, map[string]any{
 			"type": "message", "id": "msg_scripted", "status": "completed", "role": "assistant",
@@ -422,6 +464,17 @@ func response(req Request, reply Reply) map[string]any {
 		"model": req.Model, "output": output,
 		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
 	}
+}
+
+// includes reports whether the request's "include" array lists name.
+func includes(req Request, name string) bool {
+	list, _ := req.JSON()["include"].([]any)
+	for _, v := range list {
+		if v == name {
+			return true
+		}
+	}
+	return false
 }
 
 // streamResponse answers a streamed Responses API call with response.created, one
@@ -450,8 +503,12 @@ func streamResponse(w http.ResponseWriter, r *http.Request, req Request, reply R
 	if !event("response.created", map[string]any{"response": map[string]any{"id": "resp_scripted", "object": "response", "status": "in_progress", "model": req.Model, "output": []any{}}}) {
 		return
 	}
-	for _, piece := range Split(reply.text(), reply.Chunks) {
-		if !event("response.output_text.delta", map[string]any{"item_id": "msg_scripted", "output_index": 0, "content_index": 0, "delta": piece}) {
+	index := 0
+	if reply.Reasoning != nil {
+		index = 1 // the reasoning item comes first
+	}
+	for i, piece := range Split(reply.text(), reply.Chunks) {
+		if !event("response.output_text.delta", map[string]any{"item_id": "msg_scripted", "output_index": index, "content_index": 0, "delta": piece}) || stalled(r, reply, i+1) {
 			return
 		}
 	}

@@ -2,19 +2,17 @@ package clarify_test
 
 import (
 	"encoding/json"
-	"flag"
 	"strings"
 	"testing"
 
 	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/devkit/snapshot"
 	"appwrite-agent/shared/protocol/clarify"
 	"appwrite-agent/shared/protocol/internal/prototest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden and snapshot files in testdata/")
-
 // TestMessageCoverage checks that every error message of the reference
-// (agent-engine.md §2) appears in the golden outputs.
+// (the reference engine's app/graph/clarify.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	outs = append(outs, clarify.Call(json.RawMessage(`{"prompts":5}`)))
@@ -110,7 +108,7 @@ func TestCall(t *testing.T) {
 
 // TestToolSchemaSnapshot pins what turn gives the model for this tool.
 func TestToolSchemaSnapshot(t *testing.T) {
-	prototest.Snapshot(t, "testdata/tool_schema.json", *update, clarify.ToolName, clarify.ToolDescription, clarify.ToolSchema())
+	snapshot.CheckTool(t, "testdata/tool_schema.json", snapshot.Tool{Name: clarify.ToolName, Description: clarify.ToolDescription, Parameters: clarify.ToolSchema()})
 }
 
 // FuzzResult checks that the validator never panics and that every envelope

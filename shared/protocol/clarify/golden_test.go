@@ -13,6 +13,6 @@ import (
 // testdata/examples.jsonl holds the examples of the protocol documents and
 // of the tool description, with the Python engine's output for each.
 func TestGolden(t *testing.T) {
-	prototest.Run(t, "testdata/examples.jsonl", *update, clarify.Result)
-	prototest.Run(t, "testdata/golden.jsonl", *update, clarify.Result)
+	prototest.Run(t, "testdata/examples.jsonl", clarify.Result)
+	prototest.Run(t, "testdata/golden.jsonl", clarify.Result)
 }

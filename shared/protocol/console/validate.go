@@ -19,11 +19,8 @@ func fail(msg string) error { return toolarg.Fail(msg) }
 // or an array of them) and returns the normalized envelope, or a
 // *ValidationError carrying the engine's exact message.
 func Validate(actions string) (Envelope, error) {
-	list, err := parseArg(actions)
-	if err != nil {
-		return Envelope{}, err
-	}
-	return validateList(list)
+	// validateList keeps strings only, so the decoded values can be recycled.
+	return toolarg.WithList(actions, "actions", validateList)
 }
 
 // Emit is Validate followed by encoding: it returns the canonical envelope
@@ -52,8 +49,6 @@ func Result(actions string) string {
 func Normalize(actions ...Action) (Envelope, error) {
 	return Validate(string(pyjson.AppendArray(nil, actions)))
 }
-
-func parseArg(actions string) ([]pyjson.Value, error) { return toolarg.List(actions, "actions") }
 
 func listOf(v pyjson.Value) ([]pyjson.Value, error) { return toolarg.Items(v, "actions") }
 
@@ -251,7 +246,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 		if err != nil {
 			return nil, err
 		}
-		item, err := validateItem(raw, func() string { return "resource" })
+		item, err := validateItem(raw, func() string { return "resource" }, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -297,9 +292,10 @@ func validateResourceList(raw *pyjson.Value) (Action, error) {
 		return nil, fail("resource_list.items: at most 50 items per list")
 	}
 	out := ResourceList{Items: make([]ResourceItem, 0, len(iv.A))}
+	ar := newItemArena(iv.A)
 	for i := range iv.A {
 		idx := i
-		item, err := validateItem(&iv.A[i], func() string { return "resource_list.items[" + strconv.Itoa(idx) + "]" })
+		item, err := validateItem(&iv.A[i], func() string { return "resource_list.items[" + strconv.Itoa(idx) + "]" }, ar)
 		if err != nil {
 			return nil, err
 		}
@@ -364,8 +360,51 @@ func validateColumns(v pyjson.Value) ([]Column, error) {
 	return cols, nil
 }
 
-// validateItem mirrors _validate_resource_item; ctx is computed only on error.
-func validateItem(raw *pyjson.Value, ctx func() string) (ResourceItem, error) {
+// itemArena holds the metadata and fields of all the rows of a list, so that
+// a list costs two allocations for them rather than two per row.
+type itemArena struct {
+	meta   []MetadataEntry
+	fields Fields
+}
+
+// newItemArena sizes an arena for the rows (within the limits; a row beyond
+// them is refused anyway).
+func newItemArena(items []pyjson.Value) *itemArena {
+	nm, nf := 0, 0
+	for i := range items {
+		if m := items[i].Lookup("metadata"); m.Kind == pyjson.Array && len(m.A) <= MaxMetadata {
+			nm += len(m.A)
+		}
+		if f := items[i].Lookup("fields"); f.Kind == pyjson.Object && len(f.O) <= MaxFields {
+			nf += len(f.O)
+		}
+	}
+	return &itemArena{meta: make([]MetadataEntry, 0, nm), fields: make(Fields, 0, nf)}
+}
+
+// metaSlots returns an empty, non-nil slice with room for n entries.
+func (ar *itemArena) metaSlots(n int) []MetadataEntry {
+	if ar == nil || n > cap(ar.meta)-len(ar.meta) {
+		return make([]MetadataEntry, 0, n)
+	}
+	s := ar.meta[len(ar.meta) : len(ar.meta) : len(ar.meta)+n]
+	ar.meta = ar.meta[:len(ar.meta)+n]
+	return s
+}
+
+// fieldSlots returns an empty, non-nil Fields with room for n entries.
+func (ar *itemArena) fieldSlots(n int) Fields {
+	if ar == nil || n > cap(ar.fields)-len(ar.fields) {
+		return make(Fields, 0, n)
+	}
+	s := ar.fields[len(ar.fields) : len(ar.fields) : len(ar.fields)+n]
+	ar.fields = ar.fields[:len(ar.fields)+n]
+	return s
+}
+
+// validateItem mirrors _validate_resource_item; ctx is computed only on
+// error. ar, if not nil, provides the memory of metadata and fields.
+func validateItem(raw *pyjson.Value, ctx func() string, ar *itemArena) (ResourceItem, error) {
 	if raw.Kind != pyjson.Object {
 		return ResourceItem{}, fail(ctx() + ": item must be an object")
 	}
@@ -386,16 +425,16 @@ func validateItem(raw *pyjson.Value, ctx func() string) (ResourceItem, error) {
 	if it.Status, err = optionalStr(raw, "status"); err != nil {
 		return it, err
 	}
-	if it.Metadata, err = validateMetadata(raw.Lookup("metadata"), ctx); err != nil {
+	if it.Metadata, err = validateMetadata(raw.Lookup("metadata"), ctx, ar); err != nil {
 		return it, err
 	}
-	if it.Fields, err = validateFields(raw.Lookup("fields"), ctx); err != nil {
+	if it.Fields, err = validateFields(raw.Lookup("fields"), ctx, ar); err != nil {
 		return it, err
 	}
 	return it, nil
 }
 
-func validateMetadata(v pyjson.Value, ctx func() string) ([]MetadataEntry, error) {
+func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]MetadataEntry, error) {
 	switch {
 	case v.Kind == pyjson.Null:
 		return nil, nil
@@ -404,7 +443,7 @@ func validateMetadata(v pyjson.Value, ctx func() string) ([]MetadataEntry, error
 	case len(v.A) > MaxMetadata:
 		return nil, fail(ctx() + ": at most 20 metadata entries")
 	}
-	out := make([]MetadataEntry, 0, len(v.A))
+	out := ar.metaSlots(len(v.A))
 	for i := range v.A {
 		m := &v.A[i]
 		if m.Kind != pyjson.Object {
@@ -422,7 +461,7 @@ func validateMetadata(v pyjson.Value, ctx func() string) ([]MetadataEntry, error
 	return out, nil
 }
 
-func validateFields(v pyjson.Value, ctx func() string) (Fields, error) {
+func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, error) {
 	switch {
 	case v.Kind == pyjson.Null:
 		return nil, nil
@@ -431,7 +470,7 @@ func validateFields(v pyjson.Value, ctx func() string) (Fields, error) {
 	case len(v.O) > MaxFields:
 		return nil, fail(ctx() + ": at most 40 field entries")
 	}
-	out := make(Fields, 0, len(v.O))
+	out := ar.fieldSlots(len(v.O))
 	for _, m := range v.O {
 		k := pyjson.Strip(m.Key)
 		if k == "" {

@@ -2,19 +2,17 @@ package memory_test
 
 import (
 	"encoding/json"
-	"flag"
 	"strings"
 	"testing"
 
 	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/devkit/snapshot"
 	"appwrite-agent/shared/protocol/internal/prototest"
 	"appwrite-agent/shared/protocol/memory"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden and snapshot files in testdata/")
-
 // TestMessageCoverage checks that every error message of the reference
-// (agent-engine.md §3) appears in the golden outputs.
+// (the reference engine's app/graph/memory.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	outs = append(outs, memory.Call(json.RawMessage(`{"actions":5}`)))
@@ -101,7 +99,7 @@ func TestCall(t *testing.T) {
 
 // TestToolSchemaSnapshot pins what turn gives the model for this tool.
 func TestToolSchemaSnapshot(t *testing.T) {
-	prototest.Snapshot(t, "testdata/tool_schema.json", *update, memory.ToolName, memory.ToolDescription, memory.ToolSchema())
+	snapshot.CheckTool(t, "testdata/tool_schema.json", snapshot.Tool{Name: memory.ToolName, Description: memory.ToolDescription, Parameters: memory.ToolSchema()})
 }
 
 // FuzzResult checks that the validator never panics and that every envelope

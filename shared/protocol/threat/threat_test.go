@@ -2,19 +2,17 @@ package threat_test
 
 import (
 	"encoding/json"
-	"flag"
 	"strings"
 	"testing"
 
 	"appwrite-agent/shared/devkit/consoleparse"
+	"appwrite-agent/shared/devkit/snapshot"
 	"appwrite-agent/shared/protocol/internal/prototest"
 	"appwrite-agent/shared/protocol/threat"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden and snapshot files in testdata/")
-
 // TestMessageCoverage checks that every error message of the reference
-// (agent-engine.md §3b and app/graph/threat.py) appears in the golden outputs.
+// (the reference engine's app/graph/threat.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	for _, m := range []string{
@@ -63,7 +61,7 @@ func TestNormalize(t *testing.T) {
 
 // TestToolSchemaSnapshot pins what turn gives the model for this tool.
 func TestToolSchemaSnapshot(t *testing.T) {
-	prototest.Snapshot(t, "testdata/tool_schema.json", *update, threat.ToolName, threat.ToolDescription, threat.ToolSchema())
+	snapshot.CheckTool(t, "testdata/tool_schema.json", snapshot.Tool{Name: threat.ToolName, Description: threat.ToolDescription, Parameters: threat.ToolSchema()})
 }
 
 // FuzzResult checks that the validator never panics and that every envelope

@@ -66,3 +66,27 @@ func TestCheckOrderRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckOrderAcceptsADroppedSinkNoticeAnywhereBeforeComplete(t *testing.T) {
+	drop := timeline.SinkStatus("Progress sink 'webhook' dropped", "webhook")
+	evs := []timeline.Event{timeline.Status("s"), timeline.Route("platform", "r"), timeline.SubagentStart("platform"),
+		timeline.ToolStart("platform", "t", "1", "{}"), timeline.ToolEnd("platform", "t", "1", "", false), drop,
+		timeline.SubagentEnd("platform", "", 1, false), timeline.Done(""), drop, timeline.Complete()}
+	body, _ := timeline.JSONArray(evs)
+	dec, _ := timelinetest.ParseJSON(body)
+	if err := timelinetest.CheckOrder(dec); err != nil {
+		t.Fatal(err)
+	}
+	// Only before complete, and a plain status (no sink) keeps its rules.
+	for _, bad := range [][]timeline.Event{
+		{timeline.Status("s"), timeline.Route("FINISH", "r"), timeline.Done(""), timeline.Complete(), drop},
+		{timeline.Status("s"), timeline.Route("platform", "r"), timeline.SubagentStart("platform"), timeline.Status("x"),
+			timeline.SubagentEnd("platform", "", 0, false), timeline.Done(""), timeline.Complete()},
+	} {
+		body, _ := timeline.JSONArray(bad)
+		dec, _ := timelinetest.ParseJSON(body)
+		if timelinetest.CheckOrder(dec) == nil {
+			t.Fatalf("accepted %s", body)
+		}
+	}
+}

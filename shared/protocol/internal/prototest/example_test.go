@@ -1,7 +1,6 @@
 package prototest_test
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +8,6 @@ import (
 
 	"appwrite-agent/shared/protocol/internal/prototest"
 )
-
-// update is accepted (and unused) so that go test ./protocol/... -update works.
-var _ = flag.Bool("update", false, "rewrite golden files (unused in this package)")
 
 func ExampleLoad() {
 	dir, _ := os.MkdirTemp("", "prototest")

@@ -5,7 +5,7 @@
 // produced by the Python engine's validators; a line with a note records
 // where this implementation deliberately differs (python then holds the
 // Python engine's result). Snapshot files pin a tool's name, description and
-// argument schema.
+// argument schema (shared/devkit/snapshot).
 package prototest
 
 import (
@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"appwrite-agent/shared/devkit/snapshot"
 )
 
 // Case is one golden line.
@@ -70,11 +72,12 @@ func Outputs(t testing.TB, paths ...string) []string {
 	return outs
 }
 
-// Run checks every case against fn, or rewrites Out from fn when update is set.
-func Run(t *testing.T, path string, update bool, fn func(in, title string) string) {
+// Run checks every case against fn, or rewrites Out from fn when the run updates snapshots
+// (UPDATE_SNAPSHOTS=1, shared/devkit/snapshot).
+func Run(t *testing.T, path string, fn func(in, title string) string) {
 	t.Helper()
 	cases := Load(t, path)
-	if update {
+	if snapshot.Update() {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)

@@ -48,3 +48,41 @@ func TestFieldReadersNameTheField(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestWithListRecyclesMemory checks that WithList gives f the list List gives, returns f's result and error,
+// and that strings f keeps stay intact while later calls reuse the decoded values' memory.
+func TestWithListRecyclesMemory(t *testing.T) {
+	firstKey := func(list []pyjson.Value) (string, error) {
+		if len(list[0].O) == 0 {
+			return "", toolarg.Fail("empty object")
+		}
+		return list[0].O[0].Key + "=" + list[0].O[0].Value.PyStr(), nil
+	}
+	var kept []string
+	for i := 0; i < 50; i++ {
+		arg := fmt.Sprintf(`[{"key%d":"value%d","other":[1,2,3]},{"b":%d}]`, i, i, i)
+		want, err := toolarg.List(arg, "actions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := toolarg.WithList(arg, "actions", firstKey)
+		if err != nil || got != want[0].O[0].Key+"="+want[0].O[0].Value.PyStr() {
+			t.Fatalf("WithList = %q, %v", got, err)
+		}
+		kept = append(kept, got)
+	}
+	for i, k := range kept {
+		if want := fmt.Sprintf("key%d=value%d", i, i); k != want {
+			t.Fatalf("kept %q, want %q", k, want)
+		}
+	}
+	if _, err := toolarg.WithList(`[{}]`, "actions", firstKey); err == nil || err.Error() != "empty object" {
+		t.Fatalf("f's error: %v", err)
+	}
+	if _, err := toolarg.WithList(`[1,`, "actions", firstKey); err == nil || err.Error() != "actions must be valid JSON: Expecting value: line 1 column 4 (char 3)" {
+		t.Fatalf("decode error: %v", err)
+	}
+	if _, err := toolarg.WithList(`"x"`, "actions", firstKey); err == nil || err.Error() != "actions JSON must be an object or an array of objects" {
+		t.Fatalf("items error: %v", err)
+	}
+}

@@ -1,0 +1,76 @@
+package handler_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"appwrite-agent/shared/devkit/fakesentry"
+	"appwrite-agent/shared/devkit/webhookreceiver"
+)
+
+// TestSentryReportsIngressServerFaults: with SENTRY_DSN set, a delayed retry that cannot be scheduled and a
+// webhook Appwrite signed whose envelope does not open reach Sentry with the function, event, project,
+// outcome and reason tags and no secret; a forged request, a filtered change and a subscriber's failure
+// send nothing. Without SENTRY_DSN, nothing is sent.
+func TestSentryReportsIngressServerFaults(t *testing.T) {
+	f := newFixture(t)
+	fake := fakesentry.New()
+	defer fake.Close()
+	t.Setenv("INGRESS_BUDGET_MS", "300")
+	t.Setenv("INGRESS_MAX_ATTEMPTS", "2")
+
+	s := f.subscribe("sub-sentry-1", "row.created", rowArgs, time.Now().Add(time.Hour))
+	good := f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
+	forged := good
+	forged.signature = "AAAA"
+	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 503, 0 })
+	f.send(good) // schedule fails: no dynamic key; but SENTRY_DSN is not set yet
+	if n := len(fake.Events()); n != 0 {
+		t.Fatalf("reports without SENTRY_DSN: %d", n)
+	}
+
+	t.Setenv("SENTRY_DSN", fake.DSN)
+	// Not server faults: a forged request, a subscriber answering 410 (abandoned, not retried).
+	if a := f.send(forged); a.Status != http.StatusUnauthorized {
+		t.Fatalf("forged: %+v", a)
+	}
+	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 410, 0 })
+	if a := f.send(good); a.Outcome != "abandoned" {
+		t.Fatalf("410: %+v", a)
+	}
+	if n := len(fake.Events()); n != 0 {
+		t.Fatalf("bad input or a subscriber's failure was reported: %+v", fake.Events())
+	}
+
+	// Server faults.
+	f.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 503, 0 })
+	if a := f.send(good); a.Outcome != "abandoned" {
+		t.Fatalf("unschedulable: %+v", a)
+	}
+	wrongKeys := good
+	wrongKeys.user, wrongKeys.pass = flip(good.user), good.pass
+	if a := f.send(wrongKeys); a.Error != "subscription_rejected" {
+		t.Fatalf("envelope: %+v", a)
+	}
+	evs := fake.Events()
+	if len(evs) != 2 || len(fake.Problems()) != 0 {
+		t.Fatalf("reports %+v, problems %v", evs, fake.Problems())
+	}
+	for i, want := range []map[string]string{
+		{"function": "webhook-ingress", "operation": "webhook", "event": "row.created", "project_id": projectID, "outcome": "schedule_failed", "reason": "http_5xx"},
+		{"function": "webhook-ingress", "operation": "webhook", "project_id": projectID, "outcome": "rejected", "reason": "subscription_rejected"},
+	} {
+		for k, v := range want {
+			if evs[i].Tags[k] != v {
+				t.Errorf("report %d: tag %s = %q, want %q (%v)", i, k, evs[i].Tags[k], v, evs[i].Tags)
+			}
+		}
+		for _, secret := range []string{subSecret, subSecret[6:], s.secret, s.user[:30]} {
+			if strings.Contains(evs[i].Raw, secret) {
+				t.Errorf("report %d carries a secret (%q): %s", i, secret, evs[i].Raw)
+			}
+		}
+	}
+}
