@@ -511,9 +511,11 @@ func parseRealtimeQueries(raw []string) ([]rtQuery, []string, error) {
 func parseRealtimeQuery(b []byte) (rtQuery, error) {
 	var q rtQuery
 	if err := json.Unmarshal(b, &q); err != nil || q.Method == "" {
+		//lint:ignore ST1005 Appwrite's own message, which the stand-in answers with
 		return q, fmt.Errorf("Invalid query: %s", string(b))
 	}
 	if !slices.Contains(rtAllowed, q.Method) {
+		//lint:ignore ST1005 Appwrite's own message, which the stand-in answers with
 		return q, fmt.Errorf("Query method '%s' is not supported in Realtime queries. Allowed: %s", q.Method, strings.Join(rtAllowed, ", "))
 	}
 	if q.Method == "and" || q.Method == "or" {
