@@ -16,6 +16,7 @@ import (
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
 )
 
@@ -234,9 +235,24 @@ func openEnvelope(t *testing.T, st *stack, wh map[string]any) seal.Subscription 
 	must(t, err)
 	s, err := seal.NewSealer(ring, seal.Budget{})
 	must(t, err)
-	sub, err := s.Open(wh["$id"].(string), projectID, str(wh, "authUsername", "httpUser"), str(wh, "authPassword", "httpPass"))
+	id := wh["$id"].(string)
+	var events []string
+	for _, e := range wh["events"].([]any) {
+		events = append(events, e.(string))
+	}
+	f := seal.Fields{Username: str(wh, "authUsername", "httpUser"), Password: str(wh, "authPassword", "httpPass"), URLTail: subscriptions.URLTail(wh["url"].(string), id)}
+	sub, err := s.Open(id, projectID, f, targets(events)...)
 	must(t, err)
 	return sub
+}
+
+// targets are what an envelope may be bound to, read from Appwrite events as the ingress does.
+func targets(events []string) []seal.Target {
+	var out []seal.Target
+	for _, b := range eventcatalog.Bindings(events) {
+		out = append(out, seal.Target{Event: b.Event, Args: b.Args})
+	}
+	return out
 }
 
 // TestAppwriteDeliversTheEnvelope proves the contract with the webhook-ingress: Appwrite POSTs a matching
@@ -248,7 +264,9 @@ func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
-	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/h"), secret, nil))
+	// A callback URL long enough to spread the envelope over authUsername, authPassword and the URL.
+	cb := st.recv.url("/hooks/" + strings.Repeat("c", 200))
+	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
 	}
@@ -263,7 +281,8 @@ func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 		t.Fatalf("deliveries: %d", len(reqs))
 	}
 	req := reqs[0]
-	if req.URL.Path != "/appwrite/webhooks/"+id || req.Header.Get("X-Appwrite-Webhook-Id") != id {
+	tail := subscriptions.URLTail(req.URL.Path, id)
+	if tail == "" || req.URL.Path != "/appwrite/webhooks/"+id+"/"+tail || req.Header.Get("X-Appwrite-Webhook-Id") != id || strings.Contains(req.URL.Path, "%") {
 		t.Fatalf("delivery path %s id %s", req.URL.Path, req.Header.Get("X-Appwrite-Webhook-Id"))
 	}
 	user, pass, ok := req.BasicAuth()
@@ -272,12 +291,13 @@ func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 	}
 	ring, _ := seal.ParseKeyring(st.env["SEAL_KEYS"])
 	sealer, _ := seal.NewSealer(ring, seal.Budget{})
-	sub, err := sealer.Open(id, req.Header.Get("X-Appwrite-Webhook-Project-Id"), user, pass)
-	if err != nil || sub.Event != "row.created" || sub.Expired(time.Now()) {
+	sub, err := sealer.Open(id, req.Header.Get("X-Appwrite-Webhook-Project-Id"), seal.Fields{Username: user, Password: pass, URLTail: tail},
+		targets(strings.Split(req.Header.Get("X-Appwrite-Webhook-Events"), ","))...)
+	if err != nil || sub.Event != "row.created" || sub.CallbackURL != cb || sub.Expired(time.Now()) {
 		t.Fatalf("envelope: %v %+v", err, sub)
 	}
 	keys, _ := appwritesig.ParseKeys(st.env["APPWRITE_WEBHOOK_SECRET_KEYS"])
-	whURL := st.ingress.srv.URL + "/appwrite/webhooks/" + id
+	whURL := st.ingress.srv.URL + req.URL.Path
 	if !keys.Verify(id, whURL, bodies[0], req.Header.Get("X-Appwrite-Webhook-Signature")) {
 		t.Fatal("X-Appwrite-Webhook-Signature does not verify with the derived secret")
 	}
@@ -551,7 +571,7 @@ func TestAppwrite500OnWebhookWriteIsExplained(t *testing.T) {
 	url := st.instance(st.server(mcpserver.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
-	cb := st.recv.url("/" + strings.Repeat("p", 150))
+	cb := st.recv.url("/" + strings.Repeat("p", 250))
 	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
 	if r.Error == nil || r.Error.Code != -32603 || r.Error.Data["appwriteStatus"] != float64(500) ||
 		r.Error.Data["appwriteType"] != "general_unknown" || r.Error.Data["operation"] != "webhook create" ||

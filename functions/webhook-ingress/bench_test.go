@@ -73,14 +73,14 @@ func BenchmarkPlainRelay(b *testing.B) {
 func BenchmarkPlainRelayFunction(b *testing.B) {
 	dst, _ := sink(b)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: dst.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}, MaxIdleConnsPerHost: 16}}
-	relay := httptest.NewServer(localruntime.New(func(ctx openruntimes.Context) openruntimes.Response {
-		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(ctx.Req.BodyBinary()))
+	relay := httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
+		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(rt.Req.BodyBinary()))
 		if err != nil {
-			return ctx.Res.Text("relay failed", ctx.Res.WithStatusCode(502))
+			return rt.Res.Text("relay failed", rt.Res.WithStatusCode(502))
 		}
 		_, _ = io.Copy(io.Discard, res.Body)
 		res.Body.Close()
-		return ctx.Res.Json(map[string]string{"status": "delivered"})
+		return rt.Res.Json(map[string]string{"status": "delivered"})
 	}, localruntime.Options{LogDir: b.TempDir()}))
 	defer relay.Close()
 	body := []byte(rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
@@ -112,7 +112,7 @@ func BenchmarkIngressPath(b *testing.B) {
 	keys, _ := appwritesig.ParseKeys(testSigKeys)
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
 	id := "sub-bench"
-	user, pass, err := sealer.Seal(id, seal.Subscription{CallbackURL: dst.URL + "/hook", Secret: secret, Event: "row.created", Args: rowArgs, ProjectID: projectID, Expiry: time.Now().Add(time.Hour), VerifiedAt: time.Now()})
+	f, err := sealer.Seal(id, seal.Subscription{CallbackURL: dst.URL + "/hook", Secret: secret, Event: "row.created", Args: rowArgs, ProjectID: projectID, Expiry: time.Now().Add(time.Hour), VerifiedAt: time.Now()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func BenchmarkIngressPath(b *testing.B) {
 		req.Header.Set("X-Appwrite-Webhook-Project-Id", projectID)
 		req.Header.Set("X-Appwrite-Webhook-Signature", sig)
 		req.Header.Set("x-open-runtimes-logging", "disabled")
-		req.SetBasicAuth(user, pass)
+		req.SetBasicAuth(f.Username, f.Password)
 		res, err := c.Do(req)
 		if err != nil {
 			b.Fatal(err)

@@ -121,7 +121,9 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.sealer, err = seal.NewSealer(ring, seal.DefaultBudget()); err != nil {
+	budget := seal.DefaultBudget()
+	budget.URL = seal.URLBudget(f.ingress.URL + "/appwrite/webhooks/" + strings.Repeat("x", 36))
+	if f.sealer, err = seal.NewSealer(ring, budget); err != nil {
 		t.Fatal(err)
 	}
 	if f.sigKeys, err = appwritesig.ParseKeys(testSigKeys); err != nil {
@@ -132,17 +134,27 @@ func newFixture(t *testing.T) *fixture {
 
 // subscription is what mcp-events stores in the Appwrite webhook.
 type subscription struct {
-	id, user, pass, secret string
-	events                 []string
+	id, user, pass, tail, secret string
+	events                       []string
 }
 
 func (f *fixture) subscribe(id, event string, args map[string]string, expiry time.Time) subscription {
+	return f.subscribeTo(id, event, args, expiry, f.receiver.URL(), false)
+}
+
+// subscribeTo seals as mcp-events does (version 1 as the first release did, when v1 is set).
+func (f *fixture) subscribeTo(id, event string, args map[string]string, expiry time.Time, callback string, v1 bool) subscription {
 	f.t.Helper()
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
-	user, pass, err := f.sealer.Seal(id, seal.Subscription{
-		CallbackURL: f.receiver.URL(), Secret: secret, Event: event, Args: args,
+	sub := seal.Subscription{
+		CallbackURL: callback, Secret: secret, Event: event, Args: args,
 		ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now(),
-	})
+	}
+	seal := f.sealer.Seal
+	if v1 {
+		seal = f.sealer.SealVersion1
+	}
+	fields, err := seal(id, sub)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -151,7 +163,7 @@ func (f *fixture) subscribe(id, event string, args map[string]string, expiry tim
 		f.t.Fatal(err)
 	}
 	e, _ := eventcatalog.Lookup(event)
-	return subscription{id: id, user: user, pass: pass, secret: whSecret, events: e.AppwriteEvents(args)}
+	return subscription{id: id, user: fields.Username, pass: fields.Password, tail: fields.URLTail, secret: whSecret, events: e.AppwriteEvents(args)}
 }
 
 // delivery is one POST of Appwrite's webhook worker (src/Appwrite/Platform/Workers/Webhooks.php).
@@ -161,11 +173,15 @@ type delivery struct {
 }
 
 func (f *fixture) appwriteDelivery(s subscription, events []string, body string) delivery {
-	url := f.ingress.URL + "/appwrite/webhooks/" + s.id
+	path := "/appwrite/webhooks/" + s.id
+	if s.tail != "" {
+		path += "/" + s.tail
+	}
+	url := f.ingress.URL + path
 	mac := hmac.New(sha1.New, []byte(s.secret))
 	mac.Write([]byte(url + body))
 	return delivery{
-		path: "/appwrite/webhooks/" + s.id, webhookID: s.id, project: projectID, events: strings.Join(events, ","),
+		path: path, webhookID: s.id, project: projectID, events: strings.Join(events, ","),
 		user: s.user, pass: s.pass, signature: base64.StdEncoding.EncodeToString(mac.Sum(nil)), body: []byte(body),
 	}
 }
@@ -304,13 +320,29 @@ func checkPayloadSchema(t *testing.T, event string, data map[string]any) {
 func TestNonMatchingChangesDeliverNothing(t *testing.T) {
 	f := newFixture(t)
 	s := f.subscribe("sub-rows-2", "row.created", rowArgs, time.Now().Add(time.Hour))
+	// Events of another table or action (Appwrite never sends them to this webhook: a replayed delivery
+	// with its events header rewritten): the envelope is bound to its event and ids and does not open.
 	for _, d := range []delivery{
 		f.appwriteDelivery(s, rowEvents("other", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
 		f.appwriteDelivery(s, rowEvents("tickets", "r1", "update"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")),
-		f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
+	} {
+		if a := f.send(d); a.Status != 401 || a.Error != "subscription_rejected" {
+			t.Fatalf("%+v", a)
+		}
+	}
+	// The events match, the payload is another table's: filtered.
+	if a := f.send(f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00"))); a.Status != 200 || a.Outcome != "ignored" {
+		t.Fatalf("%+v", a)
+	}
+	// A version 1 envelope stores its event and ids: the same deliveries are ignored, as they always were.
+	old := f.subscribeTo("sub-rows-v1", "row.created", rowArgs, time.Now().Add(time.Hour), f.receiver.URL(), true)
+	for _, d := range []delivery{
+		f.appwriteDelivery(old, rowEvents("other", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
+		f.appwriteDelivery(old, rowEvents("tickets", "r1", "update"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")),
+		f.appwriteDelivery(old, rowEvents("tickets", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
 	} {
 		if a := f.send(d); a.Status != 200 || a.Outcome != "ignored" {
-			t.Fatalf("%+v", a)
+			t.Fatalf("version 1: %+v", a)
 		}
 	}
 	fs := f.subscribe("sub-exec-1", "execution.failed", map[string]string{"function_id": "fn1"}, time.Now().Add(time.Hour))
@@ -470,7 +502,7 @@ func TestRetriesThenSucceedsAndNeverFailsAppwrite(t *testing.T) {
 	held := f.receiver.Hang()
 	start := time.Now()
 	a := f.send(d)
-	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" || a.Attempts != 1 || held() != 1 {
+	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" || a.Attempts != 1 || held() > 1 {
 		t.Fatalf("hanging subscriber: %+v, %d requests held", a, held())
 	}
 	// A safety net only: the point is that the subscriber's silence does not hold the ingress for a minute.

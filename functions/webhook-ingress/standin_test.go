@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,20 +90,31 @@ func (st *stack) client() client.Client {
 // subscribe creates the Appwrite webhook exactly as mcp-events does: deterministic id, ingress URL, derived
 // secret, the sealed subscription in Basic auth, narrowed events.
 func (st *stack) subscribe(webhookID, event string, args map[string]string, expiry time.Time) {
+	st.subscribeTo(webhookID, event, args, expiry, st.receiver.URL())
+}
+
+// subscribeTo is subscribe with the callback URL given.
+func (st *stack) subscribeTo(webhookID, event string, args map[string]string, expiry time.Time, callback string) {
 	st.t.Helper()
 	ring, _ := seal.ParseKeyring(testSealKeys)
-	sealer, _ := seal.NewSealer(ring, seal.DefaultBudget())
+	budget := seal.DefaultBudget()
+	webhookURL := st.ingress + "/appwrite/webhooks/" + webhookID
+	budget.URL = seal.URLBudget(webhookURL)
+	sealer, _ := seal.NewSealer(ring, budget)
 	keys, _ := appwritesig.ParseKeys(testSigKeys)
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
-	user, pass, err := sealer.Seal(webhookID, seal.Subscription{CallbackURL: st.receiver.URL(), Secret: secret, Event: event, Args: args, ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now()})
+	f, err := sealer.Seal(webhookID, seal.Subscription{CallbackURL: callback, Secret: secret, Event: event, Args: args, ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now()})
 	must(st.t, err)
 	whSecret, err := keys.Secret(webhookID)
 	must(st.t, err)
 	e, _ := eventcatalog.Lookup(event)
 	c := st.client()
+	if f.URLTail != "" {
+		webhookURL += "/" + f.URLTail
+	}
 	_, err = c.Call("POST", "/webhooks", map[string]any{"content-type": "application/json", "x-appwrite-response-format": "1.9.1"}, map[string]any{
-		"webhookId": webhookID, "url": st.ingress + "/appwrite/webhooks/" + webhookID, "name": event + " → test receiver",
-		"events": e.AppwriteEvents(args), "tls": true, "authUsername": user, "authPassword": pass, "secret": whSecret,
+		"webhookId": webhookID, "url": webhookURL, "name": event + " → test receiver",
+		"events": e.AppwriteEvents(args), "tls": true, "authUsername": f.Username, "authPassword": f.Password, "secret": whSecret,
 	})
 	must(st.t, err)
 }
@@ -187,7 +199,7 @@ func webhookToSubscriber(t *testing.T, cloud bool) {
 // event name only); the ingress passes on the failed one alone.
 func TestExecutionFailedFiltersOnTheStandIn(t *testing.T) {
 	st := newStack(t, localappwrite.Options{})
-	okRuntime := httptest.NewServer(localruntime.New(func(ctx openruntimes.Context) openruntimes.Response { return ctx.Res.Text("fine") }, localruntime.Options{LogDir: t.TempDir()}))
+	okRuntime := httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response { return rt.Res.Text("fine") }, localruntime.Options{LogDir: t.TempDir()}))
 	defer okRuntime.Close()
 	must(t, st.aw.RegisterFunction(projectID, localappwrite.FunctionSpec{ID: "resize", URL: okRuntime.URL, Timeout: 15}))
 	key, err := st.aw.CreateKey(projectID, []string{"functions.read", "executions.read", "executions.write"})
@@ -229,7 +241,8 @@ func ids(ds []webhookreceiver.Delivery) []string {
 // event once, with the same eventId and a fresh signature.
 func TestDelayedRetryOnTheStandIn(t *testing.T) {
 	st := newStack(t, localappwrite.Options{})
-	st.subscribe("sub-standin-2", "row.created", rowArgs, time.Now().Add(time.Hour))
+	// A long callback URL: the delayed job carries the sealed URL part and the bound arguments.
+	st.subscribeTo("sub-standin-2", "row.created", rowArgs, time.Now().Add(time.Hour), st.receiver.URL()+"/"+strings.Repeat("d", 200))
 	st.receiver.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 503, 0 })
 
 	st.createRow("tickets")

@@ -112,3 +112,37 @@ func TestProjectionNeverLeaksAndFilters(t *testing.T) {
 		t.Fatal("bad payload accepted")
 	}
 }
+
+func TestBindingsFromDeliveredAndStoredEvents(t *testing.T) {
+	// What Appwrite sends for a TablesDB row create (a sample of the 42 generated strings).
+	delivered := []string{
+		"databases.db1.collections.t1.documents.r1.create", "databases.db1.collections.t1.documents.r1",
+		"databases.db1.tables.t1.rows.r1.create", "databases.db1.tables.t1.rows.*.create", "databases.*.tables.*.rows.*.create",
+		"databases.db1.tables.*.rows.r1.create", "databases.db1.tables.t1.rows.r1", "databases.db1.tables.t1", "databases.db1",
+	}
+	got := eventcatalog.Bindings(delivered)
+	if len(got) != 1 || got[0].Event != eventcatalog.RowCreated || got[0].Args[eventcatalog.ArgDatabase] != "db1" || got[0].Args[eventcatalog.ArgTable] != "t1" || len(got[0].Args) != 2 {
+		t.Fatalf("row create: %+v", got)
+	}
+	// A webhook's stored events give the same binding.
+	e, _ := eventcatalog.Lookup(eventcatalog.ExecutionFailed)
+	stored := e.AppwriteEvents(map[string]string{eventcatalog.ArgFunction: "worker"})
+	if got := eventcatalog.Bindings(stored); len(got) != 1 || got[0].Event != eventcatalog.ExecutionFailed || got[0].Args[eventcatalog.ArgFunction] != "worker" {
+		t.Fatalf("stored execution.failed: %+v", got)
+	}
+	if got := eventcatalog.Bindings([]string{"users.u1.create", "users.*.create"}); len(got) != 1 || got[0].Event != eventcatalog.UserCreated || len(got[0].Args) != 0 {
+		t.Fatalf("user: %+v", got)
+	}
+	for name, evs := range map[string][]string{
+		"two tables":       {"databases.db1.tables.t1.rows.r1.create", "databases.db1.tables.t2.rows.r2.create"},
+		"wildcards only":   {"databases.*.tables.*.rows.*.create"},
+		"not an id":        {"databases.db1.tables.-x.rows.r1.create"},
+		"nothing":          nil,
+		"unrelated":        {"teams.t1.create"},
+		"segment too many": {"databases.db1.tables.t1.rows.r1.create.x"},
+	} {
+		if got := eventcatalog.Bindings(evs); len(got) != 0 {
+			t.Errorf("%s: %+v", name, got)
+		}
+	}
+}

@@ -167,3 +167,74 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 	}
 	return Occurrence{Data: data, Timestamp: ts}, nil
 }
+
+// Binding is one catalog event that a set of Appwrite events names, with the arguments read from them.
+type Binding struct {
+	Event string
+	Args  map[string]string
+}
+
+// Bindings returns the catalog events whose Appwrite patterns the given Appwrite events fill (a delivery's
+// X-Appwrite-Webhook-Events split on commas, or a webhook's stored events), each with the arguments the
+// events name in the patterns' {arg} places: what a sealed subscription is bound to without storing it.
+// Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
+// different values, or do not name every argument, or name one that is not an Appwrite id.
+func Bindings(appwriteEvents []string) []Binding {
+	split := make([][]string, 0, len(appwriteEvents))
+	for _, ev := range appwriteEvents {
+		split = append(split, strings.Split(strings.TrimSpace(ev), "."))
+	}
+	var out []Binding
+	for _, e := range events {
+		if args, ok := e.argsFrom(split); ok {
+			out = append(out, Binding{Event: e.Name, Args: args})
+		}
+	}
+	return out
+}
+
+// argsFrom reads e's arguments from split Appwrite events.
+func (e Event) argsFrom(split [][]string) (map[string]string, bool) {
+	args := map[string]string{}
+	matched := false
+	for _, p := range e.Patterns {
+		ps := strings.Split(p, ".")
+		for _, es := range split {
+			if len(es) != len(ps) {
+				continue
+			}
+			ok := true
+			for i, seg := range ps {
+				if seg != "*" && !isPlaceholder(seg) && seg != es[i] {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			matched = true
+			for i, seg := range ps {
+				if !isPlaceholder(seg) || es[i] == "*" {
+					continue
+				}
+				name := seg[1 : len(seg)-1]
+				if v, seen := args[name]; seen && v != es[i] {
+					return nil, false
+				}
+				args[name] = es[i]
+			}
+		}
+	}
+	if !matched || len(args) != len(e.Args) {
+		return nil, false
+	}
+	for _, a := range e.Args {
+		if !ValidID(args[a]) {
+			return nil, false
+		}
+	}
+	return args, true
+}
+
+func isPlaceholder(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -72,8 +73,8 @@ func ChatModel(model string) string {
 }
 
 var (
-	oSeries   = regexp.MustCompile(`^o[0-9]`)
-	gptFamily = regexp.MustCompile(`^gpt-([0-9]+)`)
+	oSeries   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^o[0-9]`) })
+	gptFamily = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gpt-([0-9]+)`) })
 )
 
 // IsReasoningModel applies the reference rule to the last path segment, lower-cased: the gpt-5 family
@@ -85,11 +86,11 @@ func IsReasoningModel(model string) bool {
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		m = m[i+1:]
 	}
-	if g := gptFamily.FindStringSubmatch(m); g != nil {
+	if g := gptFamily().FindStringSubmatch(m); g != nil {
 		n, err := strconv.Atoi(g[1])
 		return err == nil && n >= 5 && !strings.HasPrefix(m[len(g[0]):], "-chat")
 	}
-	return oSeries.MatchString(m)
+	return oSeries().MatchString(m)
 }
 
 // strictChatModel reports a model name go-openai's client-side validator treats as a reasoning model on

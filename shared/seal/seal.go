@@ -1,96 +1,117 @@
-// Package seal keeps an MCP events subscription inside the Appwrite webhook
-// that carries it: the subscription is encoded in a compact binary layout,
-// encrypted and authenticated with AES-256-GCM, encoded base64url and split
-// over the webhook's authUsername and authPassword fields.
+// Package seal keeps an MCP events subscription inside the Appwrite webhook that carries it: the
+// subscription is encoded in a compact binary layout, encrypted and authenticated with AES-256-GCM, encoded
+// base64url (no padding) and spread over three webhook fields that Appwrite stores and sends back with
+// every delivery: authUsername, authPassword and the end of the webhook URL.
 //
-// Envelope (version 1), before base64url (no padding):
+// # What is stored and what is bound
+//
+// An envelope stores only what Appwrite does not send with each delivery: the callback URL, the Standard
+// Webhooks secret (and the previous one during a rotation grace window), the expiry and when the callback
+// was verified. Everything Appwrite does send is bound as AES-GCM associated data instead of being stored,
+// so it costs no space and keeps its protection: the webhook id (request path and X-Appwrite-Webhook-Id),
+// the project id (X-Appwrite-Webhook-Project-Id), the MCP event name and the filter arguments (the
+// database, table, bucket or function ids, which Appwrite names in X-Appwrite-Webhook-Events). Open takes
+// them from the caller as Targets and only opens when they are exactly the ones the envelope was sealed for.
+//
+// # Envelope, version 2 (written by Seal)
 //
 //	offset  size  field
-//	0       1     version = 0x01
-//	1       1     L = length of the key id (1..16)
-//	2       L     key id (ASCII [A-Za-z0-9._-])
-//	2+L     12    GCM nonce (random)
-//	14+L    n+16  AES-256-GCM ciphertext of the plaintext below, then the tag
+//	0       1     0x20 | (L-1): version 2 in the high nibble, key id length L (1..16) in the low one
+//	1       L     key id (ASCII [A-Za-z0-9._-])
+//	1+L     12    GCM nonce (random)
+//	13+L    n+16  AES-256-GCM ciphertext of the plaintext below, then the tag
 //
-// The associated data (authenticated, not stored) is
+// Associated data (authenticated, never stored); uv = encoding/binary unsigned varint:
 //
-//	"appwrite-agent/seal/v1" 0x00 || envelope[0:2+L] || u8 len(webhookID) || webhookID || u8 len(projectID) || projectID
+//	"appwrite-agent/seal/v2" 0x00 || envelope[0:1+L] || uv len || webhookID || uv len || projectID ||
+//	uv len || event || uv count || per argument, names ascending: uv len || name || uv len || value
 //
-// so an envelope only opens for the webhook id and project it was sealed for:
-// copied onto another webhook, or into another project, it is rejected. The
-// project id is therefore not stored in the plaintext at all; Open takes it
-// from the caller (the ingress passes X-Appwrite-Webhook-Project-Id, and a
-// mismatch simply fails to open).
+// Plaintext, version 2; times are big-endian uint32 seconds since 2026-01-01T00:00:00Z (Epoch), which
+// reaches 2162:
 //
-// Plaintext (version 1); uvarint is encoding/binary's unsigned varint, always
-// minimal; times are Unix seconds:
+//	u8        flags: 0x01 the callback URL starts with "https://" (not stored), 0x02 verified,
+//	          0x04 previous secret present; other bits zero
+//	u32       expiry (> 0)
+//	[u32]     verifiedAt (> 0), when flag 0x02
+//	u8 + n    Standard Webhooks secret bytes (24..64)
+//	[u8 + n]  previous secret bytes (24..64), when flag 0x04
+//	[u32]     previous secret valid until (> 0), when flag 0x04
+//	rest      callback URL, without "https://" under flag 0x01 (1..2048 bytes in all)
 //
-//	uvarint  expiry (> 0)
-//	uvarint  verifiedAt (0 = never verified)
-//	u8 + n   event name (1..255 bytes)
-//	uvarint + n  callback URL (1..2048 bytes)
-//	u8 + n   Standard Webhooks secret bytes (24..64)
-//	u8 + n   previous secret bytes (0, or 24..64)
-//	uvarint  previous secret valid until (present only when the previous secret is)
-//	uvarint  number of arguments (0..64), then per argument, names strictly ascending:
-//	         u8 + n name (1..255 bytes), uvarint + n value (0..1024 bytes)
+// Only the canonical encoding opens (no unknown flag, no zero time, no stored "https://" prefix without
+// its flag, every length in range), so each subscription has exactly one plaintext.
 //
-// The base64url text is split: authUsername takes as much as its budget
-// allows (leaving at least one character), authPassword the rest. Appwrite
-// only sends HTTP Basic auth when both fields are non-empty.
+// # Where the text goes
 //
-// Budget: Appwrite stores authUsername as given in a 255-character column.
-// authPassword is stored through the `encrypt` filter as the JSON document
+// The base64url text is cut in order: authUsername takes up to Budget.Username characters (always leaving
+// at least one), authPassword up to Budget.Password (never empty: Appwrite sends Basic auth only when both
+// are set), and the rest, up to Budget.URL, goes after the webhook's ingress path as one more path segment
+// (…/appwrite/webhooks/{id}/{rest}). Open concatenates the three in the same order. base64url has only
+// unreserved URL characters, so the URL never holds a '%' (Appwrite 1.9.6 and earlier sign the URL
+// percent-decoded, later versions as stored).
+//
+// # Budget arithmetic
+//
+// Appwrite stores the webhook url and authUsername as given in 255-character columns. authPassword is
+// stored through the `encrypt` filter as the JSON document
 //
 //	{"data":"<base64 of n bytes>","method":"aes-128-gcm","iv":"<24 hex>","tag":"<32 hex>","version":"1"}
 //
-// written by PHP's json_encode, which escapes '/' as '\/'. For an n-character
-// password that is 121 + 4*ceil(n/3) characters plus one per '/' in the
-// base64 data, and it must stay <= 255. With n = 90: 121 + 120 = 241, leaving
-// 14 characters for escaped slashes. Each of the 120 data characters is '/'
-// with probability 1/64 (the data is ciphertext), so more than 14 slashes
-// happens with probability about 8e-10 per write; n = 96 would leave 6 and
-// fail about 0.4% of writes. Hence DefaultPasswordBudget = 90 and
-// DefaultUsernameBudget = 255: 345 characters in all, 258 bytes of envelope,
-// 258 - 32 = 226 bytes of plaintext with a two-character key id.
+// written by PHP's json_encode, which escapes '/' as '\/': 121 + 4*ceil(n/3) characters plus one per '/'
+// in the base64 data (StoredPasswordLength), and it must stay <= 255. The data is ciphertext, so each of
+// its characters is '/' with probability 1/64; DefaultPasswordBudget is the longest password for which
+// the chance that one write overflows is below 1e-9 (PasswordOverflowProbability): 90 characters, 241 of
+// 255 before slashes, 14 slashes to spare. The URL budget is what the ingress URL leaves of the url column
+// (URLBudget). With a Cloud function domain (45 characters) the URL carries 154 characters: 499 in all,
+// 374 bytes of envelope.
 //
-// Keys rotate: see ParseKeyring. Envelopes are sealed with the primary key
-// and name their key; any listed key opens the envelopes that name it.
-// Random 96-bit nonces are safe for well over 2^30 envelopes per key; rotate
-// keys long before that.
+// Envelopes of version 1 (the first release: everything stored, two fields) still open; see Version1.
+//
+// Keys rotate: see ParseKeyring. Envelopes are sealed with the primary key and name their key; any listed
+// key opens the envelopes that name it. Random 96-bit nonces are safe for well over 2^30 envelopes per key;
+// rotate keys long before that.
 package seal
 
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/url"
-	"sort"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
-// Version is the envelope version this package writes.
-const Version = 1
+// Version is the envelope version Seal writes.
+const Version = 2
 
-// Budget defaults and hard limits, in characters of base64url text.
+// Version1 is the first envelope version, which Open still reads: everything stored (the event, its
+// arguments), nothing in the URL, the project and the webhook id bound. See SealVersion1.
+const Version1 = 1
+
+// Epoch is the zero of version 2 times.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Appwrite column sizes and budget defaults, in characters.
 const (
-	// DefaultUsernameBudget is what Appwrite's 255-character httpUser column
-	// holds (the API accepts 256, the column 255).
-	DefaultUsernameBudget = 255
-	// DefaultPasswordBudget keeps Appwrite's encrypted httpPass document
-	// within its 255-character column: 121 + 4*ceil(90/3) = 241, plus up to
-	// 14 escaped slashes (see the package documentation).
+	// AppwriteColumn is the size of Appwrite's webhook url, httpUser and (encrypted) httpPass columns.
+	AppwriteColumn = 255
+	// DefaultUsernameBudget is what the httpUser column holds (the API accepts 256, the column 255).
+	DefaultUsernameBudget = AppwriteColumn
+	// DefaultPasswordBudget keeps Appwrite's encrypted httpPass document within its column with
+	// overwhelming probability: 121 + 4*ceil(90/3) = 241, plus up to 14 escaped slashes.
 	DefaultPasswordBudget = 90
-	// MaxSealedLength bounds the text Open accepts (both fields together).
+	// MaxPasswordOverflow is the largest accepted chance that one write of an authPassword of the default
+	// budget overflows Appwrite's column (see PasswordOverflowProbability).
+	MaxPasswordOverflow = 1e-9
+	// MaxSealedLength bounds the text Open accepts (all fields together).
 	MaxSealedLength = 4096
 )
 
-// Field limits of the plaintext layout.
+// Field limits of the plaintext layouts.
 const (
 	MinSecretBytes   = 24   // smallest Standard Webhooks secret
 	MaxSecretBytes   = 64   // largest Standard Webhooks secret
@@ -100,61 +121,62 @@ const (
 	MaxArgNameBytes  = 255  // longest argument name
 	MaxArgValueBytes = 1024 // longest argument value
 	MaxIDBytes       = 255  // longest webhook or project id
+	MaxTargets       = 8    // most Targets one Open tries
 )
 
 const (
 	nonceSize = 12
 	tagSize   = 16
-	adLabel   = "appwrite-agent/seal/v1\x00"
+	adLabelV2 = "appwrite-agent/seal/v2\x00"
+	httpsPfx  = "https://"
+
+	flagHTTPS    = 0x01
+	flagVerified = 0x02
+	flagPrev     = 0x04
+	flagsKnown   = flagHTTPS | flagVerified | flagPrev
 )
 
-// Errors. Every failure of Open wraps ErrOpen; the more specific ones below
-// are for logs and tests, never for callers to branch on security decisions
-// (all of them mean: do not deliver).
+// Errors. Every failure of Open wraps ErrOpen; the more specific ones below are for logs and tests, never
+// for callers to branch on security decisions (all of them mean: do not deliver).
 var (
 	ErrOpen           = errors.New("seal: cannot open envelope")         // any Open failure
 	ErrMalformed      = fmt.Errorf("%w: malformed", ErrOpen)             // bad encoding, truncation, non-canonical plaintext
-	ErrUnknownVersion = fmt.Errorf("%w: unknown version", ErrOpen)       // version byte is not Version
+	ErrUnknownVersion = fmt.Errorf("%w: unknown version", ErrOpen)       // version is neither Version nor Version1
 	ErrUnknownKey     = fmt.Errorf("%w: unknown key id", ErrOpen)        // key id not in the Keyring
-	ErrAuth           = fmt.Errorf("%w: authentication failed", ErrOpen) // tampered, or another webhook/project/key
+	ErrAuth           = fmt.Errorf("%w: authentication failed", ErrOpen) // tampered, or another webhook/project/target/key
 	ErrInvalid        = errors.New("seal: invalid subscription")         // wrapped by *FieldError
 )
 
-// Subscription is everything a delivery needs, sealed in the webhook.
-// Times are stored with one-second precision (Seal truncates) and come back
-// from Open in UTC.
+// Subscription is everything a delivery needs. Times are stored with one-second precision (Seal
+// truncates) and come back from Open in UTC.
 type Subscription struct {
-	// CallbackURL is where events are delivered (validated by the caller).
+	// CallbackURL is where events are delivered (validated by the caller). Stored.
 	CallbackURL string
-	// Secret is the raw Standard Webhooks secret (the bytes after "whsec_").
+	// Secret is the raw Standard Webhooks secret (the bytes after "whsec_"). Stored.
 	Secret []byte
-	// PrevSecret is the secret being rotated out, if any; deliveries are
-	// signed with both until PrevSecretUntil.
+	// PrevSecret is the secret being rotated out, if any; deliveries are signed with both until
+	// PrevSecretUntil. Stored.
 	PrevSecret []byte
-	// PrevSecretUntil ends the rotation grace window; required with
-	// PrevSecret and zero without it.
+	// PrevSecretUntil ends the rotation grace window; required with PrevSecret and zero without it.
 	PrevSecretUntil time.Time
-	// Event is the MCP event name, e.g. "row.created".
+	// Event is the MCP event name, e.g. "row.created". Bound, not stored (version 1 stored it).
 	Event string
-	// Args are the filter arguments (canonical string values) other than the
-	// project id.
+	// Args are the filter arguments other than the project id. Bound, not stored (version 1 stored them).
+	// After Open they are the map of the Target that opened the envelope.
 	Args map[string]string
-	// ProjectID is the Appwrite project. It is bound as associated data, not
-	// stored: Open returns the project id it was given when the envelope
-	// opens.
+	// ProjectID is the Appwrite project. Bound, not stored: Open returns the project id it was given.
 	ProjectID string
-	// Expiry is when the subscription ends; required.
+	// Expiry is when the subscription ends; required. Stored.
 	Expiry time.Time
-	// VerifiedAt is when the callback URL passed the challenge handshake;
-	// zero if it has not.
+	// VerifiedAt is when the callback URL passed the challenge handshake; zero if it has not. Stored.
 	VerifiedAt time.Time
 }
 
 // Expired reports whether the subscription has expired at now.
 func (s Subscription) Expired(now time.Time) bool { return !now.Before(s.Expiry) }
 
-// SigningSecrets returns the secrets to sign a delivery with at now: the
-// current secret, then the previous one while its grace window lasts.
+// SigningSecrets returns the secrets to sign a delivery with at now: the current secret, then the previous
+// one while its grace window lasts.
 func (s Subscription) SigningSecrets(now time.Time) [][]byte {
 	out := [][]byte{s.Secret}
 	if len(s.PrevSecret) > 0 && now.Before(s.PrevSecretUntil) {
@@ -163,41 +185,104 @@ func (s Subscription) SigningSecrets(now time.Time) [][]byte {
 	return out
 }
 
+// Target is what a version 2 envelope is bound to without storing it, besides the webhook and project
+// ids: the MCP event and its filter arguments. The ingress reads the candidates from the Appwrite events
+// of a delivery, mcp-events from the subscription it acts on.
+type Target struct {
+	Event string
+	Args  map[string]string
+}
+
+// Fields are the three webhook fields that carry a sealed subscription.
+type Fields struct {
+	// Username is the webhook's authUsername.
+	Username string
+	// Password is the webhook's authPassword.
+	Password string
+	// URLTail is the sealed text in the webhook URL, the path segment after WebhookPath + id + "/"; empty
+	// when the envelope fits in the other two fields (and always for version 1).
+	URLTail string
+}
+
 // Budget is the number of base64url characters each webhook field may hold.
 type Budget struct {
 	// Username is the authUsername budget (DefaultUsernameBudget).
 	Username int
 	// Password is the authPassword budget (DefaultPasswordBudget).
 	Password int
+	// URL is how many characters the webhook URL may carry after its path and a '/' (URLBudget); 0 keeps
+	// the URL free of sealed data.
+	URL int
 }
 
-// DefaultBudget returns the budget that fits Appwrite (see the package
-// documentation for the arithmetic).
+// DefaultBudget returns the authUsername and authPassword budgets that fit Appwrite, and no URL budget
+// (that depends on the ingress URL: see URLBudget).
 func DefaultBudget() Budget {
 	return Budget{Username: DefaultUsernameBudget, Password: DefaultPasswordBudget}
 }
 
-// TooLongError reports a subscription whose envelope does not fit the
-// budget. Field is the webhook field that overflows ("authPassword": the
-// username is filled first); Largest names the biggest part of the
-// subscription, the one to shorten.
+func (b Budget) total() int { return b.Username + b.Password + b.URL }
+
+// URLBudget returns how many sealed characters fit after webhookURL (the ingress URL, WebhookPath and the
+// id) and a '/' in Appwrite's 255-character url column; 0 when none do.
+func URLBudget(webhookURL string) int { return max(0, AppwriteColumn-len(webhookURL)-1) }
+
+// StoredPasswordLength is the length of the document Appwrite stores for an authPassword of n bytes
+// whose encrypted base64 data holds slashes '/' characters (each written "\/" by json_encode).
+func StoredPasswordLength(n, slashes int) int { return 121 + 4*((n+2)/3) + slashes }
+
+// PasswordOverflowProbability is the chance that Appwrite's stored document for an authPassword of n
+// bytes exceeds its 255-character column: that more of the 4*ceil(n/3) base64 characters of the
+// ciphertext are '/' (probability 1/64 each, independently) than the column leaves room for.
+func PasswordOverflowProbability(n int) float64 {
+	chars := 4 * ((n + 2) / 3)
+	room := AppwriteColumn - StoredPasswordLength(n, 0)
+	if room < 0 {
+		return 1
+	}
+	// P(X > room) for X ~ Binomial(chars, 1/64), summed in logs.
+	p := 0.0
+	for k := room + 1; k <= chars; k++ {
+		lg := lchoose(chars, k) + float64(k)*math.Log(1.0/64) + float64(chars-k)*math.Log(63.0/64)
+		p += math.Exp(lg)
+	}
+	return p
+}
+
+func lchoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}
+
+// TooLongError reports a subscription whose envelope does not fit the budget. CallbackURL and
+// MaxCallbackURL say what the client can shorten: the callback URL is the only part whose length is free
+// (the ids are the user's resources, the secret is 24 to 64 bytes).
 type TooLongError struct {
-	Field        string // webhook field that overflows: "authPassword"
-	Length       int    // characters that field would need
-	Budget       int    // characters it may hold
-	Largest      string // largest subscription part: "callbackUrl", "arguments", ...
-	LargestBytes int    // size of that part in bytes
+	// Length is the number of characters the envelope needs; Budget the number the fields hold.
+	Length, Budget int
+	// CallbackURL is the callback URL's length in bytes; MaxCallbackURL the longest that fits with this
+	// subscription's other parts (negative when none does).
+	CallbackURL, MaxCallbackURL int
+	// SecretBytes and PrevSecretBytes are the sizes of the secrets sealed (PrevSecretBytes 0 without one).
+	SecretBytes, PrevSecretBytes int
 }
 
-// Error formats e.g. "authPassword: sealed subscription is 131 characters,
-// budget 90 (largest part: callbackUrl, 180 bytes)".
+// Error formats e.g. "callback URL is 301 bytes; at most 280 fit with a 32-byte secret".
 func (e *TooLongError) Error() string {
-	return fmt.Sprintf("%s: sealed subscription is %d characters, budget %d (largest part: %s, %d bytes)",
-		e.Field, e.Length, e.Budget, e.Largest, e.LargestBytes)
+	with := fmt.Sprintf("a %d-byte secret", e.SecretBytes)
+	if e.PrevSecretBytes > 0 {
+		with = fmt.Sprintf("a %d-byte secret and the %d-byte previous secret", e.SecretBytes, e.PrevSecretBytes)
+	}
+	if e.MaxCallbackURL < 1 {
+		return fmt.Sprintf("callback URL is %d bytes; no callback URL fits with %s (the envelope needs %d characters, the webhook holds %d)",
+			e.CallbackURL, with, e.Length, e.Budget)
+	}
+	return fmt.Sprintf("callback URL is %d bytes; at most %d fit with %s", e.CallbackURL, e.MaxCallbackURL, with)
 }
 
-// FieldError reports a subscription field that is invalid on its own. It
-// wraps ErrInvalid.
+// FieldError reports a subscription field that is invalid on its own. It wraps ErrInvalid.
 type FieldError struct {
 	Field  string // e.g. "secret", "callbackUrl", "arguments.table_id"
 	Reason string // what is wrong with it
@@ -209,15 +294,14 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 // Unwrap returns ErrInvalid.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
-// Sealer seals and opens subscriptions with a Keyring within a Budget. It is
-// safe for concurrent use.
+// Sealer seals and opens subscriptions with a Keyring within a Budget. It is safe for concurrent use.
 type Sealer struct {
 	ring   *Keyring
 	budget Budget
 }
 
-// NewSealer returns a Sealer. Both budget fields must be at least 1 (a zero
-// Budget means DefaultBudget).
+// NewSealer returns a Sealer. Username and Password must be at least 1 and URL at least 0 (a zero Budget
+// means DefaultBudget).
 func NewSealer(ring *Keyring, budget Budget) (*Sealer, error) {
 	if ring == nil || len(ring.ids) == 0 {
 		return nil, ErrNoKeys
@@ -225,8 +309,8 @@ func NewSealer(ring *Keyring, budget Budget) (*Sealer, error) {
 	if budget == (Budget{}) {
 		budget = DefaultBudget()
 	}
-	if budget.Username < 1 || budget.Password < 1 || budget.Username+budget.Password > MaxSealedLength {
-		return nil, fmt.Errorf("seal: invalid budget %+v", budget)
+	if budget.Username < 1 || budget.Password < 1 || budget.URL < 0 || budget.total() > MaxSealedLength {
+		return nil, fmt.Errorf("seal: invalid budget %+v (username and password at least 1, URL at least 0, %d in all at most)", budget, MaxSealedLength)
 	}
 	return &Sealer{ring: ring, budget: budget}, nil
 }
@@ -234,307 +318,371 @@ func NewSealer(ring *Keyring, budget Budget) (*Sealer, error) {
 // Budget returns the sealer's budget.
 func (s *Sealer) Budget() Budget { return s.budget }
 
-// Seal encrypts sub for the webhook webhookID (bound as associated data
-// together with sub.ProjectID) under the primary key and returns the two
-// webhook fields. A subscription that does not fit the budget is refused with
-// a *TooLongError; an invalid field with a *FieldError.
-func (s *Sealer) Seal(webhookID string, sub Subscription) (authUsername, authPassword string, err error) {
-	if webhookID == "" || len(webhookID) > MaxIDBytes {
-		return "", "", &FieldError{"webhookId", fmt.Sprintf("must be 1 to %d bytes", MaxIDBytes)}
+// MaxCallbackURL returns the longest callback URL (in bytes) that fits beside the rest of sub under the
+// primary key; negative when even an empty one does not. The scheme counts: "https://" is not stored.
+func (s *Sealer) MaxCallbackURL(sub Subscription) int {
+	maxEnv := s.budget.total() * 6 / 8
+	n := maxEnv - envOverhead(len(s.ring.ids[0])) - fixedPlaintext(sub)
+	if strings.HasPrefix(sub.CallbackURL, httpsPfx) || sub.CallbackURL == "" {
+		n += len(httpsPfx)
 	}
-	if sub.ProjectID == "" || len(sub.ProjectID) > MaxIDBytes {
-		return "", "", &FieldError{"projectId", fmt.Sprintf("must be 1 to %d bytes", MaxIDBytes)}
+	return n
+}
+
+func envOverhead(kidLen int) int { return 1 + kidLen + nonceSize + tagSize }
+
+func fixedPlaintext(sub Subscription) int {
+	n := 1 + 4 + 1 + len(sub.Secret)
+	if !sub.VerifiedAt.IsZero() {
+		n += 4
 	}
-	pt, err := encodeSubscription(sub)
-	if err != nil {
-		return "", "", err
+	if len(sub.PrevSecret) > 0 {
+		n += 1 + len(sub.PrevSecret) + 4
+	}
+	return n
+}
+
+// Seal encrypts sub for the webhook webhookID under the primary key, bound to webhookID, sub.ProjectID,
+// sub.Event and sub.Args, and returns the webhook fields. A subscription that does not fit the budget is
+// refused with a *TooLongError; an invalid field with a *FieldError.
+func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
+	var argsBuf [8]arg
+	args := sortedArgs(sub.Args, &argsBuf)
+	if err := checkBinding(webhookID, sub.ProjectID, sub.Event, args); err != nil {
+		return Fields{}, err
 	}
 	kid := s.ring.ids[0]
-	envLen := 2 + len(kid) + nonceSize + len(pt) + tagSize
-	total := base64.RawURLEncoding.EncodedLen(envLen)
-	if total-s.budget.Username > s.budget.Password {
-		name, size := largestPart(sub)
-		return "", "", &TooLongError{
-			Field: "authPassword", Length: total - s.budget.Username, Budget: s.budget.Password,
-			Largest: name, LargestBytes: size,
+	hdrLen := 1 + len(kid)
+	// One buffer: header, nonce, plaintext (encrypted in place) and tag, then the associated data (every
+	// slice handed to the cipher.AEAD interface escapes, so they share one allocation).
+	envCap := hdrLen + nonceSize + fixedPlaintext(sub) + len(sub.CallbackURL) + tagSize
+	buf := make([]byte, hdrLen+nonceSize, envCap+adLenV2(hdrLen, webhookID, sub.ProjectID, sub.Event, args))
+	buf[0] = byte(Version<<4 | (len(kid) - 1))
+	copy(buf[1:], kid)
+	pt, err := appendPlaintextV2(buf[hdrLen+nonceSize:hdrLen+nonceSize:envCap], sub)
+	if err != nil {
+		return Fields{}, err
+	}
+	envLen := hdrLen + nonceSize + len(pt) + tagSize
+	if total := b64EncodedLen(envLen); total > s.budget.total() {
+		return Fields{}, &TooLongError{
+			Length: total, Budget: s.budget.total(), CallbackURL: len(sub.CallbackURL), MaxCallbackURL: s.MaxCallbackURL(sub),
+			SecretBytes: len(sub.Secret), PrevSecretBytes: len(sub.PrevSecret),
 		}
 	}
-	text, err := s.sealText(kid, webhookID, sub.ProjectID, pt)
-	if err != nil {
-		return "", "", err
+	nonce := buf[hdrLen : hdrLen+nonceSize]
+	if _, err := rand.Read(nonce); err != nil {
+		return Fields{}, err
 	}
-	cut := min(s.budget.Username, len(text)-1)
-	return text[:cut], text[cut:], nil
+	ad := appendADV2(buf[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
+	env := s.ring.aeads[kid].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
+	return s.split(b64Encode(env)), nil
 }
 
-// sealText encrypts pt under key kid and returns the base64url envelope.
-func (s *Sealer) sealText(kid, webhookID, projectID string, pt []byte) (string, error) {
-	env := make([]byte, 0, 2+len(kid)+nonceSize+len(pt)+tagSize)
-	env = append(env, Version, byte(len(kid)))
-	env = append(env, kid...)
-	hdrLen := len(env)
-	env = env[:hdrLen+nonceSize]
-	if _, err := rand.Read(env[hdrLen:]); err != nil {
-		return "", err
-	}
-	ad := associatedData(env[:hdrLen], webhookID, projectID)
-	env = s.ring.aeads[kid].Seal(env, env[hdrLen:hdrLen+nonceSize], pt, ad)
-	return base64.RawURLEncoding.EncodeToString(env), nil
+// split cuts text into the fields: username first, then password, then the URL.
+func (s *Sealer) split(text string) Fields {
+	u := min(s.budget.Username, len(text)-1)
+	p := min(s.budget.Password, len(text)-u)
+	return Fields{Username: text[:u], Password: text[u : u+p], URLTail: text[u+p:]}
 }
 
-// Open reverses Seal for the webhook webhookID in project projectID. Any
-// failure (tampering, another webhook's or project's envelope, unknown key id
-// or version, truncation, malformed plaintext) wraps ErrOpen. Open does not
-// check expiry; see Subscription.Expired.
-func (s *Sealer) Open(webhookID, projectID, authUsername, authPassword string) (Subscription, error) {
-	if authUsername == "" || authPassword == "" || len(authUsername)+len(authPassword) > MaxSealedLength {
-		return Subscription{}, ErrMalformed
+func checkBinding(webhookID, projectID, event string, args []arg) error {
+	if webhookID == "" || len(webhookID) > MaxIDBytes {
+		return &FieldError{"webhookId", fmt.Sprintf("must be 1 to %d bytes", MaxIDBytes)}
 	}
-	if webhookID == "" || len(webhookID) > MaxIDBytes || projectID == "" || len(projectID) > MaxIDBytes {
-		return Subscription{}, ErrMalformed
+	if projectID == "" || len(projectID) > MaxIDBytes {
+		return &FieldError{"projectId", fmt.Sprintf("must be 1 to %d bytes", MaxIDBytes)}
 	}
-	text := authUsername + authPassword
-	if strings.ContainsAny(text, "\r\n") { // encoding/base64 skips CR and LF
-		return Subscription{}, ErrMalformed
+	if event == "" || len(event) > MaxEventBytes || !utf8.ValidString(event) {
+		return &FieldError{"event", fmt.Sprintf("must be 1 to %d bytes of UTF-8", MaxEventBytes)}
 	}
-	env, err := base64.RawURLEncoding.Strict().DecodeString(text)
-	if err != nil {
-		return Subscription{}, ErrMalformed
+	if len(args) > MaxArgs {
+		return &FieldError{"arguments", fmt.Sprintf("more than %d", MaxArgs)}
 	}
-	if len(env) < 2 {
-		return Subscription{}, ErrMalformed
-	}
-	if env[0] != Version {
-		return Subscription{}, ErrUnknownVersion
-	}
-	l := int(env[1])
-	if l < 1 || l > MaxKeyIDLength || len(env) < 2+l+nonceSize+tagSize {
-		return Subscription{}, ErrMalformed
-	}
-	aead, ok := s.ring.aeads[string(env[2:2+l])]
-	if !ok {
-		return Subscription{}, ErrUnknownKey
-	}
-	hdr := env[:2+l]
-	nonce := env[2+l : 2+l+nonceSize]
-	pt, err := aead.Open(nil, nonce, env[2+l+nonceSize:], associatedData(hdr, webhookID, projectID))
-	if err != nil {
-		return Subscription{}, ErrAuth
-	}
-	sub, err := decodeSubscription(pt)
-	if err != nil {
-		return Subscription{}, err
-	}
-	sub.ProjectID = projectID
-	return sub, nil
-}
-
-func associatedData(hdr []byte, webhookID, projectID string) []byte {
-	ad := make([]byte, 0, len(adLabel)+len(hdr)+2+len(webhookID)+len(projectID))
-	ad = append(ad, adLabel...)
-	ad = append(ad, hdr...)
-	ad = append(ad, byte(len(webhookID)))
-	ad = append(ad, webhookID...)
-	ad = append(ad, byte(len(projectID)))
-	ad = append(ad, projectID...)
-	return ad
-}
-
-func largestPart(sub Subscription) (string, int) {
-	args := 0
-	for k, v := range sub.Args {
-		args += 2 + len(k) + len(v)
-	}
-	parts := []struct {
-		name string
-		n    int
-	}{
-		{"callbackUrl", len(sub.CallbackURL)},
-		{"arguments", args},
-		{"secret", len(sub.Secret)},
-		{"previousSecret", len(sub.PrevSecret)},
-		{"event", len(sub.Event)},
-	}
-	best := parts[0]
-	for _, p := range parts[1:] {
-		if p.n > best.n {
-			best = p
+	for _, a := range args {
+		if a.name == "" || len(a.name) > MaxArgNameBytes {
+			return &FieldError{"arguments", fmt.Sprintf("name must be 1 to %d bytes", MaxArgNameBytes)}
+		}
+		if len(a.value) > MaxArgValueBytes {
+			return &FieldError{"arguments." + a.name, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
 		}
 	}
-	return best.name, best.n
+	return nil
 }
 
-func unixSeconds(field string, t time.Time, required bool) (uint64, error) {
-	if t.IsZero() {
-		if required {
-			return 0, &FieldError{field, "required"}
-		}
-		return 0, nil
+// epochSeconds converts t for the version 2 layout.
+func epochSeconds(field string, t time.Time) (uint32, error) {
+	sec := t.Unix() - Epoch.Unix()
+	if t.IsZero() || sec <= 0 || sec > math.MaxUint32 {
+		return 0, &FieldError{field, fmt.Sprintf("must be after %s and before %s", Epoch.Format(time.DateOnly),
+			Epoch.Add(math.MaxUint32*time.Second).Format(time.DateOnly))}
 	}
-	sec := t.Unix()
-	if sec <= 0 {
-		return 0, &FieldError{field, "must be after 1970-01-01"}
-	}
-	return uint64(sec), nil
+	return uint32(sec), nil
 }
 
-func encodeSubscription(sub Subscription) ([]byte, error) {
-	exp, err := unixSeconds("expiry", sub.Expiry, true)
+func fromEpoch(sec uint32) time.Time { return time.Unix(Epoch.Unix()+int64(sec), 0).UTC() }
+
+func checkSecret(field string, b []byte) error {
+	if len(b) < MinSecretBytes || len(b) > MaxSecretBytes {
+		return &FieldError{field, fmt.Sprintf("%d bytes, want %d to %d", len(b), MinSecretBytes, MaxSecretBytes)}
+	}
+	return nil
+}
+
+// appendPlaintextV2 appends the version 2 plaintext of sub to b.
+func appendPlaintextV2(b []byte, sub Subscription) ([]byte, error) {
+	exp, err := epochSeconds("expiry", sub.Expiry)
 	if err != nil {
 		return nil, err
-	}
-	ver, err := unixSeconds("verifiedAt", sub.VerifiedAt, false)
-	if err != nil {
-		return nil, err
-	}
-	if sub.Event == "" || len(sub.Event) > MaxEventBytes || !utf8.ValidString(sub.Event) {
-		return nil, &FieldError{"event", fmt.Sprintf("must be 1 to %d bytes of UTF-8", MaxEventBytes)}
 	}
 	if sub.CallbackURL == "" || len(sub.CallbackURL) > MaxURLBytes {
 		return nil, &FieldError{"callbackUrl", fmt.Sprintf("must be 1 to %d bytes", MaxURLBytes)}
 	}
-	if _, err := url.Parse(sub.CallbackURL); err != nil {
-		return nil, &FieldError{"callbackUrl", "not a URL"}
+	if sub.CallbackURL == httpsPfx {
+		return nil, &FieldError{"callbackUrl", "has no host"}
 	}
-	if len(sub.Secret) < MinSecretBytes || len(sub.Secret) > MaxSecretBytes {
-		return nil, &FieldError{"secret", fmt.Sprintf("%d bytes, want %d to %d", len(sub.Secret), MinSecretBytes, MaxSecretBytes)}
+	if err := checkSecret("secret", sub.Secret); err != nil {
+		return nil, err
 	}
-	var prevUntil uint64
-	if len(sub.PrevSecret) > 0 {
-		if len(sub.PrevSecret) < MinSecretBytes || len(sub.PrevSecret) > MaxSecretBytes {
-			return nil, &FieldError{"previousSecret", fmt.Sprintf("%d bytes, want %d to %d", len(sub.PrevSecret), MinSecretBytes, MaxSecretBytes)}
+	var flags byte
+	url := sub.CallbackURL
+	if strings.HasPrefix(url, httpsPfx) {
+		flags |= flagHTTPS
+		url = url[len(httpsPfx):]
+	}
+	var ver, until uint32
+	if !sub.VerifiedAt.IsZero() {
+		flags |= flagVerified
+		if ver, err = epochSeconds("verifiedAt", sub.VerifiedAt); err != nil {
+			return nil, err
 		}
-		if prevUntil, err = unixSeconds("previousSecretUntil", sub.PrevSecretUntil, true); err != nil {
+	}
+	if len(sub.PrevSecret) > 0 {
+		flags |= flagPrev
+		if err := checkSecret("previousSecret", sub.PrevSecret); err != nil {
+			return nil, err
+		}
+		if sub.PrevSecretUntil.IsZero() {
+			return nil, &FieldError{"previousSecretUntil", "required"}
+		}
+		if until, err = epochSeconds("previousSecretUntil", sub.PrevSecretUntil); err != nil {
 			return nil, err
 		}
 	} else if !sub.PrevSecretUntil.IsZero() {
 		return nil, &FieldError{"previousSecretUntil", "set without previousSecret"}
 	}
-	if len(sub.Args) > MaxArgs {
-		return nil, &FieldError{"arguments", fmt.Sprintf("more than %d", MaxArgs)}
+	b = append(b, flags)
+	b = binary.BigEndian.AppendUint32(b, exp)
+	if flags&flagVerified != 0 {
+		b = binary.BigEndian.AppendUint32(b, ver)
 	}
-	names := make([]string, 0, len(sub.Args))
-	for k, v := range sub.Args {
-		if k == "" || len(k) > MaxArgNameBytes {
-			return nil, &FieldError{"arguments", fmt.Sprintf("name must be 1 to %d bytes", MaxArgNameBytes)}
-		}
-		if len(v) > MaxArgValueBytes {
-			return nil, &FieldError{"arguments." + k, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
-		}
-		names = append(names, k)
-	}
-	sort.Strings(names)
-
-	b := make([]byte, 0, 64+len(sub.CallbackURL)+len(sub.Event))
-	b = binary.AppendUvarint(b, exp)
-	b = binary.AppendUvarint(b, ver)
-	b = append(b, byte(len(sub.Event)))
-	b = append(b, sub.Event...)
-	b = binary.AppendUvarint(b, uint64(len(sub.CallbackURL)))
-	b = append(b, sub.CallbackURL...)
 	b = append(b, byte(len(sub.Secret)))
 	b = append(b, sub.Secret...)
-	b = append(b, byte(len(sub.PrevSecret)))
-	if len(sub.PrevSecret) > 0 {
+	if flags&flagPrev != 0 {
+		b = append(b, byte(len(sub.PrevSecret)))
 		b = append(b, sub.PrevSecret...)
-		b = binary.AppendUvarint(b, prevUntil)
+		b = binary.BigEndian.AppendUint32(b, until)
 	}
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, k := range names {
-		b = append(b, byte(len(k)))
-		b = append(b, k...)
-		b = binary.AppendUvarint(b, uint64(len(sub.Args[k])))
-		b = append(b, sub.Args[k]...)
-	}
-	return b, nil
+	return append(b, url...), nil
 }
 
-// reader decodes the plaintext strictly: minimal varints, bounded lengths,
-// no trailing bytes.
-type reader struct {
-	b   []byte
-	err bool
+// decodePlaintextV2 is the strict inverse of appendPlaintextV2. The secrets alias pt; the callback URL is
+// built in urlArea when it has room for it (len(pt) + 8), else allocated.
+func decodePlaintextV2(pt, urlArea []byte) (Subscription, error) {
+	var sub Subscription
+	if len(pt) < 1+4 {
+		return sub, ErrMalformed
+	}
+	flags := pt[0]
+	if flags&^flagsKnown != 0 {
+		return sub, ErrMalformed
+	}
+	r := pt[1:]
+	u32 := func() (uint32, bool) {
+		if len(r) < 4 {
+			return 0, false
+		}
+		v := binary.BigEndian.Uint32(r)
+		r = r[4:]
+		return v, v != 0
+	}
+	secret := func() ([]byte, bool) {
+		if len(r) < 1 || int(r[0]) < MinSecretBytes || int(r[0]) > MaxSecretBytes || len(r) < 1+int(r[0]) {
+			return nil, false
+		}
+		n := int(r[0])
+		s := r[1 : 1+n : 1+n]
+		r = r[1+n:]
+		return s, true
+	}
+	exp, ok := u32()
+	if !ok {
+		return sub, ErrMalformed
+	}
+	sub.Expiry = fromEpoch(exp)
+	if flags&flagVerified != 0 {
+		v, ok := u32()
+		if !ok {
+			return sub, ErrMalformed
+		}
+		sub.VerifiedAt = fromEpoch(v)
+	}
+	if sub.Secret, ok = secret(); !ok {
+		return Subscription{}, ErrMalformed
+	}
+	if flags&flagPrev != 0 {
+		if sub.PrevSecret, ok = secret(); !ok {
+			return Subscription{}, ErrMalformed
+		}
+		until, ok := u32()
+		if !ok {
+			return Subscription{}, ErrMalformed
+		}
+		sub.PrevSecretUntil = fromEpoch(until)
+	}
+	if len(r) == 0 {
+		return Subscription{}, ErrMalformed
+	}
+	if flags&flagHTTPS == 0 && bytes.HasPrefix(r, []byte(httpsPfx)) {
+		return Subscription{}, ErrMalformed // not canonical: the prefix has its flag
+	}
+	var url []byte
+	if flags&flagHTTPS != 0 {
+		url = append(append(urlArea[:0:len(urlArea)], httpsPfx...), r...)
+	} else {
+		url = append(urlArea[:0:len(urlArea)], r...)
+	}
+	if len(url) > MaxURLBytes {
+		return Subscription{}, ErrMalformed
+	}
+	// The bytes are never written again: the string may share them.
+	sub.CallbackURL = unsafe.String(unsafe.SliceData(url), len(url))
+	return sub, nil
 }
 
-func (r *reader) uvarint(max uint64) uint64 {
-	if r.err {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) || v > max {
-		r.err = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+// arg is one filter argument.
+type arg struct{ name, value string }
 
-func (r *reader) bytes(n uint64) []byte {
-	if r.err || n > uint64(len(r.b)) {
-		r.err = true
-		return nil
+// sortedArgs returns args sorted by name, in stack when there are at most 8 (one map iteration: map
+// iteration is the dearest step of a seal).
+func sortedArgs(args map[string]string, stack *[8]arg) []arg {
+	out := stack[:0]
+	for k, v := range args {
+		out = append(out, arg{k, v})
 	}
-	out := append([]byte(nil), r.b[:n]...)
-	r.b = r.b[n:]
+	// Insertion sort: a handful of names.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].name < out[j-1].name; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
 	return out
 }
 
-func (r *reader) u8() uint64 {
-	if r.err || len(r.b) < 1 {
-		r.err = true
-		return 0
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return uint64(v)
+	return l
 }
 
-const maxUnix = 1<<63 - 1
+// adLenV2 is the length of the version 2 associated data.
+func adLenV2(hdrLen int, webhookID, projectID, event string, args []arg) int {
+	n := len(adLabelV2) + hdrLen + uvarintLen(len(args))
+	for _, s := range [...]string{webhookID, projectID, event} {
+		n += uvarintLen(len(s)) + len(s)
+	}
+	for _, a := range args {
+		n += uvarintLen(len(a.name)) + len(a.name) + uvarintLen(len(a.value)) + len(a.value)
+	}
+	return n
+}
 
-func decodeSubscription(pt []byte) (Subscription, error) {
-	r := &reader{b: pt}
-	var sub Subscription
-	exp := r.uvarint(maxUnix)
-	ver := r.uvarint(maxUnix)
-	sub.Event = string(r.bytes(r.u8()))
-	sub.CallbackURL = string(r.bytes(r.uvarint(MaxURLBytes)))
-	sub.Secret = r.bytes(r.u8())
-	if n := r.u8(); n > 0 {
-		sub.PrevSecret = r.bytes(n)
-		until := r.uvarint(maxUnix)
-		if until == 0 {
-			r.err = true
-		}
-		sub.PrevSecretUntil = time.Unix(int64(until), 0).UTC()
+// appendADV2 appends the version 2 associated data; args are sorted by name.
+func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args []arg) []byte {
+	ad = append(ad, adLabelV2...)
+	ad = append(ad, hdr...)
+	for _, s := range [...]string{webhookID, projectID, event} {
+		ad = binary.AppendUvarint(ad, uint64(len(s)))
+		ad = append(ad, s...)
 	}
-	nargs := r.uvarint(MaxArgs)
-	prev := ""
-	for i := uint64(0); i < nargs && !r.err; i++ {
-		k := string(r.bytes(r.u8()))
-		v := string(r.bytes(r.uvarint(MaxArgValueBytes)))
-		if k == "" || (i > 0 && k <= prev) {
-			r.err = true
-			break
-		}
-		if sub.Args == nil {
-			sub.Args = make(map[string]string, nargs)
-		}
-		sub.Args[k] = v
-		prev = k
+	ad = binary.AppendUvarint(ad, uint64(len(args)))
+	for _, a := range args {
+		ad = binary.AppendUvarint(ad, uint64(len(a.name)))
+		ad = append(ad, a.name...)
+		ad = binary.AppendUvarint(ad, uint64(len(a.value)))
+		ad = append(ad, a.value...)
 	}
-	if r.err || len(r.b) != 0 || exp == 0 || sub.Event == "" || sub.CallbackURL == "" ||
-		len(sub.Secret) < MinSecretBytes || len(sub.Secret) > MaxSecretBytes ||
-		(len(sub.PrevSecret) > 0 && len(sub.PrevSecret) < MinSecretBytes) || len(sub.PrevSecret) > MaxSecretBytes {
+	return ad
+}
+
+// Open reverses Seal (or SealVersion1) for the webhook webhookID in project projectID. A version 2
+// envelope opens only for one of targets (at most MaxTargets are tried, in order), and the returned
+// subscription carries that target's event and arguments; a version 1 envelope stores its own and ignores
+// targets (the caller still checks them against the delivery, as before). Any failure (tampering, another
+// webhook's, project's or target's envelope, parts swapped, unknown key id or version, truncation,
+// malformed plaintext) wraps ErrOpen. Open does not check expiry; see Subscription.Expired.
+func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) (Subscription, error) {
+	n := len(f.Username) + len(f.Password) + len(f.URLTail)
+	if f.Username == "" || f.Password == "" || n > MaxSealedLength {
 		return Subscription{}, ErrMalformed
 	}
-	sub.Expiry = time.Unix(int64(exp), 0).UTC()
-	if ver != 0 {
-		sub.VerifiedAt = time.Unix(int64(ver), 0).UTC()
-	}
-	// Only the canonical encoding is accepted: re-encoding must reproduce
-	// the input exactly (this also applies every validation Seal applies).
-	if again, err := encodeSubscription(sub); err != nil || !bytes.Equal(again, pt) {
+	if webhookID == "" || len(webhookID) > MaxIDBytes || projectID == "" || len(projectID) > MaxIDBytes {
 		return Subscription{}, ErrMalformed
 	}
-	return sub, nil
+	// One allocation holds the decoded envelope, the plaintext (a failed trial open may overwrite its
+	// output, so the ciphertext is never opened in place), the associated data and the callback URL, which
+	// the returned subscription keeps (its strings and secrets point into it; nothing writes to it after).
+	// The text is first gathered after the envelope's room, and decoded from there.
+	dl := n * 3 / 4
+	const adCap = 256 // room for the usual associated data; a longer one is appended elsewhere
+	buf := make([]byte, 3*dl+adCap+len(httpsPfx))
+	text := append(append(append(buf[dl:dl], f.Username...), f.Password...), f.URLTail...)
+	m, ok := b64Decode(buf[:dl], text)
+	if !ok || m < 1 {
+		return Subscription{}, ErrMalformed
+	}
+	env := buf[:m:m]
+	out := buf[dl : dl : 2*dl]
+	adArea := buf[2*dl : 2*dl : 2*dl+adCap]
+	urlArea := buf[2*dl+adCap:]
+	switch {
+	case env[0] == Version1 && f.URLTail == "":
+		return s.openV1(webhookID, projectID, env)
+	case env[0]>>4 != Version:
+		return Subscription{}, ErrUnknownVersion
+	}
+	l := int(env[0]&0x0f) + 1
+	if len(env) < 1+l+nonceSize+tagSize {
+		return Subscription{}, ErrMalformed
+	}
+	aead, ok := s.ring.aeads[string(env[1:1+l])]
+	if !ok {
+		return Subscription{}, ErrUnknownKey
+	}
+	hdr := env[:1+l]
+	nonce := env[1+l : 1+l+nonceSize]
+	ct := env[1+l+nonceSize:]
+	if len(targets) > MaxTargets {
+		targets = targets[:MaxTargets]
+	}
+	for _, t := range targets {
+		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs {
+			continue
+		}
+		var argsBuf [8]arg
+		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, sortedArgs(t.Args, &argsBuf))
+		pt, err := aead.Open(out, nonce, ct, ad)
+		if err != nil {
+			continue
+		}
+		sub, err := decodePlaintextV2(pt, urlArea)
+		if err != nil {
+			return Subscription{}, err
+		}
+		sub.Event, sub.Args, sub.ProjectID = t.Event, t.Args, projectID
+		return sub, nil
+	}
+	return Subscription{}, ErrAuth
 }

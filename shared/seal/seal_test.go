@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
@@ -22,18 +23,42 @@ func keyB64(t testing.TB) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
+// cloudIngress is a Cloud function domain of the usual length: https:// + a 20-character id +
+// .fra.appwrite.run.
+const cloudIngress = "https://6745a1b2c3d4e5f60718.fra.appwrite.run"
+
+// cloudWebhookURL is the webhook URL of a subscription on that ingress (36-character id).
+const cloudWebhookURL = cloudIngress + "/appwrite/webhooks/mcpev_0123456789abcdef0123456789abcd"
+
+// cloudBudget is what mcp-events uses with that ingress.
+func cloudBudget() Budget {
+	b := DefaultBudget()
+	b.URL = URLBudget(cloudWebhookURL)
+	return b
+}
+
 func newSealer(t testing.TB, spec string) *Sealer {
+	t.Helper()
+	return newSealerBudget(t, spec, cloudBudget())
+}
+
+func newSealerBudget(t testing.TB, spec string, b Budget) *Sealer {
 	t.Helper()
 	r, err := ParseKeyring(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSealer(r, DefaultBudget())
+	s, err := NewSealer(r, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
+
+var (
+	id36a = "db_0123456789abcdef0123456789abcdef0"
+	id36b = "tb_0123456789abcdef0123456789abcdef0"
+)
 
 func sampleSub() Subscription {
 	return Subscription{
@@ -47,278 +72,412 @@ func sampleSub() Subscription {
 	}
 }
 
-func TestRoundTrip(t *testing.T) {
+// bigSub spreads over all three fields: 36-character ids and a 300-byte callback URL.
+func bigSub() Subscription {
+	s := sampleSub()
+	s.Args = map[string]string{"database_id": id36a, "table_id": id36b}
+	s.CallbackURL = padURL("https://hooks.chatgpt-connectors.example.com/v1/callbacks/", 300)
+	return s
+}
+
+func padURL(prefix string, n int) string { return prefix + strings.Repeat("x", n-len(prefix)) }
+
+func targetOf(s Subscription) Target { return Target{Event: s.Event, Args: s.Args} }
+
+func TestRoundTripAndLayout(t *testing.T) {
 	s := newSealer(t, "k1:"+keyB64(t))
-	sub := sampleSub()
-	user, pass, err := s.Seal("sub_a3f1c8e2b0d49f7e", sub)
-	if err != nil {
-		t.Fatal(err)
+	for name, sub := range map[string]Subscription{"short": sampleSub(), "big": bigSub()} {
+		f, err := s.Seal("sub_a3f1c8e2b0d49f7e", sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := s.Budget()
+		if f.Username == "" || f.Password == "" || len(f.Username) > b.Username || len(f.Password) > b.Password || len(f.URLTail) > b.URL {
+			t.Fatalf("%s: split %d/%d/%d outside budget %+v", name, len(f.Username), len(f.Password), len(f.URLTail), b)
+		}
+		if (name == "short") != (f.URLTail == "") {
+			t.Fatalf("%s: URL tail %q (only what does not fit the auth fields goes into the URL)", name, f.URLTail)
+		}
+		if strings.ContainsAny(f.URLTail, "%/?#=+") {
+			t.Fatalf("%s: URL tail has reserved characters: %q", name, f.URLTail)
+		}
+		got, err := s.Open("sub_a3f1c8e2b0d49f7e", sub.ProjectID, f, targetOf(sub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, sub) {
+			t.Fatalf("%s: got %+v\nwant %+v", name, got, sub)
+		}
+		t.Logf("%s: %d + %d + %d characters", name, len(f.Username), len(f.Password), len(f.URLTail))
 	}
-	if user == "" || pass == "" || len(user) > DefaultUsernameBudget || len(pass) > DefaultPasswordBudget {
-		t.Fatalf("split %d/%d outside budget", len(user), len(pass))
-	}
-	got, err := s.Open("sub_a3f1c8e2b0d49f7e", sub.ProjectID, user, pass)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, sub) {
-		t.Fatalf("got %+v\nwant %+v", got, sub)
-	}
-	t.Logf("sample envelope: %d + %d characters", len(user), len(pass))
 }
 
 func TestSplitKeepsPasswordNonEmpty(t *testing.T) {
-	r, _ := ParseKeyring("k1:" + keyB64(t))
-	s, err := NewSealer(r, Budget{Username: 1000, Password: 10})
+	s := newSealerBudget(t, "k1:"+keyB64(t), Budget{Username: 1000, Password: 10})
+	f, err := s.Seal("w", sampleSub())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, p, err := s.Seal("w", sampleSub())
-	if err != nil {
-		t.Fatal(err)
+	if len(f.Password) != 1 || f.URLTail != "" {
+		t.Fatalf("password %d characters, tail %d: want 1 and 0 (Appwrite sends Basic auth only when both are set)", len(f.Password), len(f.URLTail))
 	}
-	if len(p) != 1 {
-		t.Fatalf("password %d characters, want 1 (Appwrite sends Basic auth only when both are set)", len(p))
-	}
-	if _, err := s.Open("w", sampleSub().ProjectID, u, p); err != nil {
+	if _, err := s.Open("w", sampleSub().ProjectID, f, targetOf(sampleSub())); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// Every single-bit flip of the sealed text, and of the decoded envelope, is
-// rejected.
-func TestTamperBitFlips(t *testing.T) {
-	s := newSealer(t, "k1:"+keyB64(t)+",k2:"+keyB64(t))
-	sub := sampleSub()
-	user, pass, err := s.Seal("w1", sub)
+// The capacity the issue asks for, on a Cloud function domain with 36-character ids, row.created and a
+// two-character key id: the longest callback URL that seals, and one byte more refused with the exact
+// figure.
+func TestCapacity(t *testing.T) {
+	s := newSealer(t, "k1:"+keyB64(t))
+	for _, c := range []struct {
+		secret, prev int
+		atLeast      int
+	}{{24, 0, 300}, {24, 24, 256}, {32, 0, 300}, {32, 32, 256}, {64, 0, 256}, {64, 64, 200}} {
+		sub := bigSub()
+		sub.Secret = bytes.Repeat([]byte{7}, c.secret)
+		if c.prev > 0 {
+			sub.PrevSecret = bytes.Repeat([]byte{8}, c.prev)
+			sub.PrevSecretUntil = sub.Expiry.Add(-time.Hour)
+		}
+		maxURL := s.MaxCallbackURL(sub)
+		if maxURL < c.atLeast {
+			t.Errorf("secret %d, previous %d: at most %d bytes of callback URL, want >= %d", c.secret, c.prev, maxURL, c.atLeast)
+		}
+		sub.CallbackURL = padURL("https://hooks.example.com/", maxURL)
+		f, err := s.Seal("mcpev_0123456789abcdef0123456789abcd", sub)
+		if err != nil {
+			t.Fatalf("secret %d, previous %d: the maximum %d does not seal: %v", c.secret, c.prev, maxURL, err)
+		}
+		if len(cloudWebhookURL)+1+len(f.URLTail) > AppwriteColumn {
+			t.Fatalf("webhook URL would be %d characters", len(cloudWebhookURL)+1+len(f.URLTail))
+		}
+		sub.CallbackURL += "y"
+		_, err = s.Seal("mcpev_0123456789abcdef0123456789abcd", sub)
+		var tl *TooLongError
+		if !errors.As(err, &tl) || tl.MaxCallbackURL != maxURL || tl.CallbackURL != maxURL+1 {
+			t.Fatalf("one byte more: %v", err)
+		}
+		want := fmt.Sprintf("callback URL is %d bytes; at most %d fit with a %d-byte secret", maxURL+1, maxURL, c.secret)
+		if !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("message %q, want prefix %q", err, want)
+		}
+		t.Logf("secret %d B, previous %d B: longest callback URL %d bytes", c.secret, c.prev, maxURL)
+	}
+	// Without https the scheme is stored.
+	sub := bigSub()
+	sub.CallbackURL = "http://x"
+	if got, https := s.MaxCallbackURL(sub), s.MaxCallbackURL(bigSub()); got != https-len("https://") {
+		t.Fatalf("http: %d, https: %d", got, https)
+	}
+}
+
+func TestPasswordBudgetArithmetic(t *testing.T) {
+	if p := PasswordOverflowProbability(DefaultPasswordBudget); p > MaxPasswordOverflow {
+		t.Fatalf("default budget overflows with probability %g", p)
+	}
+	if p := PasswordOverflowProbability(DefaultPasswordBudget + 1); p <= MaxPasswordOverflow {
+		t.Fatalf("the default is not the largest safe budget: %d overflows with probability %g", DefaultPasswordBudget+1, p)
+	}
+	if StoredPasswordLength(90, 0) != 241 || PasswordOverflowProbability(200) != 1 {
+		t.Fatal("formula")
+	}
+	t.Logf("overflow probability: 90 -> %.2g, 93 -> %.2g, 96 -> %.2g", PasswordOverflowProbability(90), PasswordOverflowProbability(93), PasswordOverflowProbability(96))
+	// The formula against the document Appwrite writes (json_encode escapes '/').
+	key := make([]byte, 16)
+	block, _ := aes.NewCipher(key)
+	gcm, _ := cipher.NewGCM(block)
+	for n := 1; n <= 120; n++ {
+		sealed := gcm.Seal(nil, make([]byte, 12), bytes.Repeat([]byte{byte(n)}, n), nil)
+		data := base64.StdEncoding.EncodeToString(sealed[:n])
+		doc, _ := json.Marshal(map[string]string{"data": data, "method": "aes-128-gcm", "iv": strings.Repeat("a", 24), "tag": strings.Repeat("b", 32), "version": "1"})
+		php := strings.ReplaceAll(string(doc), "/", `\/`)
+		if got, want := len(php), StoredPasswordLength(n, strings.Count(data, "/")); got != want {
+			t.Fatalf("n=%d: document %d characters, formula %d", n, got, want)
+		}
+	}
+}
+
+// allFields seals a subscription that uses all three fields.
+func allFields(t *testing.T, s *Sealer, webhookID string, sub Subscription) Fields {
+	t.Helper()
+	f, err := s.Seal(webhookID, sub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := user + pass
-	split := len(user)
-	for i := range len(text) * 8 {
-		b := []byte(text)
-		b[i/8] ^= 1 << (i % 8)
-		f := string(b)
-		if _, err := s.Open("w1", sub.ProjectID, f[:split], f[split:]); !errors.Is(err, ErrOpen) {
-			t.Fatalf("text bit %d flipped: err = %v", i, err)
-		}
+	if f.URLTail == "" || f.Password == "" || f.Username == "" {
+		t.Fatalf("subscription does not use all three fields: %+v", f)
 	}
-	env, _ := base64.RawURLEncoding.DecodeString(text)
+	return f
+}
+
+// Every single-bit flip of every sealed part (each field's text, and each byte of the decoded envelope) is
+// rejected.
+func TestTamperBitFlips(t *testing.T) {
+	s := newSealer(t, "k1:"+keyB64(t)+",k2:"+keyB64(t))
+	sub := bigSub()
+	f := allFields(t, s, "w1", sub)
+	tg := targetOf(sub)
+	parts := []*string{&f.Username, &f.Password, &f.URLTail}
+	for pi, p := range parts {
+		orig := *p
+		for i := range len(orig) * 8 {
+			b := []byte(orig)
+			b[i/8] ^= 1 << (i % 8)
+			*p = string(b)
+			if _, err := s.Open("w1", sub.ProjectID, f, tg); !errors.Is(err, ErrOpen) {
+				t.Fatalf("part %d bit %d flipped: err = %v", pi, i, err)
+			}
+		}
+		*p = orig
+	}
+	if _, err := s.Open("w1", sub.ProjectID, f, tg); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := base64.RawURLEncoding.DecodeString(f.Username + f.Password + f.URLTail)
 	for i := range len(env) * 8 {
 		e := bytes.Clone(env)
 		e[i/8] ^= 1 << (i % 8)
-		f := base64.RawURLEncoding.EncodeToString(e)
-		if _, err := s.Open("w1", sub.ProjectID, f[:split], f[split:]); !errors.Is(err, ErrOpen) {
+		text := base64.RawURLEncoding.EncodeToString(e)
+		g := s.split(text)
+		if _, err := s.Open("w1", sub.ProjectID, g, tg); !errors.Is(err, ErrOpen) {
 			t.Fatalf("envelope bit %d flipped: err = %v", i, err)
 		}
 	}
 }
 
+// Parts swapped between fields, taken from another subscription or seal, and envelopes moved to another
+// webhook, project or target are all rejected.
 func TestTamperSwapsAndBinding(t *testing.T) {
-	// A small username budget makes both halves long, so that halves of different seals never coincide by
-	// chance (with the default budget the password part may be a single character).
-	r, err := ParseKeyring("k1:" + keyB64(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSealer(r, Budget{Username: 100, Password: 400})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := sampleSub(), sampleSub()
-	b.CallbackURL = "https://other.example.com/hook"
-	ua, pa, _ := s.Seal("wa", a)
-	ub, pb, _ := s.Seal("wb", b)
-	ua2, pa2, _ := s.Seal("wa", a)
-	if ua == ua2 {
+	s := newSealer(t, "k1:"+keyB64(t))
+	a, b := bigSub(), bigSub()
+	b.CallbackURL = padURL("https://other.example.com/hook/", 300)
+	fa := allFields(t, s, "wa", a)
+	fb := allFields(t, s, "wb", b)
+	fa2 := allFields(t, s, "wa", a)
+	fc := allFields(t, s, "wa", b) // another subscription on the same webhook id
+	if fa == fa2 {
 		t.Fatal("two seals of the same subscription are identical (nonce reuse?)")
 	}
-
-	cases := map[string][4]string{
-		"username and password swapped": {"wa", a.ProjectID, pa, ua},
-		"password from another webhook": {"wa", a.ProjectID, ua, pb},
-		"username from another webhook": {"wa", a.ProjectID, ub, pa},
-		"halves of two seals":           {"wa", a.ProjectID, ua, pa2},
-		"envelope moved to a webhook":   {"wb", a.ProjectID, ua, pa},
-		"envelope moved to a project":   {"wa", "otherproject", ua, pa},
-		"split point moved":             {"wa", a.ProjectID, ua[:len(ua)-1], ua[len(ua)-1:] + pa + "A"},
-		"empty password":                {"wa", a.ProjectID, ua + pa, ""},
-		"empty username":                {"wa", a.ProjectID, "", ua + pa},
-		"empty webhook id":              {"", a.ProjectID, ua, pa},
-		"empty project":                 {"wa", "", ua, pa},
-		"padding added":                 {"wa", a.ProjectID, ua, pa + "=="},
-		"newline inserted":              {"wa", a.ProjectID, ua[:10] + "\n" + ua[10:], pa},
-		"appended garbage":              {"wa", a.ProjectID, ua, pa + "AAAA"},
-		"oversized input":               {"wa", a.ProjectID, strings.Repeat("A", MaxSealedLength), pa},
+	ta := targetOf(a)
+	other := func(k, v string) Target {
+		args := map[string]string{}
+		for k2, v2 := range a.Args {
+			args[k2] = v2
+		}
+		if v == "" {
+			delete(args, k)
+		} else {
+			args[k] = v
+		}
+		return Target{Event: a.Event, Args: args}
 	}
-	// Standard base64's alphabet instead of base64url ("-" and "_" written "+" and "/"): only a change when
-	// the text has one of those characters, which holds for about 96% of seals; seal until it does.
+	type c struct {
+		wid, proj string
+		f         Fields
+		tg        Target
+	}
+	cases := map[string]c{
+		"username and password swapped": {"wa", a.ProjectID, Fields{fa.Password, fa.Username, fa.URLTail}, ta},
+		"password and URL swapped":      {"wa", a.ProjectID, Fields{fa.Username, fa.URLTail, fa.Password}, ta},
+		"username and URL swapped":      {"wa", a.ProjectID, Fields{fa.URLTail, fa.Password, fa.Username}, ta},
+		"username from another webhook": {"wa", a.ProjectID, Fields{fb.Username, fa.Password, fa.URLTail}, ta},
+		"password from another webhook": {"wa", a.ProjectID, Fields{fa.Username, fb.Password, fa.URLTail}, ta},
+		"URL from another webhook":      {"wa", a.ProjectID, Fields{fa.Username, fa.Password, fb.URLTail}, ta},
+		"URL from another subscription": {"wa", a.ProjectID, Fields{fa.Username, fa.Password, fc.URLTail}, ta},
+		"auth of another subscription":  {"wa", a.ProjectID, Fields{fc.Username, fc.Password, fa.URLTail}, ta},
+		"URL from another seal":         {"wa", a.ProjectID, Fields{fa.Username, fa.Password, fa2.URLTail}, ta},
+		"password from another seal":    {"wa", a.ProjectID, Fields{fa.Username, fa2.Password, fa.URLTail}, ta},
+		"URL missing":                   {"wa", a.ProjectID, Fields{fa.Username, fa.Password, ""}, ta},
+		"envelope moved to a webhook":   {"wb", a.ProjectID, fa, ta},
+		"envelope moved to a project":   {"wa", "otherproject", fa, ta},
+		"another event":                 {"wa", a.ProjectID, fa, Target{"row.updated", a.Args}},
+		"another table":                 {"wa", a.ProjectID, fa, other("table_id", "tickets")},
+		"another database":              {"wa", a.ProjectID, fa, other("database_id", "main")},
+		"argument missing":              {"wa", a.ProjectID, fa, other("table_id", "")},
+		"argument added":                {"wa", a.ProjectID, fa, other("bucket_id", "b1")},
+		"no target":                     {"wa", a.ProjectID, fa, Target{}},
+		"empty password":                {"wa", a.ProjectID, Fields{fa.Username + fa.Password, "", fa.URLTail}, ta},
+		"empty username":                {"wa", a.ProjectID, Fields{"", fa.Username + fa.Password, fa.URLTail}, ta},
+		"empty webhook id":              {"", a.ProjectID, fa, ta},
+		"empty project":                 {"wa", "", fa, ta},
+		"padding added":                 {"wa", a.ProjectID, Fields{fa.Username, fa.Password, fa.URLTail + "=="}, ta},
+		"newline inserted":              {"wa", a.ProjectID, Fields{fa.Username[:10] + "\n" + fa.Username[10:], fa.Password, fa.URLTail}, ta},
+		"appended garbage":              {"wa", a.ProjectID, Fields{fa.Username, fa.Password, fa.URLTail + "AAAA"}, ta},
+		"percent-encoded":               {"wa", a.ProjectID, Fields{fa.Username, fa.Password, "%41" + fa.URLTail[3:]}, ta},
+		"oversized input":               {"wa", a.ProjectID, Fields{strings.Repeat("A", MaxSealedLength), fa.Password, fa.URLTail}, ta},
+	}
 	std := strings.NewReplacer("-", "+", "_", "/")
-	ustd, pstd := ua, pa
-	for i := 0; ustd == std.Replace(ustd) && i < 1000; i++ {
-		ustd, pstd, _ = s.Seal("wa", a)
+	if text := fa.Username + fa.Password + fa.URLTail; text != std.Replace(text) {
+		cases["standard base64 alphabet"] = c{"wa", a.ProjectID, Fields{std.Replace(fa.Username), std.Replace(fa.Password), std.Replace(fa.URLTail)}, ta}
 	}
-	if ustd == std.Replace(ustd) {
-		t.Fatal("no seal with '-' or '_' in 1000 tries")
-	}
-	if _, err := s.Open("wa", a.ProjectID, ustd, pstd); err != nil {
-		t.Fatalf("the unaltered seal does not open: %v", err)
-	}
-	cases["standard base64 alphabet"] = [4]string{"wa", a.ProjectID, std.Replace(ustd), pstd}
 	for name, c := range cases {
-		if _, err := s.Open(c[0], c[1], c[2], c[3]); !errors.Is(err, ErrOpen) {
+		if _, err := s.Open(c.wid, c.proj, c.f, c.tg); !errors.Is(err, ErrOpen) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	// The split point itself is not authenticated (only the concatenation
-	// is), which is harmless: the same bytes open to the same subscription.
-	if _, err := s.Open("wa", a.ProjectID, ua[:len(ua)-1], ua[len(ua)-1:]+pa); err != nil {
+	// The split points are not authenticated (only the concatenation is), which is harmless: the same
+	// bytes open to the same subscription.
+	re := Fields{fa.Username[:len(fa.Username)-1], fa.Username[len(fa.Username)-1:] + fa.Password, fa.URLTail}
+	if _, err := s.Open("wa", a.ProjectID, re, ta); err != nil {
 		t.Errorf("resplit: %v", err)
+	}
+}
+
+func TestTargets(t *testing.T) {
+	s := newSealer(t, "k1:"+keyB64(t))
+	sub := bigSub()
+	f := allFields(t, s, "w", sub)
+	decoys := []Target{{"row.updated", sub.Args}, {"row.deleted", sub.Args}, {"file.created", map[string]string{"bucket_id": "b"}}}
+	got, err := s.Open("w", sub.ProjectID, f, append(decoys, targetOf(sub))...)
+	if err != nil || got.Event != "row.created" || got.Args["table_id"] != id36b {
+		t.Fatalf("%+v %v", got, err)
+	}
+	many := make([]Target, 0, MaxTargets+1)
+	for range MaxTargets {
+		many = append(many, decoys[0])
+	}
+	if _, err := s.Open("w", sub.ProjectID, f, append(many, targetOf(sub))...); !errors.Is(err, ErrAuth) {
+		t.Fatalf("more than MaxTargets tried: %v", err)
+	}
+	if _, err := s.Open("w", sub.ProjectID, f); !errors.Is(err, ErrAuth) {
+		t.Fatalf("no targets: %v", err)
+	}
+}
+
+// Version 1 envelopes (the first release) still open, ignoring targets; a refresh re-seals them as
+// version 2.
+func TestVersion1StillOpens(t *testing.T) {
+	s := newSealer(t, "k1:"+keyB64(t))
+	sub := sampleSub()
+	f, err := s.SealVersion1("w1", sub)
+	if err != nil || f.URLTail != "" {
+		t.Fatal(err, f)
+	}
+	env, _ := base64.RawURLEncoding.DecodeString(f.Username + f.Password)
+	if env[0] != Version1 {
+		t.Fatalf("version byte %#x", env[0])
+	}
+	got, err := s.Open("w1", sub.ProjectID, f)
+	if err != nil || !reflect.DeepEqual(got, sub) {
+		t.Fatalf("v1: %+v %v", got, err)
+	}
+	if _, err := s.Open("w2", sub.ProjectID, f); !errors.Is(err, ErrAuth) {
+		t.Fatalf("v1 on another webhook: %v", err)
+	}
+	if _, err := s.Open("w1", "p2", f); !errors.Is(err, ErrAuth) {
+		t.Fatalf("v1 in another project: %v", err)
+	}
+	// A version 1 envelope never has a URL part.
+	whole := f.Username + f.Password
+	g := Fields{Username: whole[:100], Password: whole[100 : len(whole)-4], URLTail: whole[len(whole)-4:]}
+	if _, err := s.Open("w1", sub.ProjectID, g); !errors.Is(err, ErrOpen) {
+		t.Fatalf("v1 with a URL part: %v", err)
+	}
+	for i := range len(env) * 8 {
+		e := bytes.Clone(env)
+		e[i/8] ^= 1 << (i % 8)
+		text := base64.RawURLEncoding.EncodeToString(e)
+		if _, err := s.Open("w1", sub.ProjectID, Fields{Username: text[:100], Password: text[100:]}); !errors.Is(err, ErrOpen) {
+			t.Fatalf("v1 envelope bit %d flipped: %v", i, err)
+		}
+	}
+	// Refresh: open the old one, seal again: version 2, same subscription.
+	f2, err := s.Seal("w1", got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env2, _ := base64.RawURLEncoding.DecodeString(f2.Username + f2.Password + f2.URLTail)
+	if env2[0]>>4 != Version {
+		t.Fatalf("refresh wrote version %d", env2[0]>>4)
+	}
+	if again, err := s.Open("w1", sub.ProjectID, f2, targetOf(sub)); err != nil || !reflect.DeepEqual(again, sub) {
+		t.Fatalf("refreshed: %+v %v", again, err)
+	}
+	if len(f2.Username)+len(f2.Password) >= len(f.Username)+len(f.Password) {
+		t.Fatalf("version 2 (%d) is not smaller than version 1 (%d)", len(f2.Username)+len(f2.Password), len(f.Username)+len(f.Password))
 	}
 }
 
 func TestTruncation(t *testing.T) {
 	s := newSealer(t, "k1:"+keyB64(t))
-	sub := sampleSub()
-	u, p, _ := s.Seal("w1", sub)
-	text := u + p
-	for n := 1; n < len(text); n++ {
-		tr := text[:n]
-		cut := max(1, min(len(u), n-1))
-		if n == 1 {
-			if _, err := s.Open("w1", sub.ProjectID, tr, ""); !errors.Is(err, ErrOpen) {
-				t.Fatalf("truncated to %d: %v", n, err)
-			}
-			continue
-		}
-		if _, err := s.Open("w1", sub.ProjectID, tr[:cut], tr[cut:]); !errors.Is(err, ErrOpen) {
+	sub := bigSub()
+	f := allFields(t, s, "w1", sub)
+	text := f.Username + f.Password + f.URLTail
+	for n := 2; n < len(text); n++ {
+		if _, err := s.Open("w1", sub.ProjectID, s.split(text[:n]), targetOf(sub)); !errors.Is(err, ErrOpen) {
 			t.Fatalf("truncated to %d: %v", n, err)
 		}
 	}
 }
 
-func encodeEnv(t *testing.T, s *Sealer, mutate func(env []byte) []byte) (string, string) {
-	u, p, err := s.Seal("w1", sampleSub())
+func sealedWith(t *testing.T, s *Sealer, mutate func(env []byte) []byte) Fields {
+	f, err := s.Seal("w1", sampleSub())
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, _ := base64.RawURLEncoding.DecodeString(u + p)
-	f := base64.RawURLEncoding.EncodeToString(mutate(env))
-	return f[:len(f)/2], f[len(f)/2:]
+	env, _ := base64.RawURLEncoding.DecodeString(f.Username + f.Password + f.URLTail)
+	return s.split(base64.RawURLEncoding.EncodeToString(mutate(env)))
 }
 
 func TestWrongKeyIDAndVersion(t *testing.T) {
 	k1, k2 := keyB64(t), keyB64(t)
 	s := newSealer(t, "k1:"+k1+",k2:"+k2)
-	proj := sampleSub().ProjectID
+	proj, tg := sampleSub().ProjectID, targetOf(sampleSub())
 
 	// Key id rewritten to another configured key: authentication fails.
-	u, p := encodeEnv(t, s, func(e []byte) []byte { e[3] = '2'; return e })
-	if _, err := s.Open("w1", proj, u, p); !errors.Is(err, ErrAuth) {
+	if _, err := s.Open("w1", proj, sealedWith(t, s, func(e []byte) []byte { e[2] = '2'; return e }), tg); !errors.Is(err, ErrAuth) {
 		t.Errorf("k1 -> k2: %v", err)
 	}
-	// Unknown key id.
-	u, p = encodeEnv(t, s, func(e []byte) []byte { e[3] = '9'; return e })
-	if _, err := s.Open("w1", proj, u, p); !errors.Is(err, ErrUnknownKey) {
+	if _, err := s.Open("w1", proj, sealedWith(t, s, func(e []byte) []byte { e[2] = '9'; return e }), tg); !errors.Is(err, ErrUnknownKey) {
 		t.Errorf("k9: %v", err)
 	}
 	// Key id length changed.
-	u, p = encodeEnv(t, s, func(e []byte) []byte { e[1] = 1; return e })
-	if _, err := s.Open("w1", proj, u, p); !errors.Is(err, ErrOpen) {
-		t.Errorf("id length 1: %v", err)
-	}
-	u, p = encodeEnv(t, s, func(e []byte) []byte { e[1] = 0; return e })
-	if _, err := s.Open("w1", proj, u, p); !errors.Is(err, ErrMalformed) {
-		t.Errorf("id length 0: %v", err)
-	}
-	u, p = encodeEnv(t, s, func(e []byte) []byte { e[1] = 200; return e })
-	if _, err := s.Open("w1", proj, u, p); !errors.Is(err, ErrMalformed) {
-		t.Errorf("id length 200: %v", err)
-	}
-	// Unknown versions.
-	for _, v := range []byte{0, 2, 0x81, 0xff} {
-		u, p = encodeEnv(t, s, func(e []byte) []byte { e[0] = v; return e })
-		if _, err := s.Open("w1", proj, u, p); !errors.Is(err, ErrUnknownVersion) {
-			t.Errorf("version %d: %v", v, err)
+	for _, l := range []byte{0, 2, 15} {
+		if _, err := s.Open("w1", proj, sealedWith(t, s, func(e []byte) []byte { e[0] = Version<<4 | l; return e }), tg); !errors.Is(err, ErrOpen) {
+			t.Errorf("id length nibble %d: %v", l, err)
 		}
+	}
+	for _, v := range []byte{0x00, 0x02, 0x10, 0x31, 0x42, 0x81, 0xff} {
+		if _, err := s.Open("w1", proj, sealedWith(t, s, func(e []byte) []byte { e[0] = v; return e }), tg); !errors.Is(err, ErrOpen) {
+			t.Errorf("version byte %#x: %v", v, err)
+		}
+	}
+	if _, err := s.Open("w1", proj, sealedWith(t, s, func(e []byte) []byte { e[0] = 0x91; return e }), tg); !errors.Is(err, ErrUnknownVersion) {
+		t.Errorf("version 9: want ErrUnknownVersion")
 	}
 	// Same key id, different key material (a misconfigured replica).
 	other := newSealer(t, "k1:"+keyB64(t))
-	u, p, _ = s.Seal("w1", sampleSub())
-	if _, err := other.Open("w1", proj, u, p); !errors.Is(err, ErrAuth) {
+	f, _ := s.Seal("w1", sampleSub())
+	if _, err := other.Open("w1", proj, f, tg); !errors.Is(err, ErrAuth) {
 		t.Errorf("other key under same id: %v", err)
 	}
 }
 
-func TestRotation(t *testing.T) {
+func TestKeyRotation(t *testing.T) {
 	k1, k2 := keyB64(t), keyB64(t)
 	before := newSealer(t, "k1:"+k1)
 	after := newSealer(t, "k2:"+k2+",k1:"+k1)
 	retired := newSealer(t, "k2:"+k2)
 	sub := sampleSub()
+	tg := targetOf(sub)
 
-	u, p, _ := before.Seal("w1", sub)
-	got, err := after.Open("w1", sub.ProjectID, u, p)
+	f, _ := before.Seal("w1", sub)
+	got, err := after.Open("w1", sub.ProjectID, f, tg)
 	if err != nil || !reflect.DeepEqual(got, sub) {
 		t.Fatalf("rotated ring cannot open old envelope: %v", err)
 	}
-	u2, p2, _ := after.Seal("w1", sub)
-	env, _ := base64.RawURLEncoding.DecodeString(u2 + p2)
-	if string(env[2:2+env[1]]) != "k2" {
-		t.Fatalf("new envelope sealed with %q, want primary k2", env[2:2+env[1]])
+	f2, _ := after.Seal("w1", sub)
+	env, _ := base64.RawURLEncoding.DecodeString(f2.Username + f2.Password + f2.URLTail)
+	if l := int(env[0]&0x0f) + 1; string(env[1:1+l]) != "k2" {
+		t.Fatalf("new envelope sealed with %q, want primary k2", env[1:1+l])
 	}
-	if _, err := before.Open("w1", sub.ProjectID, u2, p2); !errors.Is(err, ErrUnknownKey) {
+	if _, err := before.Open("w1", sub.ProjectID, f2, tg); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("old ring opened new-key envelope: %v", err)
 	}
-	if _, err := retired.Open("w1", sub.ProjectID, u, p); !errors.Is(err, ErrUnknownKey) {
+	if _, err := retired.Open("w1", sub.ProjectID, f, tg); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("retired key still opens: %v", err)
-	}
-}
-
-func TestTooLong(t *testing.T) {
-	s := newSealer(t, "k1:"+keyB64(t))
-	sub := sampleSub()
-	sub.CallbackURL = "https://proxy.example.com/" + strings.Repeat("a", 200)
-	_, _, err := s.Seal("w1", sub)
-	var tl *TooLongError
-	if !errors.As(err, &tl) {
-		t.Fatalf("err = %v, want *TooLongError", err)
-	}
-	if tl.Field != "authPassword" || tl.Largest != "callbackUrl" || tl.Budget != DefaultPasswordBudget || tl.Length <= tl.Budget {
-		t.Fatalf("bad error %+v", tl)
-	}
-	if !strings.HasPrefix(err.Error(), "authPassword: sealed subscription is ") {
-		t.Fatalf("message %q", err)
-	}
-	t.Log(err)
-
-	// Largest part: arguments.
-	sub = sampleSub()
-	sub.Args = map[string]string{}
-	for i := range 8 {
-		sub.Args[fmt.Sprintf("arg_%d", i)] = strings.Repeat("v", 20)
-	}
-	if _, _, err := s.Seal("w1", sub); !errors.As(err, &tl) || tl.Largest != "arguments" {
-		t.Fatalf("err = %v", err)
-	}
-
-	// The maximum that fits: exactly on budget succeeds, one byte more fails.
-	sub = sampleSub()
-	base := len(sub.CallbackURL)
-	for extra := 0; ; extra++ {
-		sub.CallbackURL = "https://proxy.example.com/hooks/client123" + strings.Repeat("x", extra)
-		u, p, err := s.Seal("w1", sub)
-		if err != nil {
-			if !errors.As(err, &tl) {
-				t.Fatal(err)
-			}
-			t.Logf("largest callback URL that fits beside the sample: %d bytes", base+extra-1)
-			break
-		}
-		if len(u) > DefaultUsernameBudget || len(p) > DefaultPasswordBudget {
-			t.Fatalf("over budget: %d/%d", len(u), len(p))
-		}
 	}
 }
 
@@ -331,14 +490,14 @@ func TestSealRejectsInvalid(t *testing.T) {
 		"previousSecretUntil": func(s *Subscription) { s.PrevSecretUntil = time.Now() },
 		"event":               func(s *Subscription) { s.Event = "" },
 		"expiry":              func(s *Subscription) { s.Expiry = time.Time{} },
-		"verifiedAt":          func(s *Subscription) { s.VerifiedAt = time.Unix(-5, 0) },
+		"verifiedAt":          func(s *Subscription) { s.VerifiedAt = time.Unix(1_700_000_000, 0) }, // before Epoch
 		"projectId":           func(s *Subscription) { s.ProjectID = "" },
 		"arguments":           func(s *Subscription) { s.Args = map[string]string{"": "x"} },
 	}
 	for field, f := range mut {
 		sub := sampleSub()
 		f(&sub)
-		_, _, err := s.Seal("w1", sub)
+		_, err := s.Seal("w1", sub)
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != field || !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: err = %v", field, err)
@@ -346,16 +505,69 @@ func TestSealRejectsInvalid(t *testing.T) {
 	}
 	sub := sampleSub()
 	sub.PrevSecret = make([]byte, 30)
-	if _, _, err := s.Seal("w1", sub); err == nil {
+	if _, err := s.Seal("w1", sub); err == nil {
 		t.Error("previous secret without deadline accepted")
 	}
-	if _, _, err := s.Seal("", sampleSub()); err == nil {
+	sub = sampleSub()
+	sub.Expiry = Epoch.Add(1 << 33 * time.Second)
+	if _, err := s.Seal("w1", sub); err == nil {
+		t.Error("expiry after 2162 accepted")
+	}
+	if _, err := s.Seal("", sampleSub()); err == nil {
 		t.Error("empty webhook id accepted")
 	}
 }
 
+// sealRawV2 encrypts an arbitrary plaintext as a version 2 envelope for webhook w1, project p, target tg.
+func sealRawV2(s *Sealer, pt []byte, tg Target) Fields {
+	kid := s.ring.ids[0]
+	hdr := append([]byte{byte(Version<<4 | (len(kid) - 1))}, kid...)
+	nonce := make([]byte, nonceSize)
+	rand.Read(nonce)
+	env := append(append(bytes.Clone(hdr), nonce...), s.ring.aeads[kid].Seal(nil, nonce, pt, appendADV2(nil, hdr, "w1", "p", tg.Event, sortedArgs(tg.Args, new([8]arg))))...)
+	return s.split(base64.RawURLEncoding.EncodeToString(env))
+}
+
 // Non-canonical plaintexts, correctly encrypted, are still refused.
-func TestNonCanonicalPlaintext(t *testing.T) {
+func TestNonCanonicalPlaintextV2(t *testing.T) {
+	s := newSealer(t, "k1:"+keyB64(t))
+	tg := targetOf(sampleSub())
+	good, err := appendPlaintextV2(nil, sampleSub())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open("w1", "p", sealRawV2(s, good, tg), tg); err != nil {
+		t.Fatalf("canonical plaintext: %v", err)
+	}
+	set := func(i int, v byte) []byte { b := bytes.Clone(good); b[i] = v; return b }
+	stored := sampleSub()
+	stored.CallbackURL = "http://x.example/"
+	plainHTTP, _ := appendPlaintextV2(nil, stored)
+	withPrefix := append(bytes.Clone(plainHTTP[:len(plainHTTP)-len(stored.CallbackURL)]), "https://x.example/"...)
+	for name, pt := range map[string][]byte{
+		"empty":                 {},
+		"flags only":            good[:1],
+		"unknown flag":          set(0, good[0]|0x08),
+		"zero expiry":           append(append([]byte{good[0]}, 0, 0, 0, 0), good[5:]...),
+		"zero verifiedAt":       append(append(bytes.Clone(good[:5]), 0, 0, 0, 0), good[9:]...),
+		"secret length 23":      set(9, 23),
+		"secret length 65":      set(9, 65),
+		"secret longer than pt": set(9, 64)[:10+40],
+		"no callback URL":       good[:10+32],
+		"stored https prefix":   withPrefix,
+		"verified flag cleared": set(0, good[0]&^flagVerified),
+		"prev flag without one": set(0, good[0]|flagPrev),
+	} {
+		if _, err := s.Open("w1", "p", sealRawV2(s, pt, tg), tg); !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrOpen) {
+			t.Errorf("%s: %v", name, err)
+		} else if err == nil {
+			t.Errorf("%s: opened", name)
+		}
+	}
+}
+
+// Version 1 plaintexts: non-canonical ones, correctly encrypted, are refused.
+func TestNonCanonicalPlaintextV1(t *testing.T) {
 	s := newSealer(t, "k1:"+keyB64(t))
 	good, err := encodeSubscription(sampleSub())
 	if err != nil {
@@ -366,14 +578,13 @@ func TestNonCanonicalPlaintext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Open("w1", "p", text[:5], text[5:])
+		_, err = s.Open("w1", "p", Fields{Username: text[:5], Password: text[5:]})
 		return err
 	}
 	if err := open(good); err != nil {
 		t.Fatalf("canonical plaintext: %v", err)
 	}
 	nonMinimal := append([]byte{}, good...)
-	// Replace the leading expiry varint with a padded (non-minimal) form.
 	v, n := binary.Uvarint(nonMinimal)
 	pad := binary.AppendUvarint(nil, v)
 	pad[len(pad)-1] |= 0x80
@@ -416,56 +627,71 @@ func randString(r *mrand.Rand, min, max int) string {
 	return string(b)
 }
 
+func randTime(r *mrand.Rand) time.Time {
+	return Epoch.Add(time.Duration(1+r.Int64N(1<<32-1)) * time.Second).UTC()
+}
+
 func randSub(r *mrand.Rand) Subscription {
+	scheme := []string{"https://", "http://", ""}[r.IntN(3)]
 	sub := Subscription{
-		CallbackURL: "https://" + randString(r, 1, 60),
+		CallbackURL: scheme + randString(r, 1, 400),
 		Secret:      randBytes(r, MinSecretBytes+r.IntN(MaxSecretBytes-MinSecretBytes+1)),
 		Event:       randString(r, 1, 20),
 		ProjectID:   randString(r, 1, 36),
-		Expiry:      time.Unix(1+r.Int64N(1<<40), 0).UTC(),
+		Expiry:      randTime(r),
 	}
 	if r.IntN(2) == 0 {
-		sub.VerifiedAt = time.Unix(1+r.Int64N(1<<40), 0).UTC()
+		sub.VerifiedAt = randTime(r)
 	}
 	if r.IntN(3) == 0 {
 		sub.PrevSecret = randBytes(r, MinSecretBytes+r.IntN(MaxSecretBytes-MinSecretBytes+1))
-		sub.PrevSecretUntil = time.Unix(1+r.Int64N(1<<40), 0).UTC()
+		sub.PrevSecretUntil = randTime(r)
 	}
 	if n := r.IntN(4); n > 0 {
 		sub.Args = map[string]string{}
 		for range n {
-			sub.Args[randString(r, 1, 12)] = randString(r, 0, 24)
+			sub.Args[randString(r, 1, 12)] = randString(r, 0, 36)
 		}
 	}
 	return sub
 }
 
-// Property: any valid subscription either round-trips exactly or is refused
-// with a *TooLongError, and what is sealed respects the budget.
+// Property: any valid subscription either round-trips exactly or is refused with a *TooLongError whose
+// MaxCallbackURL is exact, and what is sealed respects the budget.
 func TestPropertyRoundTrip(t *testing.T) {
 	r := mrand.New(mrand.NewPCG(1, uint64(time.Now().UnixNano())))
 	s := newSealer(t, "k1:"+keyB64(t)+",old:"+keyB64(t))
-	big, _ := NewSealer(s.ring, Budget{Username: 2000, Password: 2000})
+	big, _ := NewSealer(s.ring, Budget{Username: 2000, Password: 1000, URL: 1000})
 	fit, refused := 0, 0
 	for i := range 3000 {
 		sub := randSub(r)
 		wid := randString(r, 1, 36)
 		for _, sl := range []*Sealer{s, big} {
-			u, p, err := sl.Seal(wid, sub)
+			f, err := sl.Seal(wid, sub)
 			var tl *TooLongError
 			if errors.As(err, &tl) && sl == s {
+				if tl.MaxCallbackURL >= len(sub.CallbackURL) {
+					t.Fatalf("case %d: refused although MaxCallbackURL %d >= %d", i, tl.MaxCallbackURL, len(sub.CallbackURL))
+				}
 				refused++
 				continue
 			}
 			if err != nil {
 				t.Fatalf("case %d: %v", i, err)
 			}
-			if len(u) > sl.budget.Username || len(p) > sl.budget.Password || u == "" || p == "" {
-				t.Fatalf("case %d: split %d/%d", i, len(u), len(p))
+			if sl == s && s.MaxCallbackURL(sub) < len(sub.CallbackURL) {
+				t.Fatalf("case %d: sealed although MaxCallbackURL %d < %d", i, s.MaxCallbackURL(sub), len(sub.CallbackURL))
 			}
-			got, err := sl.Open(wid, sub.ProjectID, u, p)
+			b := sl.budget
+			if len(f.Username) > b.Username || len(f.Password) > b.Password || len(f.URLTail) > b.URL || f.Username == "" || f.Password == "" {
+				t.Fatalf("case %d: split %d/%d/%d", i, len(f.Username), len(f.Password), len(f.URLTail))
+			}
+			got, err := sl.Open(wid, sub.ProjectID, f, targetOf(sub))
 			if err != nil {
 				t.Fatalf("case %d: open: %v", i, err)
+			}
+			if len(got.Args) == 0 && len(sub.Args) == 0 {
+				got.Args = sub.Args
 			}
 			if !reflect.DeepEqual(got, sub) {
 				t.Fatalf("case %d: got %+v want %+v", i, got, sub)
@@ -475,7 +701,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("default budget: %d fit, %d refused as too long", fit, refused)
+	t.Logf("cloud budget: %d fit, %d refused as too long", fit, refused)
 }
 
 func TestSigningSecretsAndExpiry(t *testing.T) {
@@ -540,6 +766,12 @@ func TestParseKeyring(t *testing.T) {
 	if _, err := NewSealer(r, Budget{Username: 10}); err == nil {
 		t.Error("NewSealer with zero password budget")
 	}
+	if _, err := NewSealer(r, Budget{Username: 10, Password: 10, URL: -1}); err == nil {
+		t.Error("NewSealer with a negative URL budget")
+	}
+	if got := URLBudget(cloudWebhookURL); got != 154 || URLBudget(strings.Repeat("x", 300)) != 0 {
+		t.Errorf("URLBudget = %d", got)
+	}
 }
 
 // fuzzSealer is deterministic so that corpus entries stay meaningful.
@@ -549,33 +781,81 @@ func fuzzSealer(t testing.TB) *Sealer {
 	return newSealer(t, "k1:"+k1+",k2:"+k2)
 }
 
+func fuzzTarget() Target { return targetOf(sampleSub()) }
+
+// FuzzOpen feeds username and password only (the version 1 shape; its corpus holds version 1 seeds).
 func FuzzOpen(f *testing.F) {
 	s := fuzzSealer(f)
 	sub := sampleSub()
 	sub.ProjectID = "p1"
-	u, p, _ := s.Seal("w1", sub)
-	f.Add(u, p)
-	f.Add(u[:20], u[20:]+p)
+	v1, _ := s.SealVersion1("w1", sub)
+	f.Add(v1.Username, v1.Password)
+	v2, _ := s.Seal("w1", sub)
+	f.Add(v2.Username, v2.Password)
 	f.Add("AQJrMQ", "AAAA")
 	f.Add("", "")
 	f.Fuzz(func(t *testing.T, user, pass string) {
-		got, err := s.Open("w1", "p1", user, pass)
+		got, err := s.Open("w1", "p1", Fields{Username: user, Password: pass}, fuzzTarget())
 		if err != nil {
 			if !errors.Is(err, ErrOpen) {
 				t.Fatalf("error %v does not wrap ErrOpen", err)
 			}
 			return
 		}
-		// Whatever opens must be a valid subscription that re-seals.
-		if _, err := encodeSubscription(got); err != nil {
+		if _, err := appendPlaintextV2(nil, got); err != nil {
 			t.Fatalf("opened an invalid subscription: %v", err)
 		}
 	})
 }
 
-// FuzzDecodePlaintext reaches the plaintext decoder directly (the fuzzer
-// cannot forge GCM tags): it must never panic and must accept only canonical
-// encodings.
+// FuzzOpenFields feeds all three fields of a version 2 envelope.
+func FuzzOpenFields(f *testing.F) {
+	s := fuzzSealer(f)
+	sub := bigSub()
+	sub.ProjectID = "p1"
+	full, _ := s.Seal("w1", sub)
+	f.Add(full.Username, full.Password, full.URLTail)
+	f.Add(full.Username, full.Password, "")
+	f.Add("IWsx", "A", "AAAA")
+	f.Fuzz(func(t *testing.T, user, pass, tail string) {
+		got, err := s.Open("w1", "p1", Fields{user, pass, tail}, Target{sub.Event, sub.Args}, fuzzTarget())
+		if err != nil {
+			if !errors.Is(err, ErrOpen) {
+				t.Fatalf("error %v does not wrap ErrOpen", err)
+			}
+			return
+		}
+		if _, err := appendPlaintextV2(nil, got); err != nil {
+			t.Fatalf("opened an invalid subscription: %v", err)
+		}
+	})
+}
+
+// FuzzDecodePlaintextV2 reaches the version 2 plaintext decoder directly (the fuzzer cannot forge GCM
+// tags): it must never panic and must accept only canonical encodings.
+func FuzzDecodePlaintextV2(f *testing.F) {
+	good, _ := appendPlaintextV2(nil, sampleSub())
+	f.Add(good)
+	rot := bigSub()
+	rot.PrevSecret = bytes.Repeat([]byte{9}, 24)
+	rot.PrevSecretUntil = time.Unix(1_800_000_100, 0)
+	rotated, _ := appendPlaintextV2(nil, rot)
+	f.Add(rotated)
+	f.Add([]byte{})
+	f.Add([]byte{1, 0, 0, 0, 1, 24})
+	f.Fuzz(func(t *testing.T, pt []byte) {
+		sub, err := decodePlaintextV2(pt, nil)
+		if err != nil {
+			return
+		}
+		again, err := appendPlaintextV2(nil, sub)
+		if err != nil || !bytes.Equal(again, pt) {
+			t.Fatalf("accepted non-canonical plaintext %x (re-encodes to %x, %v)", pt, again, err)
+		}
+	})
+}
+
+// FuzzDecodePlaintext reaches the version 1 plaintext decoder directly.
 func FuzzDecodePlaintext(f *testing.F) {
 	good, _ := encodeSubscription(sampleSub())
 	f.Add(good)
@@ -598,27 +878,33 @@ func FuzzDecodePlaintext(f *testing.F) {
 	})
 }
 
-func benchSub() Subscription { return sampleSub() }
+// The benchmarks seal the sample subscription (the one of the first release's benchmarks: it fits in
+// authUsername and authPassword) and, as "Largest", the capacity table's largest: row.created on
+// 36-character ids, a 300-byte callback URL and a 32-byte secret, spread over all three fields.
+const benchWebhook = "mcpev_0123456789abcdef0123456789abcd"
 
-func BenchmarkSealOpen(b *testing.B) {
+func benchSealOpen(b *testing.B, sub Subscription) {
 	s := fuzzSealer(b)
-	sub := benchSub()
+	tg := targetOf(sub)
 	for b.Loop() {
-		u, p, err := s.Seal("sub_a3f1c8e2b0d49f7e", sub)
+		f, err := s.Seal(benchWebhook, sub)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Open("sub_a3f1c8e2b0d49f7e", sub.ProjectID, u, p); err != nil {
+		if _, err := s.Open(benchWebhook, sub.ProjectID, f, tg); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
+func BenchmarkSealOpen(b *testing.B)        { benchSealOpen(b, sampleSub()) }
+func BenchmarkSealOpenLargest(b *testing.B) { benchSealOpen(b, bigSub()) }
+
 func BenchmarkSeal(b *testing.B) {
 	s := fuzzSealer(b)
-	sub := benchSub()
+	sub := sampleSub()
 	for b.Loop() {
-		if _, _, err := s.Seal("sub_a3f1c8e2b0d49f7e", sub); err != nil {
+		if _, err := s.Seal(benchWebhook, sub); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -626,24 +912,40 @@ func BenchmarkSeal(b *testing.B) {
 
 func BenchmarkOpen(b *testing.B) {
 	s := fuzzSealer(b)
-	sub := benchSub()
-	u, p, _ := s.Seal("sub_a3f1c8e2b0d49f7e", sub)
+	sub := sampleSub()
+	f, _ := s.Seal(benchWebhook, sub)
+	tg := targetOf(sub)
 	for b.Loop() {
-		if _, err := s.Open("sub_a3f1c8e2b0d49f7e", sub.ProjectID, u, p); err != nil {
+		if _, err := s.Open(benchWebhook, sub.ProjectID, f, tg); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkRawAESGCM is the floor for Seal+Open: one AES-256-GCM seal and
-// open of a plaintext the size of the sample subscription's.
-func BenchmarkRawAESGCM(b *testing.B) {
+// BenchmarkOpenVersion1 opens a first-release envelope of the sample subscription.
+func BenchmarkOpenVersion1(b *testing.B) {
+	s := fuzzSealer(b)
+	sub := sampleSub()
+	f, err := s.SealVersion1(benchWebhook, sub)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.Open(benchWebhook, sub.ProjectID, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchRaw is the floor for Seal+Open: one AES-256-GCM seal and open (with a fresh random nonce) of a
+// plaintext and associated data the size of sub's.
+func benchRaw(b *testing.B, sub Subscription) {
 	key := bytes.Repeat([]byte{7, 3}, 16)
 	block, _ := aes.NewCipher(key)
 	aead, _ := cipher.NewGCM(block)
-	pt, _ := encodeSubscription(benchSub())
+	pt, _ := appendPlaintextV2(nil, sub)
+	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sortedArgs(sub.Args, new([8]arg)))
 	nonce := make([]byte, nonceSize)
-	ad := []byte("additional data of similar size as ours...")
 	b.ReportMetric(float64(len(pt)), "plaintext-bytes")
 	for b.Loop() {
 		rand.Read(nonce)
@@ -653,3 +955,6 @@ func BenchmarkRawAESGCM(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkRawAESGCM(b *testing.B)        { benchRaw(b, sampleSub()) }
+func BenchmarkRawAESGCMLargest(b *testing.B) { benchRaw(b, bigSub()) }

@@ -34,6 +34,7 @@ const (
 	EnvChallengeRate    = "MCP_EVENTS_CHALLENGE_RATE"
 	EnvUsernameBudget   = "MCP_EVENTS_SEAL_USERNAME_BUDGET"
 	EnvPasswordBudget   = "MCP_EVENTS_SEAL_PASSWORD_BUDGET"
+	EnvURLBudget        = "MCP_EVENTS_SEAL_URL_BUDGET"
 	EnvCallbackCAFile   = "SAFEHTTP_CA_FILE" // shared with webhook-ingress (safehttp.EnvCAFile)
 	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are parsed by the shared packages seal,
 	// appwritesig and safehttp (mcpserver.New reads them through the same getenv).
@@ -99,6 +100,9 @@ type Config struct {
 	ChallengeRate int
 	// UsernameBudget and PasswordBudget bound the sealed envelope (0: the seal package defaults).
 	UsernameBudget, PasswordBudget int
+	// URLBudget is how many sealed characters the webhook URL may carry after the subscription id; -1 (the
+	// default) means as many as Appwrite's url column leaves with the ingress URL, 0 none.
+	URLBudget int
 	// CallbackCAFile is a PEM file of extra root certificates for callback TLS (tests, development).
 	CallbackCAFile string
 }
@@ -189,6 +193,12 @@ func FromEnv(getenv Getenv) (Config, error) {
 	}
 	if c.PasswordBudget, err = intVar(getenv, EnvPasswordBudget); err != nil {
 		return c, err
+	}
+	c.URLBudget = -1
+	if v := strings.TrimSpace(getenv(EnvURLBudget)); v != "" {
+		if c.URLBudget, err = strconv.Atoi(v); err != nil || c.URLBudget < 0 {
+			return c, fmt.Errorf("%s: %q is not a non-negative integer", EnvURLBudget, v)
+		}
 	}
 	c.CallbackCAFile = strings.TrimSpace(getenv(EnvCallbackCAFile))
 	return c, nil

@@ -46,7 +46,7 @@ func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *
 		if len(w.ID) != IDLength {
 			continue
 		}
-		sub, err := s.o.Sealer.Open(w.ID, project, w.AuthUsername, w.AuthPassword)
+		sub, err := s.openWebhook(&w, project)
 		if err != nil {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/mcp-events/appwriteapi"
@@ -94,6 +95,9 @@ func New(o Options) (*Service, error) {
 		return nil, fmt.Errorf("subscriptions: ingress URL too long: webhook URLs would be %d characters, Appwrite stores %d", n, MaxWebhookURL)
 	}
 	o.IngressURL = strings.TrimRight(o.IngressURL, "/")
+	if err := checkURLBudget(o.Sealer, o.IngressURL+WebhookPath+strings.Repeat("x", IDLength)); err != nil {
+		return nil, err
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -129,6 +133,20 @@ type SubscribeResult struct {
 	RefreshBefore string  `json:"refreshBefore"`
 	Cursor        *string `json:"cursor"`
 	Truncated     bool    `json:"truncated"`
+	// Meta carries MetaRotation while a previous secret is in its grace window, or was just dropped.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+// MetaRotation is the _meta key of a subscribe result that reports a secret rotation's grace window.
+const MetaRotation = "appwrite-agent/rotation"
+
+// Rotation reports what happened to the previous secret when a subscribe replaced it (or while its grace
+// window lasts): kept until PreviousSecretUntil, or not kept because both secrets do not fit the webhook
+// (Reason says why and what would fit).
+type Rotation struct {
+	PreviousSecretKept  bool   `json:"previousSecretKept"`
+	PreviousSecretUntil string `json:"previousSecretUntil,omitempty"`
+	Reason              string `json:"reason,omitempty"`
 }
 
 // UnsubscribeParams are the params of events/unsubscribe.
@@ -367,7 +385,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	}
 	var prev *seal.Subscription
 	if existing != nil {
-		if sub, oerr := s.o.Sealer.Open(pr.id, pr.project, existing.AuthUsername, existing.AuthPassword); oerr == nil {
+		if sub, oerr := s.openWebhook(existing, pr.project, seal.Target{Event: pr.event.Name, Args: withoutProject(pr.args)}); oerr == nil {
 			prev = &sub
 		} else {
 			c.logf("events/subscribe: existing webhook %s does not open (%v); replacing it", pr.id, oerr)
@@ -413,16 +431,21 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		}
 	}
 	// Seal first, so that a subscription that cannot fit is refused before the endpoint is contacted.
-	user, pass, err := s.o.Sealer.Seal(pr.id, sub)
+	f, err := s.o.Sealer.Seal(pr.id, sub)
+	var rotation *Rotation
 	var tooLong *seal.TooLongError
 	if errors.As(err, &tooLong) && len(sub.PrevSecret) > 0 {
-		// Keeping the previous secret does not fit: rotate without a grace window rather than fail.
-		c.logf("events/subscribe %s: previous secret dropped, envelope too long with it", pr.id)
+		// Both secrets do not fit: rotate without a grace window rather than fail, and say so in the answer.
+		rotation = &Rotation{PreviousSecretKept: false, Reason: "the previous secret was not kept (deliveries are signed with the new secret only): " +
+			tooLong.Error() + "; without it the callback URL fits"}
+		c.logf("events/subscribe %s: previous secret dropped: %s", pr.id, tooLong.Error())
 		sub.PrevSecret, sub.PrevSecretUntil = nil, time.Time{}
-		user, pass, err = s.o.Sealer.Seal(pr.id, sub)
+		f, err = s.o.Sealer.Seal(pr.id, sub)
+	} else if err == nil && len(sub.PrevSecret) > 0 {
+		rotation = &Rotation{PreviousSecretKept: true, PreviousSecretUntil: sub.PrevSecretUntil.UTC().Format(time.RFC3339)}
 	}
 	if err != nil {
-		return nil, "", sealError(err)
+		return nil, "", s.sealError(err, sub)
 	}
 	if !verified {
 		if err := s.challengeAllowed(pr.url); err != nil {
@@ -437,17 +460,21 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", mcperr.As(err)
 	}
 	in := appwriteapi.WebhookInput{
-		Name: webhookName(pr), URL: s.WebhookURL(pr.id), Events: pr.event.AppwriteEvents(pr.args),
-		TLS: true, AuthUsername: user, AuthPassword: pass,
+		Name: webhookName(pr), URL: s.webhookURL(pr.id, f.URLTail), Events: pr.event.AppwriteEvents(pr.args),
+		TLS: true, AuthUsername: f.Username, AuthPassword: f.Password,
 	}
 	if err := s.upsert(ctx, proj, pr.id, whSecret, in, existing != nil); err != nil {
 		return nil, "", err
 	}
 	s.cleanup(ctx, c, proj, pr.id, hooks, listed)
-	return &SubscribeResult{
+	res := &SubscribeResult{
 		ResultType: "complete", ID: pr.id, RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339),
 		Cursor: nil, Truncated: false,
-	}, outcome, nil
+	}
+	if rotation != nil {
+		res.Meta = map[string]any{MetaRotation: rotation}
+	}
+	return res, outcome, nil
 }
 
 func withoutProject(args map[string]string) map[string]string {
@@ -506,7 +533,7 @@ func (s *Service) authorize(ctx context.Context, proj *appwriteapi.Project, pr *
 	return nil
 }
 
-var paramRe = regexp.MustCompile("Invalid `([A-Za-z]+)` param")
+var paramRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("Invalid `([A-Za-z]+)` param") })
 
 // fieldNames maps Appwrite webhook params to the subscription fields that fill them.
 var fieldNames = map[string]string{
@@ -514,7 +541,7 @@ var fieldNames = map[string]string{
 	"authPassword": "envelope (delivery.url, delivery.secret and arguments sealed in authPassword)",
 	"httpUser":     "envelope (delivery.url, delivery.secret and arguments sealed in authUsername)",
 	"httpPass":     "envelope (delivery.url, delivery.secret and arguments sealed in authPassword)",
-	"url":          "webhook url (MCP_EVENTS_INGRESS_URL)",
+	"url":          "webhook url (MCP_EVENTS_INGRESS_URL, and the envelope sealed after it)",
 	"name":         "webhook name",
 	"events":       "arguments (Appwrite refused the event pattern)",
 }
@@ -555,7 +582,7 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 			"%s not found%s: %s", k, where, ae.Message)
 	case ae.Status == http.StatusBadRequest:
 		field := "arguments"
-		if m := paramRe.FindStringSubmatch(ae.Message); m != nil {
+		if m := paramRe().FindStringSubmatch(ae.Message); m != nil {
 			if f, ok := fieldNames[m[1]]; ok {
 				field = f
 			} else {
@@ -579,30 +606,27 @@ func mapWebhookWrite(err error, op, project string) *mcperr.Error {
 	var ae *appwriteapi.Error
 	if errors.As(err, &ae) && ae.Status >= 500 {
 		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status, "appwriteType": ae.Type, "operation": "webhook " + op},
-			"Appwrite failed to %s the subscription's webhook in project %s: %d %s %q. Appwrite answers so when a webhook field is longer than its 255-character column after encryption (appwrite#14293): this deployment's envelope budgets (MCP_EVENTS_SEAL_USERNAME_BUDGET, MCP_EVENTS_SEAL_PASSWORD_BUDGET) exceed what Appwrite stores",
+			"Appwrite failed to %s the subscription's webhook in project %s: %d %s %q. Appwrite answers so when a webhook field is longer than its 255-character column after encryption (appwrite#14293): this deployment's envelope budgets (MCP_EVENTS_SEAL_USERNAME_BUDGET, MCP_EVENTS_SEAL_PASSWORD_BUDGET, MCP_EVENTS_SEAL_URL_BUDGET) exceed what Appwrite stores",
 			op, project, ae.Status, ae.Type, ae.Message)
 	}
 	return mapAppwrite(err, "webhook", project)
 }
 
-var largestField = map[string]string{
-	"callbackUrl":    "delivery.url",
-	"arguments":      "arguments",
-	"secret":         "delivery.secret",
-	"previousSecret": "delivery.secret",
-	"event":          "name",
-}
-
-func sealError(err error) *mcperr.Error {
+// sealError turns a seal refusal into InvalidParams naming what the client can change: the callback URL
+// (the ids are the user's resources), with the exact maximum for this request, and a shorter secret when
+// that would make room.
+func (s *Service) sealError(err error, sub seal.Subscription) *mcperr.Error {
 	var tl *seal.TooLongError
 	if errors.As(err, &tl) {
-		field := largestField[tl.Largest]
-		if field == "" {
-			field = tl.Largest
+		msg := "the subscription does not fit in an Appwrite webhook: " + tl.Error()
+		if len(sub.Secret) > stdwebhooks.MinSecretBytes {
+			short := sub
+			short.Secret = sub.Secret[:stdwebhooks.MinSecretBytes]
+			if m := s.o.Sealer.MaxCallbackURL(short); m > tl.MaxCallbackURL && m >= 1 {
+				msg += fmt.Sprintf(" (a %d-byte secret leaves room for %d)", stdwebhooks.MinSecretBytes, m)
+			}
 		}
-		return mcperr.New(mcperr.InvalidParams, map[string]any{"field": field, "length": tl.Length, "budget": tl.Budget},
-			"the subscription does not fit in an Appwrite webhook: the sealed envelope needs %d characters of %s, %d are available; shorten %s (%d bytes)",
-			tl.Length, tl.Field, tl.Budget, field, tl.LargestBytes)
+		return mcperr.New(mcperr.InvalidParams, map[string]any{"field": "delivery.url", "length": tl.CallbackURL, "maxLength": max(tl.MaxCallbackURL, 0)}, "%s", msg)
 	}
 	var fe *seal.FieldError
 	if errors.As(err, &fe) {
@@ -650,7 +674,7 @@ func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project
 		if w.ID == keep || len(w.ID) != IDLength {
 			continue
 		}
-		sub, err := s.o.Sealer.Open(w.ID, proj.ID(), w.AuthUsername, w.AuthPassword)
+		sub, err := s.openWebhook(&w, proj.ID())
 		if err != nil || !sub.Expired(now) {
 			continue
 		}

@@ -26,7 +26,7 @@ func (s *Service) verifiedSibling(hooks []appwriteapi.Webhook, principal string,
 		if w.ID == pr.id || len(w.ID) != IDLength || !w.Enabled {
 			continue // a webhook Appwrite disabled after failed deliveries proves nothing about the URL today
 		}
-		sub, err := s.o.Sealer.Open(w.ID, pr.project, w.AuthUsername, w.AuthPassword)
+		sub, err := s.openWebhook(&w, pr.project)
 		if err != nil || sub.CallbackURL != pr.url || sub.VerifiedAt.IsZero() || sub.Expired(now) {
 			continue
 		}

@@ -39,14 +39,16 @@ func TestVerifiedSibling(t *testing.T) {
 		t.Helper()
 		args := map[string]string{"project_id": project}
 		id := ID(principal, url, eventcatalog.UserCreated, args)
-		user, pass, err := sealer.Seal(id, seal.Subscription{
+		f, err := sealer.Seal(id, seal.Subscription{
 			CallbackURL: url, Secret: secret, Event: eventcatalog.UserCreated, Args: map[string]string{},
 			ProjectID: project, Expiry: expiry, VerifiedAt: verified,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return appwriteapi.Webhook{ID: id, Enabled: enabled, AuthUsername: user, AuthPassword: pass}
+		ev, _ := eventcatalog.Lookup(eventcatalog.UserCreated)
+		return appwriteapi.Webhook{ID: id, Enabled: enabled, AuthUsername: f.Username, AuthPassword: f.Password, URL: "https://ingress.example" + WebhookPath + id,
+			Events: ev.AppwriteEvents(nil)}
 	}
 	ev, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
 	args := map[string]string{"project_id": project, "database_id": "d", "table_id": "t"}

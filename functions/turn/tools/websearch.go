@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"appwrite-agent/shared/pyjson"
 )
@@ -267,11 +268,11 @@ func (s WebSearch) searxng(ctx context.Context, f *fetcher, q string, n int) (in
 	return status, out, nil
 }
 
-var tagRE = regexp.MustCompile(`<[^>]*>`)
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
 
 // cleanSnippet removes markup (Brave marks matches with <strong>) and entities, and collapses space.
 func cleanSnippet(s string) string {
-	return collapseSpace(html.UnescapeString(tagRE.ReplaceAllString(s, "")))
+	return collapseSpace(html.UnescapeString(tagRE().ReplaceAllString(s, "")))
 }
 
 // tidyResults keeps http(s) results with a title, each URL once, titles cut to 180 and snippets to 320

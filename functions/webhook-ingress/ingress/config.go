@@ -128,6 +128,3 @@ func envInt(name string, min, max int) (int, bool, error) {
 	}
 	return v, true, nil
 }
-
-// WebhookURL is the URL Appwrite stores for subscription id, and signs.
-func (c Config) WebhookURL(id string) string { return c.PublicURL + WebhookPathPrefix + id }

@@ -19,6 +19,7 @@ import (
 
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/eventdelivery"
+	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
@@ -65,12 +66,6 @@ type Outcome struct {
 	EventID  string `json:"eventId,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
 	Reason   string `json:"reason,omitempty"`
-}
-
-// Refusal is the body of a 4xx/5xx answer.
-type Refusal struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
 }
 
 // Deps are the ingress's collaborators, replaceable in tests.
@@ -127,7 +122,7 @@ func (d *Deps) fill(appwriteKey string) {
 
 func (d *Deps) reject(status int, code, msg string) Answer {
 	d.Log(opsmetrics.Line(MetricIngress, "outcome", "rejected", "reason", code))
-	return Answer{status, Refusal{Error: code, Message: msg}}
+	return Answer{status, fnhttp.ErrorBody{Error: code, Message: msg}}
 }
 
 func (d *Deps) ignore(reason string) Answer {
@@ -141,15 +136,16 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if r.Method != http.MethodPost {
 		return d.reject(http.StatusMethodNotAllowed, "method_not_allowed", "Appwrite webhooks are POSTed; got "+r.Method)
 	}
-	id := strings.TrimPrefix(r.Path, WebhookPathPrefix)
-	if !eventcatalog.ValidID(id) {
+	id, tail, ok := ParsePath(r.Path)
+	if !ok {
 		return d.reject(http.StatusNotFound, "not_found", "no subscription id in the path "+r.Path)
 	}
 	d.Log(opsmetrics.Line(MetricIngress, "outcome", "received"))
 	if got := r.Headers[hdrWebhookID]; got != id {
 		return d.reject(http.StatusUnauthorized, "webhook_id_mismatch", "X-Appwrite-Webhook-Id does not name the subscription in the path")
 	}
-	if !d.Config.SigKeys.Verify(id, d.Config.WebhookURL(id), r.Body, r.Headers[hdrSignature]) {
+	// Appwrite signs the URL it stores: the ingress URL and this path, sealed part included.
+	if !d.Config.SigKeys.Verify(id, d.Config.PublicURL+r.Path, r.Body, r.Headers[hdrSignature]) {
 		return d.reject(http.StatusUnauthorized, "bad_signature", "X-Appwrite-Webhook-Signature does not verify for this webhook")
 	}
 	user, pass, ok := basicAuth(r.Headers["authorization"])
@@ -157,7 +153,10 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "missing_subscription", "the webhook carries no sealed subscription in its Basic auth")
 	}
 	projectID := r.Headers[hdrProjectID]
-	sub, err := d.Config.Sealer.Open(id, projectID, user, pass)
+	delivered := strings.Split(r.Headers[hdrEvents], ",")
+	// The envelope is bound to the event and the ids Appwrite names in its events, not storing them: it
+	// opens only for the ones it was sealed for.
+	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, Targets(delivered)...)
 	if err != nil {
 		// Appwrite's signature over the URL and body verified: the webhook is ours, so an envelope that does
 		// not open means SEAL_KEYS differ from mcp-events' (or a key was removed too early).
@@ -175,7 +174,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if !ok {
 		return d.reject(http.StatusGone, "unknown_event", "the subscription's event "+sub.Event+" is no longer offered")
 	}
-	if !event.MatchesEvents(sub.Args, strings.Split(r.Headers[hdrEvents], ",")) {
+	if !event.MatchesEvents(sub.Args, delivered) {
 		return d.ignore("event_mismatch")
 	}
 	occ, err := event.Project(projectID, sub.Args, r.Body)
@@ -202,7 +201,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
 	}
 	d.Log(opsmetrics.Line(MetricIngress, "outcome", "accepted", "event", sub.Event))
-	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
+	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, URLTail: tail, Args: sub.Args, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
 	return deliver(ctx, d, sub, job)
 }
 
@@ -259,6 +258,44 @@ func EventID(webhookID string, body []byte) string {
 	h.Write([]byte("appwrite-webhook\x00" + webhookID + "\x00"))
 	h.Write(bodyHash[:])
 	return "evt_" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// ParsePath splits a webhook delivery path, WebhookPathPrefix + id, or WebhookPathPrefix + id + "/" + the
+// sealed part of the envelope (base64url, never empty).
+func ParsePath(path string) (id, tail string, ok bool) {
+	rest, found := strings.CutPrefix(path, WebhookPathPrefix)
+	if !found {
+		return "", "", false
+	}
+	id, tail, cut := strings.Cut(rest, "/")
+	if !eventcatalog.ValidID(id) || (cut && !isBase64URL(tail)) {
+		return "", "", false
+	}
+	return id, tail, true
+}
+
+func isBase64URL(s string) bool {
+	if s == "" || len(s) > seal.MaxSealedLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Targets returns what an envelope may be bound to in a delivery: the catalog events that its Appwrite
+// events (X-Appwrite-Webhook-Events, split on commas) name, with the ids they name.
+func Targets(delivered []string) []seal.Target {
+	bs := eventcatalog.Bindings(delivered)
+	out := make([]seal.Target, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, seal.Target{Event: b.Event, Args: b.Args})
+	}
+	return out
 }
 
 // basicAuth parses "Basic base64(user:pass)".

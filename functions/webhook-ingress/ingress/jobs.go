@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"appwrite-agent/shared/opsmetrics"
+	"appwrite-agent/shared/seal"
 )
 
 // JobPath is where delayed retry executions of the ingress arrive.
@@ -24,16 +25,20 @@ const jobPurpose = "webhook-ingress/retry-job/v1"
 // It keeps the sealed subscription as Appwrite sent it: the retry re-opens it, so an expired subscription
 // stops its retries, and a refreshed one uses the secrets it had when the change happened.
 type Job struct {
-	WebhookID    string `json:"w"`
-	ProjectID    string `json:"p"`
-	AuthUser     string `json:"u"`
-	AuthPass     string `json:"k"`
-	EventID      string `json:"e"`
-	Event        string `json:"n"`
-	Body         []byte `json:"b"`
-	FirstAttempt int64  `json:"f"`
-	Attempts     int    `json:"a"`
-	Runs         int    `json:"r"`
+	WebhookID string `json:"w"`
+	ProjectID string `json:"p"`
+	AuthUser  string `json:"u"`
+	AuthPass  string `json:"k"`
+	// URLTail is the sealed part of the webhook URL ("" for none, and for version 1 envelopes).
+	URLTail string `json:"t,omitempty"`
+	// Args are the arguments the envelope opened with (it is bound to them, with Event).
+	Args         map[string]string `json:"g,omitempty"`
+	EventID      string            `json:"e"`
+	Event        string            `json:"n"`
+	Body         []byte            `json:"b"`
+	FirstAttempt int64             `json:"f"`
+	Attempts     int               `json:"a"`
+	Runs         int               `json:"r"`
 }
 
 // Scheduler creates a delayed execution of the ingress that runs job at (or after) at.
@@ -122,7 +127,8 @@ func HandleJob(ctx context.Context, d Deps, r Request) Answer {
 	if err != nil || json.Unmarshal(plain, &job) != nil {
 		return d.reject(http.StatusUnauthorized, "bad_job", "the retry job does not open with this ingress's keys")
 	}
-	sub, err := d.Config.Sealer.Open(job.WebhookID, job.ProjectID, job.AuthUser, job.AuthPass)
+	sub, err := d.Config.Sealer.Open(job.WebhookID, job.ProjectID, seal.Fields{Username: job.AuthUser, Password: job.AuthPass, URLTail: job.URLTail},
+		seal.Target{Event: job.Event, Args: job.Args})
 	if err != nil {
 		// The job opened with this ingress's keys, so it is genuine: its subscription not opening means a
 		// sealing key was removed while retries were pending.

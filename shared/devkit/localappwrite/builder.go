@@ -332,7 +332,7 @@ func runtimeBaseEnv() []string {
 	return env
 }
 
-// functionEnvLocked is the environment of a function's build and runtime (functions-runtime.md §4.3): its
+// functionEnvLocked is the environment of a function's build and runtime (Appwrite 1.9 `Executions/Create.php`, `Workers/Functions.php`; docs/local-appwrite.md): its
 // variables, then Appwrite's APPWRITE_FUNCTION_* variables, which win.
 func (s *Server) functionEnvLocked(pr *project, fn *function, deploymentID string) []string {
 	keys := make([]string, 0, len(fn.variables))

@@ -388,7 +388,7 @@ func (s *Server) newExecutionLocked(fn *function, trigger, method, path string, 
 }
 
 // runRequestLocked prepares the executor's request (open-runtimes/executor executeV5 + Appwrite's headers,
-// functions-runtime.md §2 and §4.2): x-open-runtimes-secret/-timeout/-logging/-log-id, Basic opr:<secret>,
+// open-runtimes `runtimes/go/versions/latest/src/main.go`; docs/local-runtime.md, docs/local-appwrite.md): x-open-runtimes-secret/-timeout/-logging/-log-id, Basic opr:<secret>,
 // x-appwrite-key (a dynamic key with the function's scopes, valid for timeout + 60 s), execution id and the
 // geo headers.
 func (s *Server) runRequestLocked(pr *project, fn *function, ex *execution, timeout time.Duration, body []byte, user http.Header) (runRequest, error) {

@@ -93,7 +93,7 @@ func (s *Server) routes() {
 	api("POST /v1/functions/{functionId}/executions", []string{"executions.write", "execution.write"}, s.createExecution)
 	api("GET /v1/functions/{functionId}/executions/{executionId}", []string{"executions.read", "execution.read"}, s.getExecution)
 
-	// OAuth issuer (mcp-events.md §3.2: issuer {endpoint}/oauth2/{project}).
+	// OAuth issuer (as appwrite/mcp expects it: issuer {endpoint}/oauth2/{project}; docs/events.md).
 	m.HandleFunc("GET /v1/oauth2/console/jwks", s.serveJWKS)
 	m.HandleFunc("GET /v1/oauth2/console/.well-known/openid-configuration", s.serveDiscovery)
 	m.HandleFunc("GET /v1/oauth2/console/.well-known/oauth-authorization-server", s.serveDiscovery)

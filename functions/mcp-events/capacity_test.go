@@ -1,0 +1,181 @@
+package handler_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"appwrite-agent/functions/mcp-events/mcpserver"
+	"appwrite-agent/functions/mcp-events/subscriptions"
+	"appwrite-agent/shared/seal"
+)
+
+// urlOf returns a callback URL on the receiver exactly n bytes long.
+func urlOf(st *stack, n int) string {
+	base := st.recv.url("/hooks/")
+	return base + strings.Repeat("u", n-len(base))
+}
+
+// TestRefusalNamesTheURLAndItsMaximum: a subscription that does not fit is refused with -32602 naming
+// delivery.url and the exact maximum for this request; that maximum subscribes, one byte more does not.
+func TestRefusalNamesTheURLAndItsMaximum(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+
+	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), urlOf(st, 700), secret, nil))
+	if r.Error == nil || r.Error.Code != -32602 || r.Error.Data["field"] != "delivery.url" {
+		t.Fatalf("700 bytes: %s", r.Raw)
+	}
+	most := int(r.Error.Data["maxLength"].(float64))
+	want := fmt.Sprintf("callback URL is 700 bytes; at most %d fit with a 32-byte secret (a 24-byte secret leaves room for %d)", most, most+8)
+	if !strings.Contains(r.Error.Message, want) || strings.Contains(r.Error.Message, "shorten arguments") {
+		t.Fatalf("message %q, want it to contain %q", r.Error.Message, want)
+	}
+	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), urlOf(st, most+1), secret, nil))
+	if r.Error == nil || !strings.Contains(r.Error.Message, fmt.Sprintf("callback URL is %d bytes; at most %d fit", most+1, most)) {
+		t.Fatalf("%d bytes: %s", most+1, r.Raw)
+	}
+	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), urlOf(st, most), secret, nil))
+	if r.Error != nil {
+		t.Fatalf("the announced maximum %d does not subscribe: %s", most, r.Raw)
+	}
+	wh := st.webhooks(projectID)[0]
+	if u := wh["url"].(string); len(u) > seal.AppwriteColumn || strings.Contains(u, "%") || subscriptions.URLTail(u, wh["$id"].(string)) == "" {
+		t.Fatalf("webhook url %q (%d characters)", u, len(u))
+	}
+	if sub := openEnvelope(t, st, wh); len(sub.CallbackURL) != most {
+		t.Fatalf("sealed callback URL %d bytes", len(sub.CallbackURL))
+	}
+	t.Logf("stand-in ingress %q: longest callback URL %d bytes with a 32-byte secret", st.ingress.srv.URL, most)
+}
+
+// TestRotationGraceNeverDroppedSilently: a rotation keeps the old secret when both fit and says so;
+// when both do not fit, the old secret is not kept and the answer says that, and why.
+func TestRotationGraceNeverDroppedSilently(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	s1, s2, s3 := newSecret(), newSecret(), newSecret()
+	st.recv.accept(s1)
+	st.recv.accept(s2)
+	st.recv.accept(s3)
+	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), urlOf(st, 700), s1, nil))
+	most := int(r.Error.Data["maxLength"].(float64)) // with one 32-byte secret
+
+	// Short URL: both secrets fit.
+	short := urlOf(st, 120)
+	if r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), short, s1, nil)); r.Error != nil {
+		t.Fatalf("%s", r.Raw)
+	}
+	if _, ok := r.Result["_meta"]; ok {
+		t.Fatalf("no rotation, yet _meta: %s", r.Raw)
+	}
+	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), short, s2, nil))
+	rot, _ := r.Result["_meta"].(map[string]any)[subscriptions.MetaRotation].(map[string]any)
+	if r.Error != nil || rot["previousSecretKept"] != true || rot["previousSecretUntil"] == nil {
+		t.Fatalf("rotation with room: %s", r.Raw)
+	}
+
+	// The longest URL that fits one secret: a rotation cannot keep both, and the answer says so.
+	long := urlOf(st, most)
+	if r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), long, s1, nil)); r.Error != nil {
+		t.Fatalf("%s", r.Raw)
+	}
+	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), long, s3, nil))
+	if r.Error != nil {
+		t.Fatalf("rotation without room: %s", r.Raw)
+	}
+	rot, _ = r.Result["_meta"].(map[string]any)[subscriptions.MetaRotation].(map[string]any)
+	reason, _ := rot["reason"].(string)
+	if rot["previousSecretKept"] != false || !strings.Contains(reason, "previous secret was not kept") ||
+		!strings.Contains(reason, fmt.Sprintf("callback URL is %d bytes", most)) {
+		t.Fatalf("rotation without room: %s", r.Raw)
+	}
+	for _, wh := range st.webhooks(projectID) {
+		if sub := openEnvelope(t, st, wh); sub.CallbackURL == long && len(sub.PrevSecret) != 0 {
+			t.Fatal("the envelope kept a previous secret the answer said was dropped")
+		}
+	}
+}
+
+// TestVersion1WebhookStillOpensAndIsRewritten: a subscription sealed by the first release (version 1,
+// everything in authUsername and authPassword) is recognised on refresh, which skips the challenge it
+// already passed and rewrites it as version 2.
+func TestVersion1WebhookStillOpensAndIsRewritten(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	cb := st.recv.url("/hooks/v1")
+	// Subscribe, then overwrite the webhook's envelope with the version 1 form of the same subscription.
+	if r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil)); r.Error != nil {
+		t.Fatalf("%s", r.Raw)
+	}
+	wh := st.webhooks(projectID)[0]
+	sub := openEnvelope(t, st, wh)
+	ring, _ := seal.ParseKeyring(st.env["SEAL_KEYS"])
+	sealer, _ := seal.NewSealer(ring, seal.Budget{})
+	v1, err := sealer.SealVersion1(wh["$id"].(string), sub)
+	must(t, err)
+	st.putWebhook(projectID, wh, map[string]any{"authUsername": v1.Username, "authPassword": v1.Password})
+	if got := envelopeVersion(t, st.webhooks(projectID)[0]); got != seal.Version1 {
+		t.Fatalf("setup: version %d", got)
+	}
+	challenges := len(st.recv.received())
+
+	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	if r.Error != nil || r.Result["id"] != wh["$id"] {
+		t.Fatalf("refresh: %s", r.Raw)
+	}
+	if n := len(st.recv.received()); n != challenges {
+		t.Fatalf("the refresh of a verified version 1 subscription challenged the callback again")
+	}
+	after := st.webhooks(projectID)[0]
+	if got := envelopeVersion(t, after); got != seal.Version {
+		t.Fatalf("refresh wrote version %d", got)
+	}
+	if s2 := openEnvelope(t, st, after); s2.CallbackURL != cb || !s2.VerifiedAt.Equal(sub.VerifiedAt) || !s2.Expiry.After(sub.Expiry.Add(-1)) {
+		t.Fatalf("rewritten: %+v", s2)
+	}
+}
+
+func envelopeVersion(t *testing.T, wh map[string]any) int {
+	t.Helper()
+	text := str(wh, "authUsername", "httpUser") + str(wh, "authPassword", "httpPass") + subscriptions.URLTail(wh["url"].(string), wh["$id"].(string))
+	env, err := base64.RawURLEncoding.DecodeString(text)
+	must(t, err)
+	if env[0] == seal.Version1 {
+		return seal.Version1
+	}
+	return int(env[0] >> 4)
+}
+
+// putWebhook updates a webhook with the API key (PUT /v1/webhooks/{id}), keeping what set leaves out.
+func (st *stack) putWebhook(project string, wh map[string]any, set map[string]any) {
+	st.t.Helper()
+	body := map[string]any{"name": wh["name"], "url": wh["url"], "events": wh["events"], "enabled": true, "tls": true}
+	for k, v := range set {
+		body[k] = v
+	}
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest("PUT", st.la.Endpoint()+"/webhooks/"+wh["$id"].(string), bytes.NewReader(raw))
+	req.Header.Set("X-Appwrite-Project", project)
+	req.Header.Set("X-Appwrite-Key", st.apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	must(st.t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		st.t.Fatalf("update webhook: %d %s", resp.StatusCode, b)
+	}
+}

@@ -1,0 +1,79 @@
+package seal
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+func stdDecode(text string) ([]byte, bool) {
+	if strings.ContainsAny(text, "\r\n") { // the standard decoder skips them; the envelope refuses them
+		return nil, false
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(text)
+	return b, err == nil
+}
+
+func TestBase64AgainstStandardLibrary(t *testing.T) {
+	for n := range 600 {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*7 + n)
+		}
+		text := b64Encode(src)
+		if want := base64.RawURLEncoding.EncodeToString(src); text != want {
+			t.Fatalf("encode %d bytes: %q, want %q", n, text, want)
+		}
+		dst := make([]byte, len(text)*3/4)
+		m, ok := b64Decode(dst, []byte(text))
+		if !ok || !bytes.Equal(dst[:m], src) {
+			t.Fatalf("decode %d bytes: %v", n, ok)
+		}
+	}
+	for _, bad := range []string{"A", "AAAAA", "AB", "AAB", "A=", "AA==", "AA\nAA", "AA\rA", "AA+A", "AA/A", "AA%4", "AA A", "\x00AAA", "AA\xffA"} {
+		dst := make([]byte, len(bad))
+		if _, ok := b64Decode(dst, []byte(bad)); ok {
+			if _, std := stdDecode(bad); !std {
+				t.Errorf("%q decoded, the standard library refuses it", bad)
+			}
+		}
+	}
+}
+
+// FuzzBase64 checks the codec against encoding/base64 (RawURLEncoding.Strict, CR and LF refused).
+func FuzzBase64(f *testing.F) {
+	f.Add("AQJrMQ")
+	f.Add("AB")
+	f.Add("AAB")
+	f.Add("Zm9vYmFy-_")
+	f.Fuzz(func(t *testing.T, text string) {
+		want, wantOK := stdDecode(text)
+		dst := make([]byte, len(text)*3/4)
+		m, ok := b64Decode(dst, []byte(text))
+		if ok != wantOK || (ok && !bytes.Equal(dst[:m], want)) {
+			t.Fatalf("%q: decode %v %x, standard %v %x", text, ok, dst[:m], wantOK, want)
+		}
+		if ok && b64Encode(want) != text {
+			t.Fatalf("%q: does not re-encode to itself", text)
+		}
+	})
+}
+
+func BenchmarkBase64(b *testing.B) {
+	env := make([]byte, 374)
+	text := []byte(b64Encode(env))
+	dst := make([]byte, len(env))
+	b.Run("ours", func(b *testing.B) {
+		for b.Loop() {
+			_ = b64Encode(env)
+			b64Decode(dst, text)
+		}
+	})
+	b.Run("stdlib", func(b *testing.B) {
+		for b.Loop() {
+			_ = base64.RawURLEncoding.EncodeToString(env)
+			base64.RawURLEncoding.Strict().Decode(dst, text)
+		}
+	})
+}
