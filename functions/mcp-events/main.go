@@ -96,37 +96,18 @@ func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Re
 		r.Header.Set(k, v)
 	}
 	r.Host = req.Host
-	w := &buffered{header: http.Header{}, status: http.StatusOK}
+	w := mcpserver.NewRecorder()
 	srv.ServeHTTP(w, r)
 	headers := map[string]string{}
-	for k, vs := range w.header {
+	for k, vs := range w.Header() {
 		if len(vs) > 0 {
 			headers[strings.ToLower(k)] = vs[0]
 		}
 	}
-	body := w.body.Bytes()
-	if w.status >= 400 && len(body) == 0 {
+	body := w.Body()
+	if w.Status() >= 400 && len(body) == 0 {
 		// An empty error body would be replaced by an HTML page on function domains.
-		return fnhttp.Error(rt, w.status, "error", http.StatusText(w.status))
+		return fnhttp.Error(rt, w.Status(), "error", http.StatusText(w.Status()))
 	}
-	return openruntimes.Response{Body: body, StatusCode: w.status, Headers: headers}
-}
-
-// buffered is an http.ResponseWriter that keeps the whole answer (it is not an http.Flusher).
-type buffered struct {
-	header http.Header
-	status int
-	wrote  bool
-	body   bytes.Buffer
-}
-
-func (b *buffered) Header() http.Header { return b.header }
-func (b *buffered) WriteHeader(code int) {
-	if !b.wrote {
-		b.status, b.wrote = code, true
-	}
-}
-func (b *buffered) Write(p []byte) (int, error) {
-	b.wrote = true
-	return b.body.Write(p)
+	return openruntimes.Response{Body: body, StatusCode: w.Status(), Headers: headers}
 }

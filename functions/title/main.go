@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
-	"appwrite-agent/shared/sessionauth"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -38,91 +36,84 @@ type Request struct {
 	LLM              *llm.Override `json:"llm"`
 }
 
-// EnvCORSOrigins lists the browser origins allowed to call the function (fnhttp.ParseCORS).
-const EnvCORSOrigins = "TITLE_CORS_ORIGINS"
-
 // Main is the entry point the open-runtimes Go server calls for every request. CORS (TITLE_CORS_ORIGINS)
 // wraps every route, so preflights are answered before auth and errors carry the headers too.
-func Main(Context openruntimes.Context) openruntimes.Response {
-	cors, err := fnhttp.CORSFromEnv(EnvCORSOrigins)
-	if err != nil {
-		Context.Error("config: " + err.Error())
+// rt is the runtime's request context; the configuration comes from the process state (config.go).
+func Main(rt openruntimes.Context) openruntimes.Response {
+	cfg, _ := state.Get() // reading the configuration cannot fail; problems are in cfg.Warnings
+	for _, w := range cfg.Warnings {
+		rt.Error("config: " + w)
 	}
-	return cors.Wrap(route)(Context)
+	return cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return route(rt, cfg) })(rt)
 }
 
-func route(Context openruntimes.Context) openruntimes.Response {
-	req := Context.Req
+func route(rt openruntimes.Context, cfg Config) openruntimes.Response {
+	req := rt.Req
 	switch {
 	case req.Headers["x-appwrite-trigger"] == "event":
 		// Only Appwrite sets the trigger to event (a function domain forces it to http), so the event header
 		// is trusted here and nowhere else.
-		return onEvent(Context)
+		return onEvent(rt, cfg)
 	case req.Method == "GET" && req.Path == "/health":
-		return fnhttp.Health(Context)
+		return fnhttp.Health(rt)
 	case req.Method == "POST" && (req.Path == "/" || req.Path == "/api/title"):
-		return onHTTP(Context)
+		return onHTTP(rt, cfg)
 	default:
-		return fnhttp.NotFound(Context)
+		return fnhttp.NotFound(rt)
 	}
 }
 
-func fail(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
-	return fnhttp.DetailError(ctx, status, code, message)
+func fail(rt openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return fnhttp.DetailError(rt, status, code, message)
 }
 
-func envLLM() llm.Env {
-	return llm.Env{APIKey: strings.TrimSpace(os.Getenv("LLM_API_KEY")), Model: strings.TrimSpace(os.Getenv("LLM_MODEL")), BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL"))}
-}
-
-func onHTTP(ctx openruntimes.Context) openruntimes.Response {
-	if r := sessionauth.FromEnv().Check(ctx.Req.Headers); r != nil {
-		return fail(ctx, http.StatusUnauthorized, r.Code, r.Message)
+func onHTTP(rt openruntimes.Context, cfg Config) openruntimes.Response {
+	if r := cfg.Auth.Check(rt.Req.Headers); r != nil {
+		return fail(rt, http.StatusUnauthorized, r.Code, r.Message)
 	}
 	var in Request
-	dec := json.NewDecoder(strings.NewReader(ctx.Req.BodyText()))
+	dec := json.NewDecoder(strings.NewReader(rt.Req.BodyText()))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return fail(ctx, http.StatusBadRequest, "invalid_request", "the body must be a JSON object {message, assistant_message?, llm?}: "+err.Error())
+		return fail(rt, http.StatusBadRequest, "invalid_request", "the body must be a JSON object {message, assistant_message?, llm?}: "+err.Error())
 	}
 	if strings.TrimSpace(in.Message) == "" {
-		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", MsgMessageMissing)
+		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", MsgMessageMissing)
 	}
-	settings, err := llm.Resolve(envLLM(), in.LLM)
+	settings, err := llm.Resolve(cfg.LLM, in.LLM)
 	switch {
 	case errors.Is(err, llm.ErrNoAPIKey):
-		return fail(ctx, http.StatusServiceUnavailable, "llm_not_configured", MsgNoLLMKey)
+		return fail(rt, http.StatusServiceUnavailable, "llm_not_configured", MsgNoLLMKey)
 	case err != nil:
-		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", err.Error())
+		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", err.Error())
 	}
 	httpClient, release, err := llm.HTTPClient(settings, Budget)
 	switch {
 	case errors.Is(err, llm.ErrUserURLScheme):
-		return fail(ctx, http.StatusUnprocessableEntity, "invalid_request", err.Error())
+		return fail(rt, http.StatusUnprocessableEntity, "invalid_request", err.Error())
 	case err != nil:
-		ctx.Error(err.Error())
-		return fail(ctx, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
+		rt.Error(err.Error())
+		return fail(rt, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
 	}
 	defer release()
-	c, cancel := context.WithTimeout(context.Background(), Budget)
+	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	title, err := convtitle.Generate(c, llm.New(settings, httpClient), in.Message, in.AssistantMessage)
+	title, err := convtitle.Generate(ctx, llm.New(settings, httpClient), in.Message, in.AssistantMessage)
 	if err != nil {
-		ctx.Error("title: " + err.Error())
-		return fail(ctx, http.StatusBadGateway, "model_error", err.Error())
+		rt.Error("title: " + err.Error())
+		return fail(rt, http.StatusBadGateway, "model_error", err.Error())
 	}
 	if title == "" {
-		return fail(ctx, http.StatusUnprocessableEntity, "no_title", MsgNoTitle)
+		return fail(rt, http.StatusUnprocessableEntity, "no_title", MsgNoTitle)
 	}
-	return fnhttp.JSON(ctx, http.StatusOK, map[string]string{"title": title})
+	return fnhttp.JSON(rt, http.StatusOK, map[string]string{"title": title})
 }
 
-func onEvent(ctx openruntimes.Context) openruntimes.Response {
-	cfg := rowevent.ConfigFromEnv()
-	c, cancel := context.WithTimeout(context.Background(), Budget)
+func onEvent(rt openruntimes.Context, cfg Config) openruntimes.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	titler := func(c context.Context, message string) (string, error) {
-		settings, err := llm.Resolve(envLLM(), nil)
+	titler := func(ctx context.Context, message string) (string, error) {
+		settings, err := llm.Resolve(cfg.LLM, nil)
 		if err != nil {
 			return "", err
 		}
@@ -131,20 +122,20 @@ func onEvent(ctx openruntimes.Context) openruntimes.Response {
 			return "", err
 		}
 		defer release()
-		return convtitle.Generate(c, llm.New(settings, httpClient), message, "")
+		return convtitle.Generate(ctx, llm.New(settings, httpClient), message, "")
 	}
-	out := rowevent.Handle(c, cfg, ctx.Req.Headers["x-appwrite-event"], ctx.Req.BodyBinary(), titler,
-		rowevent.SDKWriter(cfg, ctx.Req.Headers["x-appwrite-key"], 10*time.Second))
+	out := rowevent.Handle(ctx, cfg.Rows, rt.Req.Headers["x-appwrite-event"], rt.Req.BodyBinary(), titler,
+		rowevent.SDKWriter(cfg.Rows, rt.Req.Headers["x-appwrite-key"], 10*time.Second))
 	switch out.Status {
 	case "failed":
 		// The execution is marked failed (status >= 500) so operators see it; Appwrite does not retry
 		// executions, and the title column stays empty.
-		ctx.Error("title for row " + out.RowID + " failed: " + out.Reason)
-		return fnhttp.JSON(ctx, http.StatusInternalServerError, out)
+		rt.Error("title for row " + out.RowID + " failed: " + out.Reason)
+		return fnhttp.JSON(rt, http.StatusInternalServerError, out)
 	case "skipped":
-		ctx.Log("skipped: " + out.Reason)
+		rt.Log("skipped: " + out.Reason)
 	default:
-		ctx.Log("titled row " + out.RowID + ": " + out.Title)
+		rt.Log("titled row " + out.RowID + ": " + out.Title)
 	}
-	return fnhttp.JSON(ctx, http.StatusOK, out)
+	return fnhttp.JSON(rt, http.StatusOK, out)
 }

@@ -73,14 +73,14 @@ func BenchmarkPlainRelay(b *testing.B) {
 func BenchmarkPlainRelayFunction(b *testing.B) {
 	dst, _ := sink(b)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: dst.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}, MaxIdleConnsPerHost: 16}}
-	relay := httptest.NewServer(localruntime.New(func(ctx openruntimes.Context) openruntimes.Response {
-		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(ctx.Req.BodyBinary()))
+	relay := httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
+		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(rt.Req.BodyBinary()))
 		if err != nil {
-			return ctx.Res.Text("relay failed", ctx.Res.WithStatusCode(502))
+			return rt.Res.Text("relay failed", rt.Res.WithStatusCode(502))
 		}
 		_, _ = io.Copy(io.Discard, res.Body)
 		res.Body.Close()
-		return ctx.Res.Json(map[string]string{"status": "delivered"})
+		return rt.Res.Json(map[string]string{"status": "delivered"})
 	}, localruntime.Options{LogDir: b.TempDir()}))
 	defer relay.Close()
 	body := []byte(rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))

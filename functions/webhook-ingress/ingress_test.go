@@ -502,7 +502,7 @@ func TestRetriesThenSucceedsAndNeverFailsAppwrite(t *testing.T) {
 	held := f.receiver.Hang()
 	start := time.Now()
 	a := f.send(d)
-	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" || a.Attempts != 1 || held() != 1 {
+	if a.Status != 200 || a.Outcome != "abandoned" || a.Reason != "timeout" || a.Attempts != 1 || held() > 1 {
 		t.Fatalf("hanging subscriber: %+v, %d requests held", a, held())
 	}
 	// A safety net only: the point is that the subscriber's silence does not hold the ingress for a minute.

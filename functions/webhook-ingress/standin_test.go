@@ -62,7 +62,7 @@ func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	fn := httptest.NewServer(localruntime.New(handler.New(st.clock.Now), localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
 	t.Cleanup(fn.Close)
 	must(t, st.aw.SeedProject(localappwrite.ProjectSpec{ID: "ours"}))
-	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Timeout: 60}))
+	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Execute: []string{"any"}, Timeout: 60}))
 	st.ingress = st.aw.DomainURL("webhook-ingress")
 
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
@@ -199,7 +199,7 @@ func webhookToSubscriber(t *testing.T, cloud bool) {
 // event name only); the ingress passes on the failed one alone.
 func TestExecutionFailedFiltersOnTheStandIn(t *testing.T) {
 	st := newStack(t, localappwrite.Options{})
-	okRuntime := httptest.NewServer(localruntime.New(func(ctx openruntimes.Context) openruntimes.Response { return ctx.Res.Text("fine") }, localruntime.Options{LogDir: t.TempDir()}))
+	okRuntime := httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response { return rt.Res.Text("fine") }, localruntime.Options{LogDir: t.TempDir()}))
 	defer okRuntime.Close()
 	must(t, st.aw.RegisterFunction(projectID, localappwrite.FunctionSpec{ID: "resize", URL: okRuntime.URL, Timeout: 15}))
 	key, err := st.aw.CreateKey(projectID, []string{"functions.read", "executions.read", "executions.write"})

@@ -99,12 +99,12 @@ func (c CORS) Wrap(main func(openruntimes.Context) openruntimes.Response) func(o
 	if !c.Enabled() {
 		return main
 	}
-	return func(ctx openruntimes.Context) openruntimes.Response {
-		origin := ctx.Req.Headers["origin"]
+	return func(rt openruntimes.Context) openruntimes.Response {
+		origin := rt.Req.Headers["origin"]
 		allow := c.allowed(origin)
-		if ctx.Req.Method == http.MethodOptions && ctx.Req.Headers["access-control-request-method"] != "" {
+		if rt.Req.Method == http.MethodOptions && rt.Req.Headers["access-control-request-method"] != "" {
 			if allow == "" {
-				res := Error(ctx, http.StatusForbidden, "origin_not_allowed", "origin "+strconv.Quote(origin)+" is not allowed by "+c.setting())
+				res := Error(rt, http.StatusForbidden, "origin_not_allowed", "origin "+strconv.Quote(origin)+" is not allowed by "+c.setting())
 				res.Headers["vary"] = "Origin"
 				return res
 			}
@@ -120,7 +120,7 @@ func (c CORS) Wrap(main func(openruntimes.Context) openruntimes.Response) func(o
 				"vary":                         "Origin",
 			}}
 		}
-		res := main(ctx)
+		res := main(rt)
 		if res.Headers == nil {
 			res.Headers = map[string]string{}
 		}

@@ -10,11 +10,11 @@ import (
 )
 
 func corsCall(c fnhttp.CORS, method string, headers map[string]string) openruntimes.Response {
-	ctx := openruntimes.NewContext(openruntimes.Logger{})
-	ctx.Req.Method, ctx.Req.Path, ctx.Req.Headers = method, "/", headers
-	return c.Wrap(func(ctx openruntimes.Context) openruntimes.Response {
-		return fnhttp.Error(ctx, http.StatusTeapot, "teapot", "short and stout")
-	})(ctx)
+	rt := openruntimes.NewContext(openruntimes.Logger{})
+	rt.Req.Method, rt.Req.Path, rt.Req.Headers = method, "/", headers
+	return c.Wrap(func(rt openruntimes.Context) openruntimes.Response {
+		return fnhttp.Error(rt, http.StatusTeapot, "teapot", "short and stout")
+	})(rt)
 }
 
 func TestParseCORS(t *testing.T) {

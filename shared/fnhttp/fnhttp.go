@@ -27,8 +27,8 @@ type HealthStatus struct {
 }
 
 // Health answers GET /health: 200 {"status":"ok","build_id":…}.
-func Health(ctx openruntimes.Context) openruntimes.Response {
-	return JSON(ctx, http.StatusOK, HealthStatus{Status: "ok", BuildID: BuildID()})
+func Health(rt openruntimes.Context) openruntimes.Response {
+	return JSON(rt, http.StatusOK, HealthStatus{Status: "ok", BuildID: BuildID()})
 }
 
 // ErrorBody is the JSON body of every error a function answers with itself.
@@ -40,10 +40,10 @@ type ErrorBody struct {
 }
 
 // JSON answers with status and v encoded as JSON. An encoding failure becomes a JSON 500.
-func JSON(ctx openruntimes.Context, status int, v any) openruntimes.Response {
+func JSON(rt openruntimes.Context, status int, v any) openruntimes.Response {
 	body, err := json.Marshal(v)
 	if err != nil {
-		ctx.Error("encode response: " + err.Error())
+		rt.Error("encode response: " + err.Error())
 		body = []byte(`{"error":"internal","message":"could not encode the response"}`)
 		status = http.StatusInternalServerError
 	}
@@ -55,8 +55,8 @@ func JSON(ctx openruntimes.Context, status int, v any) openruntimes.Response {
 }
 
 // Error answers with status and {"error": code, "message": message}.
-func Error(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
-	return JSON(ctx, status, ErrorBody{Error: code, Message: message})
+func Error(rt openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return JSON(rt, status, ErrorBody{Error: code, Message: message})
 }
 
 // DetailBody is ErrorBody with the reference engine's "detail" field (FastAPI's error key) carrying the
@@ -68,11 +68,11 @@ type DetailBody struct {
 }
 
 // DetailError answers with status and {"error": code, "message": message, "detail": message}.
-func DetailError(ctx openruntimes.Context, status int, code, message string) openruntimes.Response {
-	return JSON(ctx, status, DetailBody{Error: code, Message: message, Detail: message})
+func DetailError(rt openruntimes.Context, status int, code, message string) openruntimes.Response {
+	return JSON(rt, status, DetailBody{Error: code, Message: message, Detail: message})
 }
 
 // NotFound answers an unknown method or path with a JSON 404 that names them.
-func NotFound(ctx openruntimes.Context) openruntimes.Response {
-	return Error(ctx, http.StatusNotFound, "not_found", "no route for "+ctx.Req.Method+" "+ctx.Req.Path)
+func NotFound(rt openruntimes.Context) openruntimes.Response {
+	return Error(rt, http.StatusNotFound, "not_found", "no route for "+rt.Req.Method+" "+rt.Req.Path)
 }

@@ -306,7 +306,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx = tools.WithPrincipal(ctx, principal)
-	rec := newRecorder()
+	rec := NewRecorder()
 	s.http.Handle(rec, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
 	out := rec.body.Bytes()
 	if rec.status == http.StatusOK && strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") {
@@ -535,25 +535,43 @@ func decodeParams(raw json.RawMessage, v any) *mcperr.Error {
 	return nil
 }
 
-// recorder is a buffered, non-streaming server.HTTPResponseWriter: mcp-go answers with one JSON body.
-type recorder struct {
+// Recorder is the function's one buffering http.ResponseWriter: it keeps the whole answer (status,
+// headers, body), as the open-runtimes contract takes one buffered response. It is also the
+// non-streaming server.HTTPResponseWriter mcp-go answers into (one JSON body, never SSE).
+type Recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
 	wrote  bool
 }
 
-func newRecorder() *recorder { return &recorder{header: http.Header{}, status: http.StatusOK} }
+// NewRecorder returns an empty Recorder whose status is 200 until WriteHeader or Write says otherwise.
+func NewRecorder() *Recorder { return &Recorder{header: http.Header{}, status: http.StatusOK} }
 
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) WriteHeader(code int) {
+// Header implements http.ResponseWriter.
+func (r *Recorder) Header() http.Header { return r.header }
+
+// WriteHeader implements http.ResponseWriter; only the first status counts.
+func (r *Recorder) WriteHeader(code int) {
 	if !r.wrote {
 		r.status, r.wrote = code, true
 	}
 }
-func (r *recorder) Write(p []byte) (int, error) {
+
+// Write implements http.ResponseWriter.
+func (r *Recorder) Write(p []byte) (int, error) {
 	r.wrote = true
 	return r.body.Write(p)
 }
-func (r *recorder) Flush()          {}
-func (r *recorder) CanStream() bool { return false }
+
+// Flush implements http.Flusher as a no-op: the answer is sent whole.
+func (r *Recorder) Flush() {}
+
+// CanStream tells mcp-go not to stream (server.HTTPResponseWriter).
+func (r *Recorder) CanStream() bool { return false }
+
+// Status is the recorded status code.
+func (r *Recorder) Status() int { return r.status }
+
+// Body is the recorded body.
+func (r *Recorder) Body() []byte { return r.body.Bytes() }

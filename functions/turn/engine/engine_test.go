@@ -211,7 +211,9 @@ func TestBudgetCancelsATool(t *testing.T) {
 	m := &fakeModel{replies: []fakeReply{routeTo("planner"), calls("slow")}}
 	start := time.Now()
 	evs := run(t, &Engine{Model: m, Tools: reg, Config: Config{Budget: 100 * time.Millisecond}}, request.Turn{Message: "m"})
-	if time.Since(start) > time.Second {
+	// The tool only ends when its context does, so the turn ending at all shows the budget stopped it; the
+	// ceiling is a safety net far above the 100 ms budget.
+	if time.Since(start) > 20*time.Second {
 		t.Fatal("the budget did not stop the tool")
 	}
 	last := evs[len(evs)-2]

@@ -6,7 +6,7 @@ import (
 	"appwrite-agent/functions/turn/request"
 )
 
-// The prompts state every rule of the reference's prompts in our own words (reference §5.3b). docs/turn.md
+// The prompts state every rule of the reference's prompts in our own words (app/graph/builder.py of the reference, docs/turn.md "Source"). docs/turn.md
 // maps each rule id to the line that carries it, and prompts_test.go fails when a rule's key facts leave
 // its prompt.
 

@@ -11,7 +11,7 @@ import (
 	"appwrite-agent/functions/turn/tools"
 )
 
-// promptRule is one rule of the reference's prompts (reference §5.3b) and the facts its prompt must keep:
+// promptRule is one rule of the reference's prompts (app/graph/builder.py of the reference, docs/turn.md "Source") and the facts its prompt must keep:
 // every fact must appear in the prompt, word for word (case-sensitive). The facts are the parts a model
 // cannot do without: tool and action names, argument names, metric ids, literal values.
 type promptRule struct {
@@ -142,7 +142,7 @@ func TestEveryRuleKeepsItsFacts(t *testing.T) {
 			}
 		}
 	}
-	// Every rule of the reference (§5.3b) is listed: R1-R12, P0-P17, S1-S11, L1-L10.
+	// Every rule of the reference's prompts is listed: R1-R12, P0-P17, S1-S11, L1-L10.
 	for prefix, n := range map[string][2]int{"R": {1, 12}, "P": {0, 17}, "S": {1, 11}, "L": {1, 10}} {
 		for i := n[0]; i <= n[1]; i++ {
 			if id := prefix + strconv.Itoa(i); !seen[id] {

@@ -1,4 +1,4 @@
-// Package mcptools gives a turn the tools of its MCP connections (reference §6.8, §6.9): each connection
+// Package mcptools gives a turn the tools of its MCP connections (the reference's app/mcp/manager.py and write_guard.py): each connection
 // of the request is validated, connected over Streamable HTTP with its bearer token through the SSRF-safe
 // client (protocol 2026-07-28 where the server offers it, the legacy handshake otherwise), its access
 // token refreshed once when it is expired or refused before any tool call, and its tools listed and

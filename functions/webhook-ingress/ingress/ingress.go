@@ -19,6 +19,7 @@ import (
 
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/eventdelivery"
+	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
@@ -65,12 +66,6 @@ type Outcome struct {
 	EventID  string `json:"eventId,omitempty"`
 	Attempts int    `json:"attempts,omitempty"`
 	Reason   string `json:"reason,omitempty"`
-}
-
-// Refusal is the body of a 4xx/5xx answer.
-type Refusal struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
 }
 
 // Deps are the ingress's collaborators, replaceable in tests.
@@ -127,7 +122,7 @@ func (d *Deps) fill(appwriteKey string) {
 
 func (d *Deps) reject(status int, code, msg string) Answer {
 	d.Log(opsmetrics.Line(MetricIngress, "outcome", "rejected", "reason", code))
-	return Answer{status, Refusal{Error: code, Message: msg}}
+	return Answer{status, fnhttp.ErrorBody{Error: code, Message: msg}}
 }
 
 func (d *Deps) ignore(reason string) Answer {

@@ -19,7 +19,7 @@ import (
 	"appwrite-agent/shared/devkit/localappwrite"
 )
 
-// CLIVersion is the Appwrite CLI the deploy path is proven with (functions-runtime.md §5).
+// CLIVersion is the Appwrite CLI the deploy path is proven with (docs/deploy.md).
 const CLIVersion = "12.0.1"
 
 const projectID = "clipush"

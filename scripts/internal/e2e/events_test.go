@@ -179,12 +179,27 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 
 // TestExpiredSubscriptionDeliversNothing: a grant that ran out is refused by the ingress.
 func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
-	w := start(t, map[string][]string{"mcp-events": {"MCP_EVENTS_TTL_MIN=1s"}})
+	// A one-millisecond grant: the envelope keeps whole seconds (rounded down), so it ends at most 1 ms
+	// after it was granted, at the refreshBefore the answer states. The functions run as separate
+	// processes on the wall clock, so the test waits for that instant (at most 1 ms), not a guessed time.
+	w := start(t, map[string][]string{"mcp-events": {"MCP_EVENTS_TTL_MIN=1ms"}})
 	ctx := context.Background()
-	if _, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 1000); err != nil {
+	sub, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2100 * time.Millisecond) // the envelope's expiry has second precision
+	if sub.RefreshBefore == nil {
+		t.Fatal("a 1 ms grant has no refreshBefore")
+	}
+	end, err := time.Parse(time.RFC3339, *sub.RefreshBefore)
+	if err != nil {
+		t.Fatalf("refreshBefore %q: %v", *sub.RefreshBefore, err)
+	}
+	if d := time.Until(end); d > time.Millisecond {
+		t.Fatalf("a 1 ms grant ends in %v", d)
+	} else if d > 0 {
+		time.Sleep(d)
+	}
 	w.row(w.st.Demo.TableID)
 	w.settle()
 	if n := len(w.events()); n != 0 {

@@ -42,7 +42,11 @@ func (e *Error) Error() string { return fmt.Sprintf("MCP error %d: %s %v", e.Cod
 // Call posts one request and decodes its result into out (may be nil). A JSON-RPC error is returned as *Error.
 func (c *Client) Call(ctx context.Context, method string, params, out any) error {
 	id := c.ids.Add(1)
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	obj, err := withMeta(params)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": obj})
 	if err != nil {
 		return err
 	}
@@ -54,6 +58,17 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
 	req.Header.Set("Mcp-Method", method)
+	// SEP-2243: methods that name a tool, prompt or resource mirror it in Mcp-Name.
+	switch method {
+	case "tools/call", "prompts/get":
+		if n, ok := obj["name"].(string); ok {
+			req.Header.Set("Mcp-Name", n)
+		}
+	case "resources/read":
+		if u, ok := obj["uri"].(string); ok {
+			req.Header.Set("Mcp-Name", u)
+		}
+	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
@@ -149,4 +164,36 @@ func (c *Client) Subscribe(ctx context.Context, name string, args map[string]str
 // Unsubscribe calls events/unsubscribe.
 func (c *Client) Unsubscribe(ctx context.Context, name string, args map[string]string, url string) error {
 	return c.Call(ctx, "events/unsubscribe", map[string]any{"name": name, "arguments": args, "delivery": map[string]any{"url": url}}, nil)
+}
+
+// withMeta returns params as an object whose _meta carries the protocol version, the client's info and
+// capabilities: protocol 2026-07-28 is stateless, so every request states them in its body (the version
+// also in the MCP-Protocol-Version header; servers refuse a request whose two disagree or whose body lacks
+// them, with a 400).
+func withMeta(params any) (map[string]any, error) {
+	m := map[string]any{}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &m); err != nil || m == nil {
+			return nil, fmt.Errorf("params must be a JSON object: %s", b)
+		}
+	}
+	meta, _ := m["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	for k, v := range map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    ProtocolVersion,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "appwrite-agent-eventsclient", "version": "1.0.0"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	} {
+		if _, ok := meta[k]; !ok {
+			meta[k] = v
+		}
+	}
+	m["_meta"] = meta
+	return m, nil
 }

@@ -104,7 +104,7 @@ func (s *Server) CreateKeyExpiring(projectID string, scopes []string, expire tim
 	return secret, nil
 }
 
-// DynamicKey mints a dynamic API key as Appwrite gives function executions (functions-runtime.md §4.4): an HS256
+// DynamicKey mints a dynamic API key as Appwrite gives function executions (Appwrite 1.9 `Deployments::scopes`, `src/Appwrite/Auth/Key.php`; docs/local-appwrite.md): an HS256
 // JWT {projectId, scopes} signed with the server key, expiring after ttl, prefixed "dynamic_" or "ephemeral_".
 func (s *Server) DynamicKey(projectID string, scopes []string, ttl time.Duration) (string, error) {
 	now := s.now()
@@ -150,7 +150,12 @@ func scopeSet(list []string) map[string]bool {
 // src/Appwrite/Auth/Key.php): an X-Appwrite-Key selects a key role; a key the project does not know leaves the
 // caller a guest (so a key of another project ends as 401 general_unauthorized_scope); an expired key is
 // 401 project_key_expired. An OAuth access token (Authorization: Bearer) counts only with X-Appwrite-Mode: admin,
-// as the MCP server sends it (mcp-events.md §3.3), and only for a project member.
+// as the MCP server sends it (appwrite/mcp `server.py`), and only for a project member.
+//
+// APPWRITE CLOUD BEHAVIOUR: the OAuth bearer is what the hosted Appwrite MCP server sends to Appwrite Cloud.
+// The open-source server reads no Authorization: Bearer header and has no OAuth2 routes
+// (app/init/resources/request.php:462-585, 1.9.6): against a self-hosted Appwrite such a request is a guest's.
+// The stand-in keeps it so that mcp-events can be tested as it runs on Cloud.
 func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIError) {
 	guest := &principal{kind: "guest", scopes: map[string]bool{}, label: "User", role: "guests"}
 	if key := r.Header.Get("X-Appwrite-Key"); key != "" {
@@ -172,6 +177,7 @@ func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIErr
 		return p, nil
 	}
 	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+		// Appwrite Cloud only (see above).
 		if !strings.EqualFold(r.Header.Get("X-Appwrite-Mode"), "admin") {
 			return guest, nil
 		}

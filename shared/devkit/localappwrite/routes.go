@@ -65,6 +65,7 @@ func (s *Server) routes() {
 	}
 	api("PATCH /v1/projects/{projectId}/webhooks/{webhookId}/signature", []string{"webhooks.write"}, s.rotateWebhookSecret)
 	// TablesDB.
+	s.setupRoutes(api)
 	api("GET /v1/tablesdb/{databaseId}", []string{"databases.read"}, s.getDatabase)
 	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}", []string{"tables.read", "collections.read"}, s.getTable)
 	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows", []string{"rows.read", "documents.read"}, s.listRows)
@@ -93,7 +94,7 @@ func (s *Server) routes() {
 	api("POST /v1/functions/{functionId}/executions", []string{"executions.write", "execution.write"}, s.createExecution)
 	api("GET /v1/functions/{functionId}/executions/{executionId}", []string{"executions.read", "execution.read"}, s.getExecution)
 
-	// OAuth issuer (mcp-events.md §3.2: issuer {endpoint}/oauth2/{project}).
+	// OAuth issuer (as appwrite/mcp expects it: issuer {endpoint}/oauth2/{project}; docs/events.md).
 	m.HandleFunc("GET /v1/oauth2/console/jwks", s.serveJWKS)
 	m.HandleFunc("GET /v1/oauth2/console/.well-known/openid-configuration", s.serveDiscovery)
 	m.HandleFunc("GET /v1/oauth2/console/.well-known/oauth-authorization-server", s.serveDiscovery)

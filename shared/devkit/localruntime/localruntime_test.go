@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"appwrite-agent/shared/devkit/localruntime"
 
@@ -19,19 +18,19 @@ import (
 )
 
 // echo answers with what the function saw, so tests can check how Context.Req was built.
-func echo(ctx openruntimes.Context) openruntimes.Response {
-	ctx.Log("request", ctx.Req.Method, ctx.Req.Path)
-	return ctx.Res.Json(map[string]any{
-		"method":      ctx.Req.Method,
-		"path":        ctx.Req.Path,
-		"url":         ctx.Req.Url,
-		"scheme":      ctx.Req.Scheme,
-		"host":        ctx.Req.Host,
-		"port":        ctx.Req.Port,
-		"queryString": ctx.Req.QueryString,
-		"query":       ctx.Req.Query,
-		"headers":     ctx.Req.Headers,
-		"body":        ctx.Req.BodyText(),
+func echo(rt openruntimes.Context) openruntimes.Response {
+	rt.Log("request", rt.Req.Method, rt.Req.Path)
+	return rt.Res.Json(map[string]any{
+		"method":      rt.Req.Method,
+		"path":        rt.Req.Path,
+		"url":         rt.Req.Url,
+		"scheme":      rt.Req.Scheme,
+		"host":        rt.Req.Host,
+		"port":        rt.Req.Port,
+		"queryString": rt.Req.QueryString,
+		"query":       rt.Req.Query,
+		"headers":     rt.Req.Headers,
+		"body":        rt.Req.BodyText(),
 	})
 }
 
@@ -83,7 +82,7 @@ func newReq(t *testing.T, method, url string, body io.Reader) *http.Request {
 
 func TestHealthDoesNotCallTheFunction(t *testing.T) {
 	called := false
-	srv := start(t, func(ctx openruntimes.Context) openruntimes.Response { called = true; return ctx.Res.Text("x") }, localruntime.Options{Secret: "s"})
+	srv := start(t, func(rt openruntimes.Context) openruntimes.Response { called = true; return rt.Res.Text("x") }, localruntime.Options{Secret: "s"})
 	res, body := do(t, newReq(t, "GET", srv.URL+"/__opr/health", nil))
 	if res.StatusCode != 200 || body != "OK" || called {
 		t.Fatalf("health: %d %q called=%v", res.StatusCode, body, called)
@@ -125,12 +124,18 @@ func TestSecret(t *testing.T) {
 }
 
 func TestTimeoutHeader(t *testing.T) {
-	slow := func(ctx openruntimes.Context) openruntimes.Response {
-		time.Sleep(1500 * time.Millisecond)
-		return ctx.Res.Text("late")
+	// A request with x-hold runs until the test ends: only the runtime's timeout can answer it. Others
+	// answer at once.
+	release := make(chan struct{})
+	slow := func(rt openruntimes.Context) openruntimes.Response {
+		if rt.Req.Headers["x-hold"] != "" {
+			<-release
+		}
+		return rt.Res.Text("late")
 	}
 	logDir := t.TempDir()
 	srv := start(t, slow, localruntime.Options{LogDir: logDir})
+	t.Cleanup(func() { close(release) })
 	for _, bad := range []string{"abc", "1.5", "-1", "1e3"} {
 		req := newReq(t, "GET", srv.URL+"/", nil)
 		req.Header.Set("x-open-runtimes-timeout", bad)
@@ -143,6 +148,7 @@ func TestTimeoutHeader(t *testing.T) {
 	req := newReq(t, "GET", srv.URL+"/", nil)
 	req.Header.Set("x-open-runtimes-timeout", "1")
 	req.Header.Set("x-open-runtimes-log-id", "slow1")
+	req.Header.Set("x-hold", "1")
 	res, body := do(t, req)
 	if res.StatusCode != 500 || body != "" {
 		t.Fatalf("exceeded: %d %q", res.StatusCode, body)
@@ -169,10 +175,10 @@ func TestLogging(t *testing.T) {
 	logDir := t.TempDir()
 	var mu sync.Mutex
 	var got []string
-	srv := start(t, func(ctx openruntimes.Context) openruntimes.Response {
-		ctx.Log("hello", "world")
-		ctx.Error("bad thing")
-		return ctx.Res.Text("ok")
+	srv := start(t, func(rt openruntimes.Context) openruntimes.Response {
+		rt.Log("hello", "world")
+		rt.Error("bad thing")
+		return rt.Res.Text("ok")
 	}, localruntime.Options{LogDir: logDir, OnLog: func(id, logs, errs string) {
 		mu.Lock()
 		got = append(got, id+"|"+logs+"|"+errs)
@@ -235,8 +241,8 @@ func TestDevelopmentLogID(t *testing.T) {
 }
 
 func TestBodyCap(t *testing.T) {
-	srv := start(t, func(ctx openruntimes.Context) openruntimes.Response {
-		return ctx.Res.Text(string(rune('0' + len(ctx.Req.BodyBinary())%10)))
+	srv := start(t, func(rt openruntimes.Context) openruntimes.Response {
+		return rt.Res.Text(string(rune('0' + len(rt.Req.BodyBinary())%10)))
 	}, localruntime.Options{})
 	at := bytes.Repeat([]byte("a"), localruntime.MaxBodyBytes)
 	res, _ := do(t, newReq(t, "POST", srv.URL+"/", bytes.NewReader(at)))

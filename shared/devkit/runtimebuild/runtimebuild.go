@@ -1,4 +1,4 @@
-// Package runtimebuild builds a function the way the open-runtimes Go image does (functions-runtime.md §1.2):
+// Package runtimebuild builds a function the way the open-runtimes Go image does (open-runtimes `helpers/lifecycle/build.sh` and `runtimes/go/versions/latest/hooks/compile.sh`; docs/deploy.md):
 // unpack the deployment's tar.gz into a build folder, run the function's build commands there with
 // `bash -c`, then build a separate module openruntimes/server that replaces openruntimes/handler v0.0.0 with
 // the build folder and calls handler.Main through shared/devkit/localruntime (our implementation of the
@@ -137,6 +137,7 @@ func Unpack(r io.Reader, dir string) error {
 		}
 	}
 	if files == 0 {
+		//lint:ignore ST1005 open-runtimes' build message (helpers/lifecycle/build.sh), word for word
 		return errors.New("No source code found")
 	}
 	return nil

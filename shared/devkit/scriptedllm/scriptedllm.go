@@ -67,6 +67,10 @@ type Reply struct {
 	ChunkDelay time.Duration
 	// Chunks splits Content into at most this many stream chunks; 0 means one chunk per word.
 	Chunks int
+	// StallAfter, when above zero, makes a stream stop after this many content chunks and send nothing more
+	// until the client goes away: a model that hangs mid-answer, so that a test of the client's deadline
+	// gets a partial answer without racing a chunk timer against that deadline.
+	StallAfter int
 	// Status and Body, when Status is non-zero, answer with exactly this status and raw body (for malformed
 	// answers).
 	Status int
@@ -249,6 +253,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // sleep waits d or until the client goes away; it reports whether the wait completed.
+// stalled holds the stream once sent content chunks reach reply.StallAfter, until the client goes away,
+// and reports whether it did.
+func stalled(r *http.Request, reply Reply, sent int) bool {
+	if reply.StallAfter <= 0 || sent < reply.StallAfter {
+		return false
+	}
+	<-r.Context().Done()
+	return true
+}
+
 func sleep(r *http.Request, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -380,8 +394,8 @@ func streamChat(w http.ResponseWriter, r *http.Request, req Request, reply Reply
 	if !chunk(map[string]any{"role": "assistant", "content": ""}, nil) {
 		return
 	}
-	for _, piece := range Split(reply.text(), reply.Chunks) {
-		if !chunk(map[string]any{"content": piece}, nil) {
+	for i, piece := range Split(reply.text(), reply.Chunks) {
+		if !chunk(map[string]any{"content": piece}, nil) || stalled(r, reply, i+1) {
 			return
 		}
 	}
@@ -493,8 +507,8 @@ func streamResponse(w http.ResponseWriter, r *http.Request, req Request, reply R
 	if reply.Reasoning != nil {
 		index = 1 // the reasoning item comes first
 	}
-	for _, piece := range Split(reply.text(), reply.Chunks) {
-		if !event("response.output_text.delta", map[string]any{"item_id": "msg_scripted", "output_index": index, "content_index": 0, "delta": piece}) {
+	for i, piece := range Split(reply.text(), reply.Chunks) {
+		if !event("response.output_text.delta", map[string]any{"item_id": "msg_scripted", "output_index": index, "content_index": 0, "delta": piece}) || stalled(r, reply, i+1) {
 			return
 		}
 	}

@@ -69,6 +69,31 @@ func TestChatStream(t *testing.T) {
 	}
 }
 
+// A stalled stream sends its first chunks and then nothing until the client gives up.
+func TestChatStreamStalls(t *testing.T) {
+	s := New(Reply{Content: "one two three", StallAfter: 1})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := client(s).CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var text strings.Builder
+	for text.String() == "" {
+		c, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(c.Choices[0].Delta.Content)
+	}
+	cancel() // the only way the stream ends now
+	if _, err := st.Recv(); err == nil || text.String() != "one " {
+		t.Fatalf("after %q: %v", text.String(), err)
+	}
+}
+
 func TestResponses(t *testing.T) {
 	s := New(Reply{Content: "answer", ToolCalls: []ToolCall{{ID: "c1", Name: "f"}}})
 	defer s.Close()

@@ -12,7 +12,7 @@ import (
 )
 
 // TestMessageCoverage checks that every error message of the reference
-// (agent-engine.md §2) appears in the golden outputs.
+// (the reference engine's app/graph/clarify.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	outs = append(outs, clarify.Call(json.RawMessage(`{"prompts":5}`)))

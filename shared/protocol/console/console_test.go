@@ -39,13 +39,13 @@ func TestChartPointLimit(t *testing.T) {
 }
 
 // TestMessageCoverage checks that every error message of the reference
-// (agent-engine.md §1.2-§1.5) appears in the golden outputs, so each one is
+// (the reference engine's app/graph/console.py, docs/turn.md "Source") appears in the golden outputs, so each one is
 // pinned word for word by a golden line.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	outs = append(outs, console.Result(points(5001)), console.Call(json.RawMessage(`{"actions":5}`)))
 	messages := []string{
-		// §1.2 top level
+		// parse_actions_arg: top level
 		"— actions is empty",
 		"— actions must be valid JSON: Expecting value: line 1 column 2 (char 1)",
 		"— actions must be valid JSON: Expecting property name enclosed in double quotes: ",
@@ -68,7 +68,7 @@ func TestMessageCoverage(t *testing.T) {
 		"— unknown or missing type True; expected",
 		"— unknown or missing type ['a']; expected",
 		"— unknown or missing type {'a': [1, None, True, \"it's\"]}; expected",
-		// §1.3 helpers
+		// string helpers
 		"— 'set_theme': theme must be a string",
 		"— 'set_theme': theme is required",
 		"— 'navigate': replace must be a boolean",
@@ -78,7 +78,7 @@ func TestMessageCoverage(t *testing.T) {
 		"— None: resourceId must be a string",
 		"— 'z': title is required",
 		"— ' resource ': resourceType must be a string",
-		// §1.4 per action
+		// per action
 		"— set_theme.theme must be one of ['dark', 'light', 'system']",
 		"— navigate.path must start with '/'",
 		"— open_create.resource must be one of ['bucket', 'database', 'function', 'site', 'team', 'user']",
@@ -114,7 +114,7 @@ func TestMessageCoverage(t *testing.T) {
 		"— chart.changePercent must be a number",
 		"— refresh.scopes must be a non-empty array of strings",
 		"— refresh.scopes entries must be non-empty strings",
-		// §1.5 resource items
+		// resource items
 		"— resource_list.items[0]: item must be an object",
 		"— resource: metadata must be an array",
 		"— resource: at most 20 metadata entries",

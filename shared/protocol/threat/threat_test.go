@@ -12,7 +12,7 @@ import (
 )
 
 // TestMessageCoverage checks that every error message of the reference
-// (agent-engine.md §3b and app/graph/threat.py) appears in the golden outputs.
+// (the reference engine's app/graph/threat.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	for _, m := range []string{

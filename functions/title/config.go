@@ -1,0 +1,48 @@
+package handler
+
+import (
+	"os"
+	"strings"
+
+	"appwrite-agent/functions/title/rowevent"
+	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/sessionauth"
+)
+
+// EnvCORSOrigins lists the browser origins allowed to call the function (fnhttp.ParseCORS).
+const EnvCORSOrigins = "TITLE_CORS_ORIGINS"
+
+// Config is everything the function reads from its environment. This file is the only place that reads
+// it; the function reads it once per process (see state).
+type Config struct {
+	// Auth is AGENT_API_KEY and AGENT_ALLOW_UNAUTHENTICATED (the HTTP route).
+	Auth sessionauth.Policy
+	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL.
+	LLM llm.Env
+	// CORS is TITLE_CORS_ORIGINS.
+	CORS fnhttp.CORS
+	// Rows says which rows get titles from row-create events (rowevent.ConfigFromEnv).
+	Rows rowevent.Config
+	// Warnings lists environment values that were ignored.
+	Warnings []string
+}
+
+// LoadConfig reads the configuration from the environment.
+func LoadConfig() Config {
+	c := Config{
+		Auth: sessionauth.FromEnv(),
+		LLM:  llm.Env{APIKey: strings.TrimSpace(os.Getenv("LLM_API_KEY")), Model: strings.TrimSpace(os.Getenv("LLM_MODEL")), BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL"))},
+		Rows: rowevent.ConfigFromEnv(),
+	}
+	var err error
+	if c.CORS, err = fnhttp.CORSFromEnv(EnvCORSOrigins); err != nil {
+		c.Warnings = append(c.Warnings, err.Error())
+	}
+	return c
+}
+
+// state is the function's only process-wide value: its configuration, read once per process environment
+// (shared/envcache).
+var state = envcache.New(func() (Config, error) { return LoadConfig(), nil })
