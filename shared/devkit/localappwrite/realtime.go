@@ -511,9 +511,11 @@ func parseRealtimeQueries(raw []string) ([]rtQuery, []string, error) {
 func parseRealtimeQuery(b []byte) (rtQuery, error) {
 	var q rtQuery
 	if err := json.Unmarshal(b, &q); err != nil || q.Method == "" {
+		//lint:ignore ST1005 Appwrite's own message, which the stand-in answers with
 		return q, fmt.Errorf("Invalid query: %s", string(b))
 	}
 	if !slices.Contains(rtAllowed, q.Method) {
+		//lint:ignore ST1005 Appwrite's own message, which the stand-in answers with
 		return q, fmt.Errorf("Query method '%s' is not supported in Realtime queries. Allowed: %s", q.Method, strings.Join(rtAllowed, ", "))
 	}
 	if q.Method == "and" || q.Method == "or" {
@@ -643,7 +645,12 @@ func readRoles(perms []string) []string {
 // Appwrite's shutdown hook, app/controllers/shared/api.php; here only row events). Runs with s.mu held, in
 // dispatch order, so a connection receives a table's events in the order they were written.
 func (s *Server) realtimeLocked(pr *project, ev pendingEvent, events []string) {
-	if len(s.rt.conns) == 0 || !strings.HasPrefix(ev.pattern, rowEvent) {
+	action, isRow := strings.CutPrefix(ev.pattern, rowEvent)
+	if !isRow {
+		// A row create carries the documents form (see createRow).
+		action, isRow = strings.CutPrefix(ev.pattern, documentEvent)
+	}
+	if len(s.rt.conns) == 0 || !isRow {
 		return
 	}
 	vals := map[string]string{}
@@ -677,7 +684,6 @@ func (s *Server) realtimeLocked(pr *project, ev pendingEvent, events []string) {
 	if t.rowSecurity {
 		roles = append(roles, readRoles(rowPerms)...)
 	}
-	action := ev.pattern[len(rowEvent):]
 	channels := rowChannels(db.id, t.id, vals["rowId"], action)
 	anyRole := slices.Contains(roles, "any")
 	for c := range s.rt.conns {
