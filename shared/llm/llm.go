@@ -299,6 +299,8 @@ func (c *Client) chat(ctx context.Context, req Request) (Result, error) {
 	if strict {
 		cr.MaxCompletionTokens = req.MaxTokens
 	} else {
+		//lint:ignore SA1019 max_tokens is what non-reasoning models and most OpenAI-compatible servers take;
+		// max_completion_tokens goes to the strict (reasoning) models above.
 		cr.MaxTokens = req.MaxTokens
 	}
 	if t := c.settings.Temperature; t != nil && (!strict || *t == 1) {

@@ -118,6 +118,7 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 	}
 	providers := cfg.Providers()
 	if len(providers) == 0 {
+		//lint:ignore ST1005 the text is the tool's answer to the model ("Error: " + text), worded as a sentence
 		return "", errors.New(MsgNoProvider)
 	}
 	q := strings.TrimSpace(a.Query)
@@ -151,6 +152,7 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 		}
 		return formatResults(q, status, name, failures, tidyResults(results, n)), nil
 	}
+	//lint:ignore ST1005 the text is the tool's answer to the model ("Error: " + text), worded as sentences
 	return "", fmt.Errorf("%s (%s). Use browser_fetch or http_get on a known URL instead.", MsgSearchFailed, strings.Join(failures, "; "))
 }
 

@@ -198,11 +198,11 @@ func rowModel(t *table, r *row) obj {
 func (s *Server) findTable(c *call) (*database, *table, *APIError) {
 	db := c.pr.databases[c.r.PathValue("databaseId")]
 	if db == nil {
-		return nil, nil, newErr(ErrDatabaseNotFound)
+		return nil, nil, withID(ErrDatabaseNotFound, c.r.PathValue("databaseId"))
 	}
 	t := db.tables[c.r.PathValue("tableId")]
 	if t == nil {
-		return db, nil, newErr(ErrTableNotFound)
+		return db, nil, withID(ErrTableNotFound, c.r.PathValue("tableId"))
 	}
 	return db, t, nil
 }
@@ -210,7 +210,7 @@ func (s *Server) findTable(c *call) (*database, *table, *APIError) {
 func (s *Server) getDatabase(c *call) (int, any, *APIError) {
 	db := c.pr.databases[c.r.PathValue("databaseId")]
 	if db == nil {
-		return 0, nil, newErr(ErrDatabaseNotFound)
+		return 0, nil, withID(ErrDatabaseNotFound, c.r.PathValue("databaseId"))
 	}
 	return http.StatusOK, databaseModel(db), nil
 }
@@ -250,7 +250,7 @@ func (s *Server) getRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	return http.StatusOK, rowModel(t, r), nil
 }
@@ -261,10 +261,16 @@ func rowParams(t *table, r *row) []param {
 
 const rowEvent = "databases.[databaseId].tables.[tableId].rows.[rowId]."
 
+// documentEvent is the documents form of rowEvent, which a row create sets (Documents/Create.php:529-532).
+const documentEvent = "databases.[databaseId].collections.[collectionId].documents.[documentId]."
+
 func (s *Server) createRow(c *call) (int, any, *APIError) {
 	_, t, err := s.findTable(c)
 	if err != nil {
 		return 0, nil, err
+	}
+	if rows, ok := c.params["rows"].([]any); ok && len(rows) > 0 {
+		return s.createRowsBulk(c, t) // bulkrows.go
 	}
 	id, err := c.customID("rowId")
 	if err != nil {
@@ -287,7 +293,12 @@ func (s *Server) createRow(c *call) (int, any, *APIError) {
 	}
 	r := s.insertRow(t, id, clean, perms)
 	m := rowModel(t, r)
-	c.emit(rowEvent+"create", m, rowParams(t, r)...)
+	// A row create runs the documents action, which sets the collections form as the event
+	// (Documents/Create.php:483-487,529-532, 1.9.6): so the first generated event, and a function trigger's
+	// x-appwrite-event, is databases.<db>.collections.<table>.documents.<row>.create; the mirror then adds the
+	// tables forms (the same 42 strings as from the tables pattern, in another order).
+	c.emit(documentEvent+"create", m,
+		param{"databaseId", t.dbID}, param{"collectionId", t.id}, param{"tableId", t.id}, param{"documentId", r.id}, param{"rowId", r.id})
 	return http.StatusCreated, m, nil
 }
 
@@ -318,7 +329,7 @@ func (s *Server) updateRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	merged, err := validateRow(t, data, r.data)
 	if err != nil {
@@ -385,7 +396,7 @@ func (s *Server) deleteRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	m := rowModel(t, r)
 	delete(t.rows, r.id)
