@@ -43,11 +43,13 @@ type row struct {
 	data    map[string]any
 }
 
-// Column is a table column. Type is one of string, integer, float, boolean, datetime, email, url, enum.
+// Column is a table column. Type is one of string, varchar, text, mediumtext, longtext, integer, float, boolean,
+// datetime, email, url, enum.
 type Column struct {
 	// Key is the column key.
 	Key string `json:"key"`
-	// Type is string, integer, float, boolean, datetime, email, url or enum.
+	// Type is string (deprecated since 1.9.0), varchar, text, mediumtext, longtext, integer, float, boolean,
+	// datetime, email, url or enum.
 	Type string `json:"type"`
 	// Required columns must be given on create.
 	Required bool `json:"required,omitempty"`
@@ -139,7 +141,7 @@ func columnModel(col Column, t *table) obj {
 		{"key", col.Key}, {"type", typ}, {"status", "available"}, {"error", ""}, {"required", col.Required},
 		{"array", col.Array}, {"$createdAt", formatTime(t.created)}, {"$updatedAt", formatTime(t.updated)},
 	}
-	if typ == "string" && format == "" {
+	if (typ == "string" || typ == "varchar") && format == "" {
 		o = append(o, kv{"size", columnSize(col)})
 	}
 	if format != "" {
@@ -151,7 +153,14 @@ func columnModel(col Column, t *table) obj {
 	return append(o, kv{"default", col.Default})
 }
 
+// textSizes are the character limits of the text column types (MariaDB TEXT, MEDIUMTEXT, LONGTEXT at 4 bytes per
+// character, as utopia-php/database sizes them); the stand-in's approximation.
+var textSizes = map[string]int{"text": 16383, "mediumtext": 4194303, "longtext": 1073741823}
+
 func columnSize(col Column) int {
+	if n, ok := textSizes[col.Type]; ok {
+		return n
+	}
 	if col.Size > 0 {
 		return col.Size
 	}
@@ -477,7 +486,7 @@ func checkColumn(col Column, v any) string {
 
 func checkScalar(col Column, v any) string {
 	switch col.Type {
-	case "string":
+	case "string", "varchar", "text", "mediumtext", "longtext":
 		s, ok := v.(string)
 		if !ok || len([]rune(s)) > columnSize(col) {
 			return fmt.Sprintf("Value must be a valid string and no longer than %d chars", columnSize(col))
