@@ -432,7 +432,7 @@ func TestProgressRefusalsComeBeforeAnyModelCall(t *testing.T) {
 		{"realtime without key", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, hdr("x-appwrite-user-id", "alice"), nil, 422, handler.MsgRealtimeNoKey},
 		{"realtime not configured", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, user, map[string]string{"TURN_PROGRESS_TABLE": ""}, 422, handler.MsgRealtimeNoTable},
 		{"table does not exist", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, user, map[string]string{"TURN_PROGRESS_TABLE": "nope"}, 422,
-			"progress.realtime: progress table not found: table 'nope' of database 'agent' does not exist in project 'agentapp' (table_not_found: Table with the requested ID could not be found.)"},
+			"progress.realtime: progress table not found: table 'nope' of database 'agent' does not exist in project 'agentapp' (table_not_found: Table with the requested ID"},
 		{"key of no use", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, hdr("x-appwrite-user-id", "alice", "x-appwrite-key", "dynamic_forged"), nil, 502, "progress.realtime: reading table 'agent/turn_progress' answered HTTP 401"},
 		{"webhook http", hook("http://example.com/h", whSecret), hdr(), nil, 422, "progress.webhook.url is not allowed: "},
 		{"webhook not a URL", hook("example.com/h", whSecret), hdr(), nil, 422, request.MsgWebhookURL},

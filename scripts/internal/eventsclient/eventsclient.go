@@ -33,6 +33,8 @@ type Error struct {
 	Code    int            `json:"code"`
 	Message string         `json:"message"`
 	Data    map[string]any `json:"data,omitempty"`
+	// HTTPStatus is the answer's HTTP status when it was not 200.
+	HTTPStatus int `json:"-"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("MCP error %d: %s %v", e.Code, e.Message, e.Data) }
@@ -83,12 +85,17 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	if err != nil {
 		return err
 	}
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d %s: %s", method, res.StatusCode, res.Header.Get("WWW-Authenticate"), raw)
-	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  *Error          `json:"error"`
+	}
+	if res.StatusCode != http.StatusOK {
+		// A JSON-RPC error may come with an HTTP error status (InvalidParams as 400, for one).
+		if json.Unmarshal(raw, &msg) == nil && msg.Error != nil {
+			msg.Error.HTTPStatus = res.StatusCode
+			return msg.Error
+		}
+		return fmt.Errorf("%s: HTTP %d %s: %s", method, res.StatusCode, res.Header.Get("WWW-Authenticate"), raw)
 	}
 	if err := json.Unmarshal(raw, &msg); err != nil {
 		return fmt.Errorf("%s: answer is not JSON-RPC: %w: %s", method, err, raw)

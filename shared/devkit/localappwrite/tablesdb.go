@@ -278,6 +278,9 @@ func (s *Server) createRow(c *call) (int, any, *APIError) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if rows, ok := c.params["rows"].([]any); ok && len(rows) > 0 {
+		return s.createRowsBulk(c, t) // bulkrows.go
+	}
 	id, err := c.customID("rowId")
 	if err != nil {
 		return 0, nil, err
