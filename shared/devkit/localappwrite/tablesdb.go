@@ -264,6 +264,11 @@ func (s *Server) getRow(c *call) (int, any, *APIError) {
 	return http.StatusOK, rowModel(t, r), nil
 }
 
+// documentParams are the params the documents action sets (Documents/Create.php:484-487,530-531).
+func documentParams(t *table, r *row) []param {
+	return []param{{"databaseId", t.dbID}, {"collectionId", t.id}, {"tableId", t.id}, {"documentId", r.id}, {"rowId", r.id}}
+}
+
 func rowParams(t *table, r *row) []param {
 	return []param{{"databaseId", t.dbID}, {"tableId", t.id}, {"rowId", r.id}}
 }
@@ -306,8 +311,7 @@ func (s *Server) createRow(c *call) (int, any, *APIError) {
 	// (Documents/Create.php:483-487,529-532, 1.9.6): so the first generated event, and a function trigger's
 	// x-appwrite-event, is databases.<db>.collections.<table>.documents.<row>.create; the mirror then adds the
 	// tables forms (the same 42 strings as from the tables pattern, in another order).
-	c.emit(documentEvent+"create", m,
-		param{"databaseId", t.dbID}, param{"collectionId", t.id}, param{"tableId", t.id}, param{"documentId", r.id}, param{"rowId", r.id})
+	c.emit(documentEvent+"create", m, documentParams(t, r)...)
 	return http.StatusCreated, m, nil
 }
 
