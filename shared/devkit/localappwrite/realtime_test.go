@@ -188,6 +188,10 @@ func TestRealtimeQueriesAndMessageSubscribe(t *testing.T) {
 	if !strings.Contains(string(m.Data), `"$id":"r2"`) || !strings.Contains(string(m.Data), `"subscriptions":["bySeq"]`) {
 		t.Fatalf("second match %s", m.Data)
 	}
+	a.send(map[string]any{"type": "unsubscribe", "data": []map[string]string{{"subscriptionId": "bySeq"}, {"subscriptionId": "nope"}}})
+	if m := a.read(); m.Type != "response" || string(m.Data) != `{"subscriptions":[{"subscriptionId":"bySeq","removed":true},{"subscriptionId":"nope","removed":false}],"success":true,"to":"unsubscribe"}` {
+		t.Fatalf("unsubscribe %s", m.Data)
+	}
 	a.send(map[string]any{"type": "subscribe", "data": []map[string]any{{"channels": []string{"rows"},
 		"queries": []string{`{"method":"search","attribute":"x","values":["y"]}`}}}})
 	if m := a.read(); m.Type != "error" || !strings.Contains(string(m.Data), "is not supported in Realtime queries") {

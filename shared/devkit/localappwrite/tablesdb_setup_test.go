@@ -1,5 +1,7 @@
 package localappwrite
 
+//lint:file-ignore SA1019 the stand-in serves the string-column route Appwrite 1.9 still serves (deprecated there since 1.9.0); the test drives it through the SDK
+
 import (
 	"slices"
 	"strings"
