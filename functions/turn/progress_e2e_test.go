@@ -233,7 +233,6 @@ func timeToolTurn() []scriptedllm.Reply {
 		route("platform", "needs the time", ""),
 		{ToolCalls: []scriptedllm.ToolCall{{Name: "current_time", Arguments: "{}"}}},
 		{Content: "It is late."},
-		{Content: "Late"}, // the conversation title
 	}
 }
 
@@ -242,6 +241,7 @@ func timeToolTurn() []scriptedllm.Reply {
 // same channel, receives none of it.
 func TestAsyncTurnWatchedThroughRealtime(t *testing.T) {
 	st := newStack(t, timeToolTurn()...)
+	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
 	alice, _ := st.aw.CreateSession(progProject, "alice")
 	bob, _ := st.aw.CreateSession(progProject, "bob")
 	a := openBrowser(t, st, alice, "turn-alice-1")
@@ -292,6 +292,7 @@ const whSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // with the standard-webhooks library), and its body still holds the whole timeline.
 func TestSyncTurnWithBothSinks(t *testing.T) {
 	st := newStack(t, timeToolTurn()...)
+	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
 	recv := webhookreceiver.New(whSecret)
 	t.Cleanup(recv.Close)
 	t.Setenv("SAFEHTTP_ALLOW", "127.0.0.0/8")
@@ -362,6 +363,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // answers 200 with its whole timeline, which says the sink was dropped, and the log says why.
 func TestFailingWebhookIsDroppedAndTheTurnGoesOn(t *testing.T) {
 	st := newStack(t, timeToolTurn()...)
+	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
 	recv := webhookreceiver.New(whSecret)
 	t.Cleanup(recv.Close)
 	recv.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return http.StatusInternalServerError, 0 })
