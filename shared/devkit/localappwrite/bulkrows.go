@@ -89,7 +89,9 @@ func (s *Server) createRowsBulk(c *call, t *table) (int, any, *APIError) {
 	for _, p := range rows {
 		r := s.insertRow(t, p.id, p.data, p.perms)
 		m := rowModel(t, r)
-		c.emit(rowEvent+"create", m, rowParams(t, r)...)
+		// triggerBulk with the documents pattern (Documents/Create.php:513-526, Documents/Action.php:444-467,
+		// 1.9.6): the collections form comes first, as for a single create.
+		c.emit(documentEvent+"create", m, documentParams(t, r)...)
 		models = append(models, m)
 	}
 	return http.StatusCreated, obj{{"total", len(models)}, {"rows", nonNilObjs(models)}}, nil

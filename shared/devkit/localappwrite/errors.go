@@ -7,8 +7,8 @@ import (
 )
 
 // Error types the stand-in sends. The strings, HTTP codes and default messages are copied from Appwrite's
-// app/config/errors.php (Exception::* constants); where a type was added after the version read
-// (row_*, table_*, webhook_already_exists) the message follows the sibling document_*/collection_* entries.
+// app/config/errors.php (Exception::* constants, 1.9.6 for the webhook, database, table, row-not-found, column and
+// general_* entries); the other row_* messages follow their document_* siblings.
 const (
 	ErrGeneralUnknown            = "general_unknown"
 	ErrGeneralServerError        = "general_server_error"
@@ -78,7 +78,7 @@ var errorCatalog = map[string]errorDef{
 	ErrUserEmailAlreadyExists:           {409, "A user with the same email already exists in the current project."},
 	ErrUserPhoneAlreadyExists:           {409, "A user with the same phone number already exists in the current project."},
 	ErrWebhookNotFound:                  {404, "Webhook with the requested ID could not be found."},
-	ErrWebhookAlreadyExists:             {409, "Webhook with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrWebhookAlreadyExists:             {409, "Webhook with the same ID already exists. Try again with a different ID."},
 	ErrDatabaseNotFound:                 {404, "Database with the requested ID '%s' could not be found."},
 	ErrDatabaseAlreadyExists:            {409, "Database with the requested ID '%s' already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
 	ErrTableNotFound:                    {404, "Table with the requested ID '%s' could not be found."},

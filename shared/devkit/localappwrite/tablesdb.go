@@ -43,11 +43,13 @@ type row struct {
 	data    map[string]any
 }
 
-// Column is a table column. Type is one of string, integer, float, boolean, datetime, email, url, enum.
+// Column is a table column. Type is one of string, varchar, text, mediumtext, longtext, integer, float, boolean,
+// datetime, email, url, enum.
 type Column struct {
 	// Key is the column key.
 	Key string `json:"key"`
-	// Type is string, integer, float, boolean, datetime, email, url or enum.
+	// Type is string (deprecated since 1.9.0), varchar, text, mediumtext, longtext, integer, float, boolean,
+	// datetime, email, url or enum.
 	Type string `json:"type"`
 	// Required columns must be given on create.
 	Required bool `json:"required,omitempty"`
@@ -139,7 +141,7 @@ func columnModel(col Column, t *table) obj {
 		{"key", col.Key}, {"type", typ}, {"status", "available"}, {"error", ""}, {"required", col.Required},
 		{"array", col.Array}, {"$createdAt", formatTime(t.created)}, {"$updatedAt", formatTime(t.updated)},
 	}
-	if typ == "string" && format == "" {
+	if (typ == "string" || typ == "varchar") && format == "" {
 		o = append(o, kv{"size", columnSize(col)})
 	}
 	if format != "" {
@@ -151,7 +153,14 @@ func columnModel(col Column, t *table) obj {
 	return append(o, kv{"default", col.Default})
 }
 
+// textSizes are the character limits of the text column types (MariaDB TEXT, MEDIUMTEXT, LONGTEXT at 4 bytes per
+// character, as utopia-php/database sizes them); the stand-in's approximation.
+var textSizes = map[string]int{"text": 16383, "mediumtext": 4194303, "longtext": 1073741823}
+
 func columnSize(col Column) int {
+	if n, ok := textSizes[col.Type]; ok {
+		return n
+	}
 	if col.Size > 0 {
 		return col.Size
 	}
@@ -255,6 +264,11 @@ func (s *Server) getRow(c *call) (int, any, *APIError) {
 	return http.StatusOK, rowModel(t, r), nil
 }
 
+// documentParams are the params the documents action sets (Documents/Create.php:484-487,530-531).
+func documentParams(t *table, r *row) []param {
+	return []param{{"databaseId", t.dbID}, {"collectionId", t.id}, {"tableId", t.id}, {"documentId", r.id}, {"rowId", r.id}}
+}
+
 func rowParams(t *table, r *row) []param {
 	return []param{{"databaseId", t.dbID}, {"tableId", t.id}, {"rowId", r.id}}
 }
@@ -297,8 +311,7 @@ func (s *Server) createRow(c *call) (int, any, *APIError) {
 	// (Documents/Create.php:483-487,529-532, 1.9.6): so the first generated event, and a function trigger's
 	// x-appwrite-event, is databases.<db>.collections.<table>.documents.<row>.create; the mirror then adds the
 	// tables forms (the same 42 strings as from the tables pattern, in another order).
-	c.emit(documentEvent+"create", m,
-		param{"databaseId", t.dbID}, param{"collectionId", t.id}, param{"tableId", t.id}, param{"documentId", r.id}, param{"rowId", r.id})
+	c.emit(documentEvent+"create", m, documentParams(t, r)...)
 	return http.StatusCreated, m, nil
 }
 
@@ -480,7 +493,7 @@ func checkColumn(col Column, v any) string {
 
 func checkScalar(col Column, v any) string {
 	switch col.Type {
-	case "string":
+	case "string", "varchar", "text", "mediumtext", "longtext":
 		s, ok := v.(string)
 		if !ok || len([]rune(s)) > columnSize(col) {
 			return fmt.Sprintf("Value must be a valid string and no longer than %d chars", columnSize(col))

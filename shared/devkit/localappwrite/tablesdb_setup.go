@@ -18,7 +18,7 @@ const stringColumnMax = 1_073_741_824
 func (s *Server) setupRoutes(api func(pattern string, scopes []string, h handlerFunc)) {
 	api("POST /v1/tablesdb", []string{"databases.write"}, s.createDatabase)
 	api("POST /v1/tablesdb/{databaseId}/tables", []string{"tables.write", "collections.write"}, s.createTable)
-	for _, typ := range []string{"string", "integer", "float", "boolean", "datetime", "email", "url", "enum"} {
+	for _, typ := range columnTypes {
 		api("POST /v1/tablesdb/{databaseId}/tables/{tableId}/columns/"+typ,
 			[]string{"tables.write", "collections.write", "columns.write", "attributes.write"}, s.createColumn(typ))
 	}
@@ -104,7 +104,9 @@ func (s *Server) createTable(c *call) (int, any, *APIError) {
 	return http.StatusCreated, m, nil
 }
 
-var columnTypes = []string{"string", "integer", "float", "boolean", "datetime", "email", "url", "enum"}
+// columnTypes are the column routes served. string is deprecated since 1.9.0 in favour of varchar and the text
+// types (Columns/Varchar, Text, Mediumtext, Longtext/Create.php).
+var columnTypes = []string{"string", "varchar", "text", "mediumtext", "longtext", "integer", "float", "boolean", "datetime", "email", "url", "enum"}
 
 // createColumn is POST .../columns/{type}: key (Key), required (Boolean, required), default (Nullable, of the
 // type), array; string takes size (Range 1..1,073,741,824, required), enum elements. A default with required
@@ -120,16 +122,21 @@ func (s *Server) createColumn(typ string) handlerFunc {
 			return 0, nil, invalidParam("key", customIDDescription)
 		}
 		col := Column{Key: key, Type: typ}
-		if typ == "string" {
-			size, err := c.integer("size", 0)
-			if err != nil {
-				return 0, nil, err
+		if typ == "string" || typ == "varchar" {
+			// string: Range(1, 1,073,741,824); varchar: Range(1, 16381) (Columns/Varchar/Create.php:59).
+			max, desc := stringColumnMax, "Value must be a valid range between 1 and 1,073,741,824"
+			if typ == "varchar" {
+				max, desc = 16381, "Value must be a valid range between 1 and 16,381"
 			}
 			if !c.has("size") {
 				return 0, nil, missingParam("size")
 			}
-			if size < 1 || size > stringColumnMax {
-				return 0, nil, invalidParam("size", "Value must be a valid range between 1 and 1,073,741,824")
+			size, err := c.integer("size", 0)
+			if err != nil {
+				return 0, nil, err
+			}
+			if size < 1 || size > max {
+				return 0, nil, invalidParam("size", desc)
 			}
 			col.Size = size
 		}

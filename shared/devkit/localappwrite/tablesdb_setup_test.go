@@ -34,9 +34,12 @@ func TestTablesDBSetupThroughSDK(t *testing.T) {
 	_, err = db.CreateTable("shop", "orders", "Orders")
 	wantAPIError(t, err, 409, ErrTableAlreadyExists, "A table with the requested ID 'orders' already exists. Try again with a different ID or use ID.unique() to generate a unique ID.")
 
-	sc, err := db.CreateStringColumn("shop", "orders", "title", 64, true)
-	if err != nil || sc.Key != "title" || sc.Size != 64 || sc.Status != "processing" {
-		t.Fatalf("string column: %+v %v", sc, err)
+	sc, err := db.CreateVarcharColumn("shop", "orders", "title", 64, true)
+	if err != nil || sc.Key != "title" || sc.Size != 64 || sc.Status != "processing" || sc.Type != "varchar" {
+		t.Fatalf("varchar column: %+v %v", sc, err)
+	}
+	if tc, err := db.CreateTextColumn("shop", "orders", "notes", false); err != nil || tc.Type != "text" {
+		t.Fatalf("text column: %+v %v", tc, err)
 	}
 	if _, err := db.CreateIntegerColumn("shop", "orders", "qty", false, db.WithCreateIntegerColumnDefault(1)); err != nil {
 		t.Fatal(err)
@@ -44,17 +47,17 @@ func TestTablesDBSetupThroughSDK(t *testing.T) {
 	if _, err := db.CreateBooleanColumn("shop", "orders", "paid", false); err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.CreateStringColumn("shop", "orders", "title", 10, false)
+	_, err = db.CreateVarcharColumn("shop", "orders", "title", 10, false)
 	wantAPIError(t, err, 409, ErrColumnAlreadyExists, "Column with the requested key 'title' already exists. Column keys must be unique, try again with a different key.")
-	_, err = db.CreateStringColumn("shop", "orders", "note", 10, true, db.WithCreateStringColumnDefault("x"))
+	_, err = db.CreateVarcharColumn("shop", "orders", "note", 10, true, db.WithCreateVarcharColumnDefault("x"))
 	wantAPIError(t, err, 400, ErrColumnDefaultUnsupported, "Cannot set default value for required column")
-	_, err = db.CreateStringColumn("shop", "orders", "big", 1_073_741_825, false)
-	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, "Invalid `size` param: Value must be a valid range between 1 and 1,073,741,824")
-	_, err = db.CreateStringColumn("shop", "missing", "title", 10, false)
+	_, err = db.CreateVarcharColumn("shop", "orders", "big", 16382, false)
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, "Invalid `size` param: Value must be a valid range between 1 and 16,381")
+	_, err = db.CreateVarcharColumn("shop", "missing", "title", 10, false)
 	wantAPIError(t, err, 404, ErrTableNotFound, "Table with the requested ID 'missing' could not be found.")
 
 	got, err := db.GetTable("shop", "orders")
-	if err != nil || len(got.Columns) != 3 {
+	if err != nil || len(got.Columns) != 4 {
 		t.Fatalf("table: %+v %v", got, err)
 	}
 	if _, err := db.CreateRow("shop", "orders", "o1", map[string]any{"title": "two mugs", "qty": 2, "paid": true}); err != nil {
