@@ -247,7 +247,7 @@ func (s *Server) functionSettings(c *call, fn *function, create bool) *APIError 
 	if err != nil {
 		return err
 	}
-	runtime := fn.runtime
+	var runtime string
 	if create {
 		if runtime, err = c.str("runtime", true, "", 128); err != nil {
 			return err
