@@ -179,3 +179,33 @@ func (st *stack) putWebhook(project string, wh map[string]any, set map[string]an
 		st.t.Fatalf("update webhook: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestURLBudgetIsConfigurable: MCP_EVENTS_SEAL_URL_BUDGET=0 keeps webhook URLs bare (and the maximum
+// shrinks accordingly); a budget beyond what Appwrite's url column leaves refuses to start; a malformed one
+// too.
+func TestURLBudgetIsConfigurable(t *testing.T) {
+	st := newStack(t)
+	st.env["MCP_EVENTS_SEAL_URL_BUDGET"] = "0"
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), urlOf(st, 700), secret, nil))
+	most := int(r.Error.Data["maxLength"].(float64))
+	if r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), urlOf(st, most), secret, nil)); r.Error != nil {
+		t.Fatalf("%s", r.Raw)
+	}
+	wh := st.webhooks(projectID)[0]
+	if wh["url"] != st.ingress.srv.URL+"/appwrite/webhooks/"+wh["$id"].(string) {
+		t.Fatalf("URL budget 0, yet the url carries sealed data: %v", wh["url"])
+	}
+	if most > 270 {
+		t.Fatalf("without the URL the maximum is %d bytes", most)
+	}
+	for _, v := range []string{"200", "-1", "x"} {
+		st.env["MCP_EVENTS_SEAL_URL_BUDGET"] = v
+		if _, err := mcpserver.New(st.getenv, mcpserver.Options{}); err == nil || !strings.Contains(err.Error(), "URL") && !strings.Contains(err.Error(), "MCP_EVENTS_SEAL_URL_BUDGET") {
+			t.Errorf("budget %s: %v", v, err)
+		}
+	}
+}

@@ -413,3 +413,15 @@ func (c *capture) requests() ([]*http.Request, [][]byte) {
 
 // handlerNew is handler.New, named for readability in tests that build their own runtime.
 var handlerNew = handler.New
+
+// appwriteDown points the function's Appwrite endpoint (not the OAuth issuer) at a server that answers
+// every call with Appwrite's 503, for the servers built from now on.
+func (st *stack) appwriteDown() {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"message":"maintenance","code":503,"type":"general_server_error"}`))
+	}))
+	st.t.Cleanup(down.Close)
+	st.env["MCP_EVENTS_APPWRITE_ENDPOINT"] = down.URL + "/v1"
+}

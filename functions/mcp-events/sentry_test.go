@@ -48,13 +48,7 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 	}
 
 	// Appwrite failing: server faults.
-	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"message":"maintenance","code":503,"type":"general_server_error"}`))
-	}))
-	defer down.Close()
-	st.env["MCP_EVENTS_APPWRITE_ENDPOINT"] = down.URL + "/v1"
+	st.appwriteDown()
 	broken := st.instance(st.server(mcpserver.Options{Faults: reporter(t, fake)}))
 	if r := rpc(t, broken, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/b"), secret, nil)); r.Error == nil || r.Error.Code != -32603 {
 		t.Fatalf("subscribe with Appwrite down: %s", r.Raw)

@@ -226,13 +226,7 @@ func TestToolErrors(t *testing.T) {
 	}
 
 	// Appwrite unavailable: the project API answers 503 (the issuer still works).
-	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"message":"maintenance","code":503,"type":"general_server_error"}`))
-	}))
-	defer down.Close()
-	st.env["MCP_EVENTS_APPWRITE_ENDPOINT"] = down.URL + "/v1"
+	st.appwriteDown()
 	dcs := connect(t, st.instance(st.server(mcpserver.Options{})), tok, "2025-11-25")
 	res := callTool(t, dcs, "get_user", map[string]any{"project_id": projectID, "user_id": "u"})
 	if !res.IsError || !strings.HasPrefix(toolText(res), "Appwrite unavailable: reading user u (project proj1) failed with HTTP 503") {

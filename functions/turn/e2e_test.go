@@ -17,6 +17,7 @@ import (
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/functions/turn/timeline/timelinetest"
+	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/sessionauth"
@@ -29,6 +30,9 @@ func env(t testing.TB, replies ...scriptedllm.Reply) (*scriptedllm.Server, *http
 	t.Helper()
 	model := scriptedllm.New(replies...)
 	t.Cleanup(model.Close)
+	// A first turn asks for its title beside the scripted conversation: those calls have their own script
+	// (none by default: the title fails and is only logged).
+	model.Divert(isTitle)
 	t.Setenv("AGENT_API_KEY", testKey)
 	t.Setenv("AGENT_ALLOW_UNAUTHENTICATED", "")
 	t.Setenv("LLM_API_KEY", "env-llm-key")
@@ -40,6 +44,16 @@ func env(t testing.TB, replies ...scriptedllm.Reply) (*scriptedllm.Server, *http
 	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
 	t.Cleanup(srv.Close)
 	return model, srv
+}
+
+// isTitle reports whether a model call asks for a conversation title.
+func isTitle(r scriptedllm.Request) bool {
+	msgs, _ := r.JSON()["messages"].([]any)
+	if len(msgs) == 0 {
+		return false
+	}
+	first, _ := msgs[0].(map[string]any)
+	return first["content"] == convtitle.SystemPrompt
 }
 
 func route(next, reason, final string) scriptedllm.Reply {
@@ -699,7 +713,8 @@ func TestReasoningModelUsesResponsesAPI(t *testing.T) {
 }
 
 func TestFirstTurnTitle(t *testing.T) {
-	model, srv := env(t, route("FINISH", "", "Use appwrite init."), scriptedllm.Reply{Content: "Title: \"Create An Appwrite Project.\"\nextra"})
+	model, srv := env(t, route("FINISH", "", "Use appwrite init."))
+	model.PushDiverted(scriptedllm.Reply{Content: "Title: \"Create An Appwrite Project.\"\nextra"})
 	evs := turn(t, srv, map[string]any{"message": "how do I start a project", "history": []map[string]string{{"role": "user", "content": "  "}}})
 	if got := types(evs); got != "status,route,answer_start,token,done,conversation_title,complete" {
 		t.Fatalf("types %s", got)
@@ -707,16 +722,29 @@ func TestFirstTurnTitle(t *testing.T) {
 	if ti := find(evs, "conversation_title")[0].Str("title"); ti != "Create An Appwrite Project" {
 		t.Fatalf("title %q", ti)
 	}
-	req := model.Requests()[1]
+	if n := len(model.Requests()); n != 1 {
+		t.Fatalf("%d conversation calls, want the router's only", n)
+	}
+	req := model.Diverted()[0]
 	if req.JSON()["max_tokens"] != 24.0 {
 		t.Fatalf("title request %s", req.Body)
 	}
+	// The title is asked for from the user's message while the router decides: the answer is not known yet.
 	msgs := messages(t, req)
-	if msgs[1]["content"] != "User message:\nhow do I start a project\n\nAgent reply (context only):\nUse appwrite init.\n\nConversation title:" {
+	if msgs[1]["content"] != "User message:\nhow do I start a project\n\nConversation title:" {
 		t.Fatalf("title prompt %q", msgs[1]["content"])
 	}
 	// A failed title is only logged.
-	model.Push(route("FINISH", "", "again"), scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 500, Message: "x"}})
+	model.Push(route("FINISH", "", "again"))
+	model.PushDiverted(scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 500, Message: "x"}})
+	if got := types(turn(t, srv, map[string]any{"message": "m"})); got != "status,route,answer_start,token,done,complete" {
+		t.Fatalf("types %s", got)
+	}
+	// A title that is not ready when its time runs out emits nothing, and the turn does not wait past it
+	// (the scripted title would take an hour; the title's limit is the turn's budget less half a second).
+	t.Setenv("TURN_BUDGET", "2s")
+	model.Push(route("FINISH", "", "quick"))
+	model.PushDiverted(scriptedllm.Reply{Content: "Late Title", Delay: time.Hour})
 	if got := types(turn(t, srv, map[string]any{"message": "m"})); got != "status,route,answer_start,token,done,complete" {
 		t.Fatalf("types %s", got)
 	}

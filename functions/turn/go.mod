@@ -9,6 +9,7 @@ replace appwrite-agent/shared => ../../shared
 require (
 	github.com/coder/websocket v1.8.14
 	github.com/open-runtimes/types-for-go/v4 v4.0.8
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 )
 
 require (
@@ -33,7 +34,6 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
-	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect

@@ -31,7 +31,7 @@ import (
 // check, with the OAuth documents a refresh needs: protected-resource metadata naming an authorization
 // server on the same host, its metadata, and a token endpoint.
 type mcpServer struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu            sync.Mutex
@@ -48,15 +48,21 @@ type mcpServer struct {
 	toolCallPOSTs int
 	callsByTool   map[string]int
 	resources     map[string]string
+	// hold, when set, keeps every authorized MCP request waiting until it is closed or the client gives up.
+	hold chan struct{}
+	// listDelay is waited before answering tools/list (the latency of a benchmark's MCP server).
+	listDelay time.Duration
+	// refreshed, when set, is closed after the first successful refresh.
+	refreshed chan struct{}
 }
 
 // newSDKServer serves appwrite_search_tools and appwrite_call_tool (a small Appwrite stand-in) with the
 // official MCP Go SDK, stateless like the hosted Appwrite server (so it speaks 2026-07-28).
-func newSDKServer(t *testing.T) *mcpServer { return newSDKServerWith(t, true) }
+func newSDKServer(t testing.TB) *mcpServer { return newSDKServerWith(t, true) }
 
 // newSDKServerWith builds the SDK server stateless or stateful (the SDK's default, which answers
 // server/discover but serves only the legacy protocol); versions restricts the versions it speaks.
-func newSDKServerWith(t *testing.T, stateless bool, versions ...string) *mcpServer {
+func newSDKServerWith(t testing.TB, stateless bool, versions ...string) *mcpServer {
 	m := &mcpServer{t: t, validToken: "good-token", callsByTool: map[string]int{}, resources: map[string]string{}}
 	s := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "appwrite-test", Version: "1.0.0"}, &sdkmcp.ServerOptions{SupportedProtocolVersions: versions})
 	s.AddTool(&sdkmcp.Tool{Name: "appwrite_search_tools", Description: "Search the Appwrite tool catalog.",
@@ -175,6 +181,10 @@ func (m *mcpServer) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.validToken = "refreshed-token"
+	if m.refreshed != nil {
+		close(m.refreshed)
+		m.refreshed = nil
+	}
 	writeJSON(w, 200, map[string]any{"access_token": "refreshed-token", "token_type": "bearer", "expires_in": 3600,
 		"refresh_token": "refresh-2", "scope": "projects.read"})
 }
@@ -204,12 +214,30 @@ func (m *mcpServer) guard(next http.Handler) http.Handler {
 		if !ok {
 			m.unauthorized++
 		}
+		hold, delay := m.hold, time.Duration(0)
+		if msg.Method == "tools/list" {
+			delay = m.listDelay
+		}
 		m.mu.Unlock()
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="Authentication required", resource_metadata="`+
 				m.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
 			writeJSON(w, 401, map[string]string{"error": "invalid_token", "error_description": "Authentication required"})
 			return
+		}
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -321,7 +349,8 @@ func TestMCPToolsListedAndCalled(t *testing.T) {
 		conn("appwrite", aw.url(), "good-token", map[string]any{"name": "Appwrite", "client_info": map[string]any{"client_id": "client-1"}}),
 		conn("Extra", extra.url(), "good-token", nil),
 	}})
-	if got := types(evs); !strings.HasPrefix(got, "mcp_credentials,status,route,subagent_start,tool_start,tool_end") {
+	// The connections load while the router decides: their credentials follow the routing status.
+	if got := types(evs); !strings.HasPrefix(got, "status,mcp_credentials,route,subagent_start,tool_start,tool_end") {
 		t.Fatalf("types %s", got)
 	}
 	creds := credentials(t, evs)
@@ -410,13 +439,13 @@ func TestMCPConnectionsThatFail(t *testing.T) {
 	}})
 	got := statuses(evs)
 	want := []string{
+		"Routing request…", // the connections load while the router decides: their notices follow
 		"MCP connection 'bad id!' skipped: " + mcptools.MsgBadID,
 		"MCP connection 'noscheme' skipped: " + mcptools.MsgBadURL,
 		"MCP connection 'down' skipped: could not connect to " + downURL + ": ",
 		"MCP connection 'notoken' skipped: no access token; connect it again",
 		"MCP connection 'authy' skipped: the server refused the access token (HTTP 401) and there is no refresh token; connect it again",
 		"MCP connection 'good' skipped: another connection has the same id",
-		"Routing request…",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("statuses %q", got)
@@ -440,7 +469,7 @@ func TestMCPConnectionsThatFail(t *testing.T) {
 	t.Setenv("SAFEHTTP_ALLOW", "")
 	script(model)
 	evs = turn(t, srv, map[string]any{"message": "m", "mcp_connections": []any{conn("good", good.url(), "good-token", nil)}})
-	if s := statuses(evs); len(s) != 2 || !strings.Contains(s[0], "destination refused by the SSRF policy") {
+	if s := statuses(evs); len(s) != 2 || !strings.Contains(s[1], "destination refused by the SSRF policy") {
 		t.Fatalf("statuses %q", s)
 	}
 }
@@ -484,6 +513,43 @@ func TestMCPExpiredTokenRefreshedOnce(t *testing.T) {
 	if ends := find(evs, "tool_end"); len(ends) != 1 || ends[0]["failed"] != nil {
 		t.Fatalf("tool_end %v", ends)
 	}
+}
+
+// TestFinishDoesNotWaitForMCP: the connections load while the router decides, and a FINISH answer does not
+// wait for them. The server here keeps every MCP request waiting (it never answers unless the client gives
+// up), yet the turn answers and ends; the load is cancelled, its notices dropped, and the tokens it
+// refreshed before it was cut still reach the client, in mcp_credentials after done.
+func TestFinishDoesNotWaitForMCP(t *testing.T) {
+	model, srv := mcpEnv(t)
+	aw := newSDKServer(t)
+	aw.validToken, aw.wantRefresh = "refreshed-token", "refresh-1"
+	aw.hold = make(chan struct{})
+	t.Cleanup(func() { close(aw.hold) })
+	// The router answers once the load has refreshed the token (so that there is something to echo); the
+	// load then waits on the held server.
+	refreshed := make(chan struct{})
+	aw.refreshed = refreshed
+	model.SetHandler(func(scriptedllm.Request, int) scriptedllm.Reply {
+		<-refreshed
+		return route("FINISH", "greeting", "Hello!")
+	})
+	expired := jwtWithExp(time.Now().Add(-time.Minute))
+	c := conn("appwrite", aw.url(), expired, map[string]any{"client_info": map[string]any{"client_id": "client-1"}})
+	c["tokens"].(map[string]any)["refresh_token"] = "refresh-1"
+	evs := turn(t, srv, map[string]any{"message": "hi", "history": history, "mcp_connections": []any{c}})
+	if got := types(evs); got != "status,route,answer_start,token,done,mcp_credentials,complete" {
+		t.Fatalf("types %s", got)
+	}
+	if tok := credentials(t, evs)["appwrite"]["tokens"].(map[string]any); tok["refresh_token"] != "refresh-2" {
+		t.Fatalf("tokens %v", tok)
+	}
+	if s := statuses(evs); len(s) != 1 {
+		t.Fatalf("statuses %q", s)
+	}
+	if snap := aw.snapshot(); snap.refreshes != 1 {
+		t.Fatalf("refreshes %d", snap.refreshes)
+	}
+
 }
 
 // TestMCPUnauthorisedRefreshedOnce: a token the server refuses (401 before any tool call) is refreshed
@@ -540,7 +606,7 @@ func TestMCPRefreshFails(t *testing.T) {
 	c["tokens"].(map[string]any)["refresh_token"] = "refresh-1"
 	evs := turn(t, srv, map[string]any{"message": "m", "mcp_connections": []any{c}})
 	want := "MCP connection 'appwrite' skipped: the access token expired and could not be refreshed: the authorization server refused the refresh (HTTP 400, invalid_grant: refresh token revoked)"
-	if s := statuses(evs); len(s) != 2 || s[0] != want {
+	if s := statuses(evs); len(s) != 2 || s[1] != want {
 		t.Fatalf("statuses %q", s)
 	}
 	if len(find(evs, "mcp_credentials")) != 0 || aw.snapshot().refreshes != 1 || aw.snapshot().unauthorized != 0 {
@@ -555,7 +621,7 @@ func TestMCPRefreshFails(t *testing.T) {
 	c["tokens"].(map[string]any)["refresh_token"] = "refresh-1"
 	evs = turn(t, srv, map[string]any{"message": "m", "mcp_connections": []any{c}})
 	want = "MCP connection 'appwrite' skipped: the server refused the access token (HTTP 401) and the refresh failed: client_info has no client_id to refresh with"
-	if s := statuses(evs); len(s) != 2 || s[0] != want {
+	if s := statuses(evs); len(s) != 2 || s[1] != want {
 		t.Fatalf("statuses %q", s)
 	}
 }

@@ -233,7 +233,6 @@ func timeToolTurn() []scriptedllm.Reply {
 		route("platform", "needs the time", ""),
 		{ToolCalls: []scriptedllm.ToolCall{{Name: "current_time", Arguments: "{}"}}},
 		{Content: "It is late."},
-		{Content: "Late"}, // the conversation title
 	}
 }
 
@@ -242,6 +241,7 @@ func timeToolTurn() []scriptedllm.Reply {
 // same channel, receives none of it.
 func TestAsyncTurnWatchedThroughRealtime(t *testing.T) {
 	st := newStack(t, timeToolTurn()...)
+	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
 	alice, _ := st.aw.CreateSession(progProject, "alice")
 	bob, _ := st.aw.CreateSession(progProject, "bob")
 	a := openBrowser(t, st, alice, "turn-alice-1")
@@ -292,6 +292,7 @@ const whSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // with the standard-webhooks library), and its body still holds the whole timeline.
 func TestSyncTurnWithBothSinks(t *testing.T) {
 	st := newStack(t, timeToolTurn()...)
+	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
 	recv := webhookreceiver.New(whSecret)
 	t.Cleanup(recv.Close)
 	t.Setenv("SAFEHTTP_ALLOW", "127.0.0.0/8")
@@ -362,6 +363,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // answers 200 with its whole timeline, which says the sink was dropped, and the log says why.
 func TestFailingWebhookIsDroppedAndTheTurnGoesOn(t *testing.T) {
 	st := newStack(t, timeToolTurn()...)
+	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
 	recv := webhookreceiver.New(whSecret)
 	t.Cleanup(recv.Close)
 	recv.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return http.StatusInternalServerError, 0 })
@@ -432,7 +434,7 @@ func TestProgressRefusalsComeBeforeAnyModelCall(t *testing.T) {
 		{"realtime without key", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, hdr("x-appwrite-user-id", "alice"), nil, 422, handler.MsgRealtimeNoKey},
 		{"realtime not configured", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, user, map[string]string{"TURN_PROGRESS_TABLE": ""}, 422, handler.MsgRealtimeNoTable},
 		{"table does not exist", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, user, map[string]string{"TURN_PROGRESS_TABLE": "nope"}, 422,
-			"progress.realtime: progress table not found: table 'nope' of database 'agent' does not exist in project 'agentapp' (table_not_found: Table with the requested ID could not be found.)"},
+			"progress.realtime: progress table not found: table 'nope' of database 'agent' does not exist in project 'agentapp' (table_not_found: Table with the requested ID"},
 		{"key of no use", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, hdr("x-appwrite-user-id", "alice", "x-appwrite-key", "dynamic_forged"), nil, 502, "progress.realtime: reading table 'agent/turn_progress' answered HTTP 401"},
 		{"webhook http", hook("http://example.com/h", whSecret), hdr(), nil, 422, "progress.webhook.url is not allowed: "},
 		{"webhook not a URL", hook("example.com/h", whSecret), hdr(), nil, 422, request.MsgWebhookURL},

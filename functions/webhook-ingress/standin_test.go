@@ -62,7 +62,7 @@ func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	fn := httptest.NewServer(localruntime.New(handler.New(st.clock.Now), localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
 	t.Cleanup(fn.Close)
 	must(t, st.aw.SeedProject(localappwrite.ProjectSpec{ID: "ours"}))
-	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Timeout: 60}))
+	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Execute: []string{"any"}, Timeout: 60}))
 	st.ingress = st.aw.DomainURL("webhook-ingress")
 
 	caFile := filepath.Join(t.TempDir(), "ca.pem")

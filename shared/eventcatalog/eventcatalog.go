@@ -11,10 +11,11 @@ package eventcatalog
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"appwrite-agent/shared/ident"
 )
 
 // Event names of the v1 catalog.
@@ -45,10 +46,11 @@ const MaxIDLength = 36
 // IDPattern is Appwrite's custom-id alphabet: a letter or digit, then letters, digits, '.', '_' or '-'.
 const IDPattern = `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$`
 
-var idRe = regexp.MustCompile(IDPattern)
+// idPattern is IDPattern, checked without a regular expression.
+var idPattern = ident.Pattern{First: ident.Chars("a-zA-Z0-9"), Rest: ident.Chars("a-zA-Z0-9._-"), MaxRest: MaxIDLength - 1}
 
 // ValidID reports whether s is a valid Appwrite resource or project id.
-func ValidID(s string) bool { return idRe.MatchString(s) }
+func ValidID(s string) bool { return idPattern.Match(s) }
 
 // Target names what events/subscribe reads, with the caller's token, to authorize a subscription.
 type Target string
@@ -344,7 +346,7 @@ func (e Event) ValidateArgs(raw json.RawMessage) (map[string]string, error) {
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, fmt.Errorf("arguments.%s: must be a string", a)
 		}
-		if !idRe.MatchString(s) {
+		if !idPattern.Match(s) {
 			return nil, fmt.Errorf("arguments.%s: must be an Appwrite id (1-%d characters of a-z, A-Z, 0-9, '.', '_', '-', not starting with a symbol)", a, MaxIDLength)
 		}
 		out[a] = s

@@ -146,3 +146,30 @@ func TestBindingsFromDeliveredAndStoredEvents(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBindings: whatever an events header holds, Bindings never panics, and every binding it returns is
+// an event whose patterns, filled with the returned ids (all Appwrite ids), match one of the events.
+func FuzzBindings(f *testing.F) {
+	f.Add("databases.db1.tables.t1.rows.r1.create,databases.*.tables.*.rows.*.create")
+	f.Add("functions.fn.executions.e1.update")
+	f.Add("users.u1.create,users.*.create")
+	f.Add("buckets.b.files.f.create,databases.db1.tables.t1.rows.r1.create")
+	f.Add("databases.db1.tables.t1.rows.r1.create,databases.db1.tables.t2.rows.r1.create")
+	f.Fuzz(func(t *testing.T, header string) {
+		delivered := strings.Split(header, ",")
+		for _, b := range eventcatalog.Bindings(delivered) {
+			e, ok := eventcatalog.Lookup(b.Event)
+			if !ok || len(b.Args) != len(e.Args) {
+				t.Fatalf("binding %+v", b)
+			}
+			for _, a := range e.Args {
+				if !eventcatalog.ValidID(b.Args[a]) {
+					t.Fatalf("binding %+v: %s is not an id", b, a)
+				}
+			}
+			if !e.MatchesEvents(b.Args, delivered) {
+				t.Fatalf("binding %+v does not match %q", b, header)
+			}
+		}
+	})
+}

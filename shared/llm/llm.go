@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -72,8 +73,8 @@ func ChatModel(model string) string {
 }
 
 var (
-	oSeries   = regexp.MustCompile(`^o[0-9]`)
-	gptFamily = regexp.MustCompile(`^gpt-([0-9]+)`)
+	oSeries   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^o[0-9]`) })
+	gptFamily = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gpt-([0-9]+)`) })
 )
 
 // IsReasoningModel applies the reference rule to the last path segment, lower-cased: the gpt-5 family
@@ -85,11 +86,11 @@ func IsReasoningModel(model string) bool {
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		m = m[i+1:]
 	}
-	if g := gptFamily.FindStringSubmatch(m); g != nil {
+	if g := gptFamily().FindStringSubmatch(m); g != nil {
 		n, err := strconv.Atoi(g[1])
 		return err == nil && n >= 5 && !strings.HasPrefix(m[len(g[0]):], "-chat")
 	}
-	return oSeries.MatchString(m)
+	return oSeries().MatchString(m)
 }
 
 // strictChatModel reports a model name go-openai's client-side validator treats as a reasoning model on
@@ -298,6 +299,8 @@ func (c *Client) chat(ctx context.Context, req Request) (Result, error) {
 	if strict {
 		cr.MaxCompletionTokens = req.MaxTokens
 	} else {
+		//lint:ignore SA1019 max_tokens is what non-reasoning models and most OpenAI-compatible servers take;
+		// max_completion_tokens goes to the strict (reasoning) models above.
 		cr.MaxTokens = req.MaxTokens
 	}
 	if t := c.settings.Temperature; t != nil && (!strict || *t == 1) {

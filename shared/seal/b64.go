@@ -33,33 +33,22 @@ var b64Values = func() (t [256]byte) {
 	return t
 }()
 
-// b64PairValues maps two characters (first in the high byte) to their 12-bit value, 0xffff when either
-// is not in the alphabet. 128 KiB, of which a decode touches about 8 KiB (the alphabet's pairs).
-var b64PairValues = func() (t [65536]uint16) {
-	for i := range t {
-		a, b := b64Values[i>>8], b64Values[i&0xff]
-		if a == 0xff || b == 0xff {
-			t[i] = 0xffff
-		} else {
-			t[i] = uint16(a)<<6 | uint16(b)
-		}
-	}
-	return t
-}()
-
 // b64EncodedLen is the length of the text of n bytes.
 func b64EncodedLen(n int) int { return (n*8 + 5) / 6 }
 
 // b64Encode returns the text of src.
 func b64Encode(src []byte) string {
-	dst := make([]byte, b64EncodedLen(len(src))+8) // room for the last wide write
+	return b64EncodeInto(make([]byte, b64EncodedLen(len(src))+8), src)
+}
+
+// b64EncodeInto writes the text of src into dst, which must have room for b64EncodedLen(len(src)) + 8
+// bytes and is never written again, and returns it as a string that shares dst.
+func b64EncodeInto(dst, src []byte) string {
 	di := 0
 	for len(src) >= 8 { // 6 bytes -> 8 characters per round (reads 8, writes 8)
 		v := binary.BigEndian.Uint64(src)
-		w := uint64(b64Alphabet[v>>58]) | uint64(b64Alphabet[v>>52&63])<<8 | uint64(b64Alphabet[v>>46&63])<<16 |
-			uint64(b64Alphabet[v>>40&63])<<24 | uint64(b64Alphabet[v>>34&63])<<32 | uint64(b64Alphabet[v>>28&63])<<40 |
-			uint64(b64Alphabet[v>>22&63])<<48 | uint64(b64Alphabet[v>>16&63])<<56
-		binary.LittleEndian.PutUint64(dst[di:], w)
+		binary.LittleEndian.PutUint64(dst[di:], uint64(b64Pairs[v>>52])|uint64(b64Pairs[v>>40&0xfff])<<16|
+			uint64(b64Pairs[v>>28&0xfff])<<32|uint64(b64Pairs[v>>16&0xfff])<<48)
 		src, di = src[6:], di+8
 	}
 	for len(src) >= 3 {
@@ -87,12 +76,14 @@ func b64Encode(src []byte) string {
 func b64Decode(dst, text []byte) (int, bool) {
 	di := 0
 	for len(text) >= 8 && len(dst)-di >= 8 { // 8 characters -> 6 bytes per round (writes 8)
-		v := binary.BigEndian.Uint64(text)
-		a, b, c, d := b64PairValues[v>>48], b64PairValues[v>>32&0xffff], b64PairValues[v>>16&0xffff], b64PairValues[v&0xffff]
-		if (a|b|c|d)&0xf000 != 0 {
+		t := text[:8]
+		a, b, c, d := b64Values[t[0]], b64Values[t[1]], b64Values[t[2]], b64Values[t[3]]
+		e, f, g, h := b64Values[t[4]], b64Values[t[5]], b64Values[t[6]], b64Values[t[7]]
+		if (a|b|c|d|e|f|g|h)&0xc0 != 0 {
 			return 0, false
 		}
-		binary.BigEndian.PutUint64(dst[di:], uint64(a)<<52|uint64(b)<<40|uint64(c)<<28|uint64(d)<<16)
+		binary.BigEndian.PutUint64(dst[di:], uint64(a)<<58|uint64(b)<<52|uint64(c)<<46|uint64(d)<<40|
+			uint64(e)<<34|uint64(f)<<28|uint64(g)<<22|uint64(h)<<16)
 		text, di = text[8:], di+6
 	}
 	for len(text) >= 4 {

@@ -79,6 +79,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -346,8 +347,9 @@ func fixedPlaintext(sub Subscription) int {
 // sub.Event and sub.Args, and returns the webhook fields. A subscription that does not fit the budget is
 // refused with a *TooLongError; an invalid field with a *FieldError.
 func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
-	var argsBuf [8]arg
-	args := sortedArgs(sub.Args, &argsBuf)
+	var argl argList
+	argl.collect(sub.Args)
+	args := argl.list()
 	if err := checkBinding(webhookID, sub.ProjectID, sub.Event, args); err != nil {
 		return Fields{}, err
 	}
@@ -356,7 +358,9 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	// One buffer: header, nonce, plaintext (encrypted in place) and tag, then the associated data (every
 	// slice handed to the cipher.AEAD interface escapes, so they share one allocation).
 	envCap := hdrLen + nonceSize + fixedPlaintext(sub) + len(sub.CallbackURL) + tagSize
-	buf := make([]byte, hdrLen+nonceSize, envCap+adLenV2(hdrLen, webhookID, sub.ProjectID, sub.Event, args))
+	adEnd := envCap + adLenV2(hdrLen, webhookID, sub.ProjectID, sub.Event, args)
+	// The text goes at the end of the same allocation (the fields share it).
+	buf := make([]byte, hdrLen+nonceSize, adEnd+b64EncodedLen(envCap)+8)
 	buf[0] = byte(Version<<4 | (len(kid) - 1))
 	copy(buf[1:], kid)
 	pt, err := appendPlaintextV2(buf[hdrLen+nonceSize:hdrLen+nonceSize:envCap], sub)
@@ -374,9 +378,9 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return Fields{}, err
 	}
-	ad := appendADV2(buf[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
+	ad := appendADV2(buf[envCap:envCap:adEnd], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
 	env := s.ring.aeads[kid].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
-	return s.split(b64Encode(env)), nil
+	return s.split(b64EncodeInto(buf[adEnd:cap(buf)], env)), nil
 }
 
 // split cuts text into the fields: username first, then password, then the URL.
@@ -563,20 +567,47 @@ func decodePlaintextV2(pt, urlArea []byte) (Subscription, error) {
 // arg is one filter argument.
 type arg struct{ name, value string }
 
-// sortedArgs returns args sorted by name, in stack when there are at most 8 (one map iteration: map
-// iteration is the dearest step of a seal).
-func sortedArgs(args map[string]string, stack *[8]arg) []arg {
-	out := stack[:0]
-	for k, v := range args {
-		out = append(out, arg{k, v})
+// argList is a map's arguments sorted by name, kept in place when there are at most 8.
+type argList struct {
+	a    [8]arg
+	n    int
+	more []arg
+}
+
+// collect fills l with args sorted by name, in one map iteration (map iteration is the dearest step of a
+// seal).
+func (l *argList) collect(args map[string]string) {
+	if len(args) > len(l.a) {
+		for k, v := range args {
+			l.more = append(l.more, arg{k, v})
+		}
+		sort.Slice(l.more, func(i, j int) bool { return l.more[i].name < l.more[j].name })
+		return
 	}
-	// Insertion sort: a handful of names.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].name < out[j-1].name; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
+	for k, v := range args {
+		l.a[l.n] = arg{k, v}
+		l.n++
+	}
+	for i := 1; i < l.n; i++ { // insertion sort: a handful of names
+		for j := i; j > 0 && l.a[j].name < l.a[j-1].name; j-- {
+			l.a[j], l.a[j-1] = l.a[j-1], l.a[j]
 		}
 	}
-	return out
+}
+
+// list returns the sorted arguments.
+func (l *argList) list() []arg {
+	if l.more != nil {
+		return l.more
+	}
+	return l.a[:l.n]
+}
+
+// sortedArgs returns args sorted by name (tests and benchmarks).
+func sortedArgs(args map[string]string) []arg {
+	var l argList
+	l.collect(args)
+	return l.list()
 }
 
 func uvarintLen(n int) int {
@@ -671,8 +702,9 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs {
 			continue
 		}
-		var argsBuf [8]arg
-		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, sortedArgs(t.Args, &argsBuf))
+		var argl argList
+		argl.collect(t.Args)
+		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, argl.list())
 		pt, err := aead.Open(out, nonce, ct, ad)
 		if err != nil {
 			continue

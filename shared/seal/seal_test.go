@@ -524,7 +524,7 @@ func sealRawV2(s *Sealer, pt []byte, tg Target) Fields {
 	hdr := append([]byte{byte(Version<<4 | (len(kid) - 1))}, kid...)
 	nonce := make([]byte, nonceSize)
 	rand.Read(nonce)
-	env := append(append(bytes.Clone(hdr), nonce...), s.ring.aeads[kid].Seal(nil, nonce, pt, appendADV2(nil, hdr, "w1", "p", tg.Event, sortedArgs(tg.Args, new([8]arg))))...)
+	env := append(append(bytes.Clone(hdr), nonce...), s.ring.aeads[kid].Seal(nil, nonce, pt, appendADV2(nil, hdr, "w1", "p", tg.Event, sortedArgs(tg.Args)))...)
 	return s.split(base64.RawURLEncoding.EncodeToString(env))
 }
 
@@ -944,7 +944,7 @@ func benchRaw(b *testing.B, sub Subscription) {
 	block, _ := aes.NewCipher(key)
 	aead, _ := cipher.NewGCM(block)
 	pt, _ := appendPlaintextV2(nil, sub)
-	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sortedArgs(sub.Args, new([8]arg)))
+	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sortedArgs(sub.Args))
 	nonce := make([]byte, nonceSize)
 	b.ReportMetric(float64(len(pt)), "plaintext-bytes")
 	for b.Loop() {

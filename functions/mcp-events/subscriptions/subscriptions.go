@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/mcp-events/appwriteapi"
@@ -532,7 +533,7 @@ func (s *Service) authorize(ctx context.Context, proj *appwriteapi.Project, pr *
 	return nil
 }
 
-var paramRe = regexp.MustCompile("Invalid `([A-Za-z]+)` param")
+var paramRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("Invalid `([A-Za-z]+)` param") })
 
 // fieldNames maps Appwrite webhook params to the subscription fields that fill them.
 var fieldNames = map[string]string{
@@ -581,7 +582,7 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 			"%s not found%s: %s", k, where, ae.Message)
 	case ae.Status == http.StatusBadRequest:
 		field := "arguments"
-		if m := paramRe.FindStringSubmatch(ae.Message); m != nil {
+		if m := paramRe().FindStringSubmatch(ae.Message); m != nil {
 			if f, ok := fieldNames[m[1]]; ok {
 				field = f
 			} else {

@@ -38,9 +38,10 @@ const (
 	DefaultMemoryChars     = 4000
 	// SummaryChars caps subagent_end.summary.
 	SummaryChars = 2000
-	// TitleMinRemaining is the budget a first turn must have left after done to ask for a title.
+	// TitleMinRemaining is the budget a first turn must have when it starts to ask for a title; the title
+	// call ends TitleMinRemaining/2 before the turn's deadline at the latest.
 	TitleMinRemaining = time.Second
-	// TitleTimeout caps the title call.
+	// TitleTimeout caps the title call (which runs beside the turn from its start).
 	TitleTimeout = 8 * time.Second
 )
 
@@ -173,6 +174,10 @@ type turnState struct {
 	lastText string
 	inRun    bool
 	toolRuns int
+	// mcp is the MCP load running beside the router (nil without connections); titleJob the first turn's
+	// title call (nil on later turns).
+	mcp      *mcpLoad
+	titleJob *titleJob
 }
 
 // BudgetError is returned when the turn's wall-clock budget ran out.
@@ -211,6 +216,14 @@ func (e *Engine) logf(format string, args ...any) {
 	}
 }
 
+// The critical path of a turn is the router call, then the chosen subagent's calls. Two things run beside
+// it, each on a goroutine that the turn waits for before it returns:
+//
+//   - the MCP connections load while the router decides (the router needs no tool). A subagent route waits
+//     for them; a FINISH answer does not: it is answered at once, the load is cancelled, and only the
+//     credentials it refreshed are echoed, after done (a refresh is never cut short, see mcptools).
+//   - a first turn's title is asked for from the user's message while the turn runs, and is emitted after
+//     done when it is ready by then, or within what is left of the title's time; otherwise nothing.
 func (s *turnState) run(ctx context.Context) {
 	s.tools = map[string][]toolapi.Tool{}
 	if s.e.Tools != nil {
@@ -223,19 +236,12 @@ func (s *turnState) run(ctx context.Context) {
 				taken[t.Name()] = true
 			}
 		}
-		loaded := s.e.MCP.Load(ctx, s.turn, taken)
-		if loaded.Close != nil {
-			defer loaded.Close()
-		}
-		for _, a := range Agents {
-			s.tools[a] = append(s.tools[a], loaded.Tools...)
-		}
-		if len(loaded.Credentials) > 0 {
-			s.emit(timeline.MCPCredentials(loaded.Credentials))
-		}
-		for _, n := range loaded.Notices {
-			s.emit(timeline.Status(n))
-		}
+		s.mcp = startMCP(ctx, s.e.MCP, s.turn, taken)
+		defer s.mcp.close()
+	}
+	if s.turn.FirstTurn {
+		s.titleJob = s.startTitle(ctx)
+		defer s.titleJob.stop()
 	}
 	s.memories = MemoryBlock(s.turn.Memories, s.cfg.MemoryChars)
 	for _, h := range s.turn.History {
@@ -251,12 +257,19 @@ func (s *turnState) run(ctx context.Context) {
 		if errors.Is(err, errBadDecision) {
 			code = timeline.CodeRouter
 		}
+		s.settleMCP(true) // the credentials still reach the client, before the error
 		s.fail(ctx, err, code)
 		return
 	}
 	reason := strings.TrimSpace(route.Reason)
 	if reason == "" {
 		reason = "Routed to " + route.Next
+	}
+	switch {
+	case route.Next != RouteFinish:
+		s.settleMCP(false) // a subagent (or an unknown route's error) waits for the tools
+	case s.mcp.ready():
+		s.settleMCP(false) // loaded in time: echoed as for any route
 	}
 	s.emit(timeline.Route(route.Next, reason))
 
@@ -290,14 +303,16 @@ func (s *turnState) run(ctx context.Context) {
 		return
 	}
 	s.emit(timeline.Done(final))
-	if s.turn.FirstTurn {
-		s.title(ctx, final)
+	s.settleMCP(true) // a FINISH answer did not wait for the MCP connections
+	if s.titleJob != nil {
+		s.emitTitle()
 	}
 	s.emit(timeline.Complete())
 }
 
 // fail ends the timeline after err: a budget error when the turn's deadline passed, code otherwise.
 func (s *turnState) fail(ctx context.Context, err error, code string) {
+	s.settleMCP(true)
 	s.closeBlock()
 	partial := s.partial()
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
@@ -476,24 +491,125 @@ func (s *turnState) execTool(ctx context.Context, t toolapi.Tool, name, args str
 	return res, false
 }
 
-// title emits conversation_title for a first turn when the budget allows; failures are only logged.
-func (s *turnState) title(ctx context.Context, final string) {
-	remaining := time.Until(s.deadline)
-	if remaining < TitleMinRemaining || ctx.Err() != nil {
+// mcpLoad is an MCP source's Load running on its own goroutine.
+type mcpLoad struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	res     toolapi.MCPTools
+	settled bool
+}
+
+func startMCP(ctx context.Context, src MCPSource, turn *request.Turn, taken map[string]bool) *mcpLoad {
+	lctx, cancel := context.WithCancel(ctx)
+	l := &mcpLoad{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		l.res = src.Load(lctx, turn, taken)
+	}()
+	return l
+}
+
+// ready reports whether the load has finished (false without a load).
+func (l *mcpLoad) ready() bool {
+	if l == nil {
+		return false
+	}
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// close cancels the load if it still runs, waits for it and ends its sessions.
+func (l *mcpLoad) close() {
+	l.cancel()
+	<-l.done
+	if l.res.Close != nil {
+		l.res.Close()
+	}
+}
+
+// settleMCP waits for the MCP load, once, and emits what it brought: its tools join every agent's, its
+// credentials go out in mcp_credentials and, unless cut, one status per skipped connection. cut (the turn
+// no longer needs tools: a FINISH answer or a failure) cancels a load that still runs first; its notices
+// are then dropped (they would only tell of the cancellation), its refreshed credentials never.
+func (s *turnState) settleMCP(cut bool) {
+	l := s.mcp
+	if l == nil || l.settled {
 		return
 	}
+	l.settled = true
+	notices := true
+	if cut && !l.ready() {
+		l.cancel()
+		notices = false
+	}
+	<-l.done
+	for _, a := range Agents {
+		s.tools[a] = append(s.tools[a], l.res.Tools...)
+	}
+	if len(l.res.Credentials) > 0 {
+		s.emit(timeline.MCPCredentials(l.res.Credentials))
+	}
+	if notices {
+		for _, n := range l.res.Notices {
+			s.emit(timeline.Status(n))
+		}
+	}
+}
+
+// titleJob is a first turn's title call, running beside the turn.
+type titleJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	title  string
+	err    error
+}
+
+// startTitle asks for the title of a first turn from the user's message (the answer is not known yet),
+// with at most TitleTimeout and never past the turn's deadline less TitleMinRemaining/2. It returns nil
+// when the budget leaves no room for it.
+func (s *turnState) startTitle(ctx context.Context) *titleJob {
+	remaining := time.Until(s.deadline)
+	if remaining < TitleMinRemaining || ctx.Err() != nil {
+		return nil
+	}
 	tctx, cancel := context.WithTimeout(ctx, min(remaining-TitleMinRemaining/2, TitleTimeout))
-	defer cancel()
+	j := &titleJob{ctx: tctx, cancel: cancel, done: make(chan struct{})}
 	msg := s.turn.Message
 	if msg == "" {
 		msg = request.DefaultPrompt
 	}
-	t, err := convtitle.Generate(tctx, s.e.Model, msg, final)
-	if err != nil {
-		s.e.logf("conversation title: %v", err)
+	go func() {
+		defer close(j.done)
+		j.title, j.err = convtitle.Generate(tctx, s.e.Model, msg, "")
+	}()
+	return j
+}
+
+// stop cancels the title call if it still runs and waits for it.
+func (j *titleJob) stop() {
+	j.cancel()
+	<-j.done
+}
+
+// emitTitle emits conversation_title after done: at once when the title is ready, else when it arrives
+// within its own time limit (which ends before the turn's deadline); a failed or late title is only logged.
+func (s *turnState) emitTitle() {
+	j := s.titleJob
+	select {
+	case <-j.done:
+	case <-j.ctx.Done():
+		j.stop()
+	}
+	if j.err != nil {
+		s.e.logf("conversation title: %v", j.err)
 		return
 	}
-	if t != "" {
-		s.emit(timeline.ConversationTitle(t))
+	if j.title != "" {
+		s.emit(timeline.ConversationTitle(j.title))
 	}
 }

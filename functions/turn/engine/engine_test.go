@@ -167,13 +167,13 @@ func (fakeMCP) Load(context.Context, *request.Turn, map[string]bool) toolapi.MCP
 		Credentials: []timeline.Credential{{ID: "appwrite", Name: "Appwrite", URL: "https://mcp.appwrite.io/", Tokens: json.RawMessage(`{"access_token":"t"}`)}}}
 }
 
-func TestMCPCredentialsComeFirst(t *testing.T) {
+func TestMCPCredentialsAfterTheRoutingStatus(t *testing.T) {
 	m := &fakeModel{replies: []fakeReply{routeTo("researcher"), calls("appwrite_search_tools"), answer("ok")}}
 	evs := run(t, &Engine{Model: m, MCP: fakeMCP{}}, request.Turn{Message: "m", MCPConnections: []request.MCPConnection{{ID: "appwrite"}}})
-	if evs[0].Type() != "mcp_credentials" {
-		t.Fatalf("types %s", typesOf(evs))
+	if got := typesOf(evs); !strings.HasPrefix(got, "status,mcp_credentials,route,subagent_start,") {
+		t.Fatalf("types %s", got)
 	}
-	creds := evs[0]["credentials"].([]any)[0].(map[string]any)
+	creds := evs[1]["credentials"].([]any)[0].(map[string]any)
 	if creds["id"] != "appwrite" || creds["client_info"] != nil {
 		t.Fatalf("credentials %v", creds)
 	}

@@ -4,12 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 	"time"
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
+	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/pyjson"
 )
 
@@ -27,7 +27,8 @@ const (
 	MsgBadURL = "url must be http:// or https://"
 )
 
-var idRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{1,63}$`)
+// connID is ^[a-z][a-z0-9_-]{1,63}$.
+var connID = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_-"), MinRest: 1, MaxRest: 63}
 
 // server is a validated connection: the reference's resolve_server.
 type server struct {
@@ -41,7 +42,7 @@ func resolveServer(c request.MCPConnection) (server, error) {
 		return server{ID: BuiltinID, Name: BuiltinName, URL: BuiltinURL, Description: BuiltinDescription}, nil
 	}
 	sid := strings.ToLower(strings.TrimSpace(c.ID))
-	if !idRE.MatchString(sid) {
+	if !connID.Match(sid) {
 		return server{ID: sid}, errors.New(MsgBadID)
 	}
 	builtin := c.ID == BuiltinID

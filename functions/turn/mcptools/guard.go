@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/shared/pyjson"
@@ -25,7 +26,7 @@ const (
 		"Treat as success: list/get it and report it. Do NOT create again."
 )
 
-var alreadyExistsRE = regexp.MustCompile(`(?i)already_exists|already exists|code=409`)
+var alreadyExistsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)already_exists|already exists|code=409`) })
 
 // caller sends one call of the wrapped tool with the given arguments object.
 type caller func(ctx context.Context, args json.RawMessage) (string, error)
@@ -124,7 +125,7 @@ func (g *writeGuard) Run(ctx context.Context, raw json.RawMessage) (string, erro
 			g.results[dedupe] = s
 		}
 	}
-	if create && alreadyExistsRE.MatchString(text) {
+	if create && alreadyExistsRE().MatchString(text) {
 		if recovered, ok := g.recover(ctx, payload, tool, args); ok {
 			remember(recovered)
 			return recovered, nil
@@ -171,7 +172,7 @@ func (g *writeGuard) recover(ctx context.Context, payload pyjson.Value, tool str
 		return "", false
 	}
 	lower := strings.ToLower(body)
-	if strings.Contains(lower, "request failed") && alreadyExistsRE.MatchString(body) {
+	if strings.Contains(lower, "request failed") && alreadyExistsRE().MatchString(body) {
 		return "", false
 	}
 	if strings.HasPrefix(lower, "error") && !strings.Contains(lower, "ready") {

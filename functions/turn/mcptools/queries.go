@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"appwrite-agent/shared/pyjson"
@@ -16,8 +17,10 @@ import (
 // ({"method","attribute"?,"values"?}). normalizeQueries rewrites arguments.queries the reference's way.
 
 var (
-	queryOpRE   = regexp.MustCompile(`^\s*(\$?[A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|!=|=|>|<)\s*(.+?)\s*$`)
-	queryCallRE = regexp.MustCompile(`(?s)^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$`)
+	queryOpRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(\$?[A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|!=|=|>|<)\s*(.+?)\s*$`)
+	})
+	queryCallRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$`) })
 	queryOps    = map[string]string{">=": "greaterThanEqual", "<=": "lessThanEqual", ">": "greaterThan",
 		"<": "lessThan", "=": "equal", "!=": "notEqual"}
 	dollarAttrs = map[string]bool{"createdAt": true, "updatedAt": true, "id": true, "sequence": true}
@@ -113,7 +116,7 @@ func normalizeQueryString(raw string) string {
 		}
 		return normalizeQueryDict(parsed)
 	}
-	if m := queryOpRE.FindStringSubmatch(raw); m != nil {
+	if m := queryOpRE().FindStringSubmatch(raw); m != nil {
 		value := strings.TrimSpace(m[3])
 		if len(value) >= 2 && (value[0] == '"' && value[len(value)-1] == '"' || value[0] == '\'' && value[len(value)-1] == '\'') {
 			value = value[1 : len(value)-1]
@@ -130,7 +133,7 @@ func normalizeQueryString(raw string) string {
 }
 
 func normalizeQueryCall(raw string) (string, bool) {
-	m := queryCallRE.FindStringSubmatch(raw)
+	m := queryCallRE().FindStringSubmatch(raw)
 	if m == nil {
 		return "", false
 	}
@@ -329,10 +332,10 @@ func (p *pyParser) dict() (pyjson.Value, error) {
 	}
 }
 
-var pyNumberRE = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?`)
+var pyNumberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?`) })
 
 func (p *pyParser) number() (pyjson.Value, error) {
-	m := pyNumberRE.FindString(p.s[p.i:])
+	m := pyNumberRE().FindString(p.s[p.i:])
 	if m == "" {
 		return pyjson.Value{}, errPy
 	}

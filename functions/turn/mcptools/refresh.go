@@ -82,7 +82,19 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 	if ci.ClientSecret != "" && !basic {
 		form.Set("client_secret", ci.ClientSecret)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, as.TokenEndpoint, strings.NewReader(form.Encode()))
+	// The POST rotates the refresh token at the server: once it is sent, cancelling the turn's MCP load (a
+	// FINISH answer does) must not cut it, or the rotated token would never reach mcp_credentials. It stays
+	// bounded by the connection's deadline.
+	if err := ctx.Err(); err != nil {
+		return tok, err
+	}
+	pctx := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithDeadline(pctx, dl)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(pctx, http.MethodPost, as.TokenEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return tok, fmt.Errorf("token endpoint: %v", err)
 	}

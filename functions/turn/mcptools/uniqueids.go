@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"appwrite-agent/shared/pyjson"
 )
@@ -18,9 +19,9 @@ var idKeys = []string{"database_id", "bucket_id", "user_id", "team_id", "functio
 	"collection_id", "table_id", "row_id", "document_id"}
 
 var (
-	createRE  = regexp.MustCompile(`(?:^|_)create(?:_|$)`)
-	ownRE     = regexp.MustCompile(`^([a-z0-9]+)_create`)
-	createXRE = regexp.MustCompile(`^(.+)_create_(.+)$`)
+	createRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|_)create(?:_|$)`) })
+	ownRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z0-9]+)_create`) })
+	createXRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)_create_(.+)$`) })
 )
 
 const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -43,12 +44,12 @@ func newID() string {
 }
 
 // isCreate reports a create tool: "create" as a whole _-separated word of the name.
-func isCreate(tool string) bool { return tool != "" && createRE.MatchString(tool) }
+func isCreate(tool string) bool { return tool != "" && createRE().MatchString(tool) }
 
 // ownIDKeys are the id arguments a create mints itself: users_create → user_id, databases_create →
 // database_id (ies → y, a trailing s dropped unless ss).
 func ownIDKeys(tool string) map[string]bool {
-	m := ownRE.FindStringSubmatch(tool)
+	m := ownRE().FindStringSubmatch(tool)
 	if m == nil {
 		return nil
 	}
@@ -67,7 +68,7 @@ func getToolFor(create string) string {
 	if strings.HasSuffix(create, "_create") {
 		return strings.TrimSuffix(create, "_create") + "_get"
 	}
-	if m := createXRE.FindStringSubmatch(create); m != nil {
+	if m := createXRE().FindStringSubmatch(create); m != nil {
 		return m[1] + "_get_" + m[2]
 	}
 	return ""

@@ -122,23 +122,42 @@ func (r *Realtime) RowData(e Envelope) map[string]any {
 	}
 }
 
-// Send implements Sink: one row per envelope, in order; it stops at the first failure.
+// MaxBulkRows is how many rows one bulk create carries (Appwrite's APP_LIMIT_DATABASE_BATCH).
+const MaxBulkRows = 100
+
+// Send implements Sink: a batch of one event is one row create; a longer batch goes in bulk creates of up to
+// MaxBulkRows rows (Appwrite stores them in order and sends one Realtime event per row, in order), so a burst
+// of tokens costs one request instead of one per event. It stops at the first failure.
 func (r *Realtime) Send(ctx context.Context, batch []Envelope) (int, error) {
 	perms := []string{`read("user:` + r.UserID + `")`}
-	for i, e := range batch {
-		status, body, err := r.do(ctx, http.MethodPost, r.tableURL()+"/rows", map[string]any{
-			"rowId": "unique()", "data": r.RowData(e), "permissions": perms,
-		})
+	done := 0
+	for done < len(batch) {
+		chunk := batch[done:min(len(batch), done+MaxBulkRows)]
+		var body map[string]any
+		if len(chunk) == 1 {
+			body = map[string]any{"rowId": "unique()", "data": r.RowData(chunk[0]), "permissions": perms}
+		} else {
+			rows := make([]map[string]any, len(chunk))
+			for i, e := range chunk {
+				row := r.RowData(e)
+				row["$permissions"] = perms
+				rows[i] = row
+			}
+			body = map[string]any{"rows": rows}
+		}
+		status, resp, err := r.do(ctx, http.MethodPost, r.tableURL()+"/rows", body)
 		if err != nil {
-			return i, err
+			return done, err
 		}
 		if status != http.StatusCreated && status != http.StatusOK {
-			err := fmt.Errorf("creating the row of event %d answered HTTP %d: %s", e.Seq, status, appwriteMessage(body))
+			err := fmt.Errorf("creating the rows of events %d-%d answered HTTP %d: %s", chunk[0].Seq, chunk[len(chunk)-1].Seq,
+				status, appwriteMessage(resp))
 			if status == http.StatusNotFound {
 				err = fmt.Errorf("%w: %v", ErrPermanent, err)
 			}
-			return i, err
+			return done, err
 		}
+		done += len(chunk)
 	}
-	return len(batch), nil
+	return done, nil
 }

@@ -45,42 +45,71 @@ type Webhook struct {
 // Name implements Sink.
 func (w *Webhook) Name() string { return "webhook" }
 
-// Send implements Sink: one POST per batch; any 2xx is a delivery, 410 Gone drops the sink at once.
+// MaxWebhookBody is the size a webhook body stays under: a longer batch is split into several POSTs, in order
+// (a single larger event goes alone).
+const MaxWebhookBody = 1 << 20
+
+// Send implements Sink: one POST per batch (split at MaxWebhookBody); any 2xx is a delivery, 410 Gone drops
+// the sink at once.
 func (w *Webhook) Send(ctx context.Context, batch []Envelope) (int, error) {
-	if len(batch) == 0 {
-		return 0, nil
+	events := wireEvents(batch)
+	done := 0
+	for done < len(events) {
+		n, body, err := w.body(events[done:])
+		if err != nil {
+			return done, err
+		}
+		if err := w.post(ctx, body, events[done].Seq, events[done+n-1].Seq); err != nil {
+			return done, err
+		}
+		done += n
 	}
-	body, err := json.Marshal(WebhookBody{TurnID: w.TurnID, Events: wireEvents(batch)})
-	if err != nil {
-		return 0, fmt.Errorf("encoding the batch: %w", err)
+	return done, nil
+}
+
+// body encodes as many leading events as fit in MaxWebhookBody (at least one).
+func (w *Webhook) body(events []WebhookEvent) (int, []byte, error) {
+	n := len(events)
+	for {
+		body, err := json.Marshal(WebhookBody{TurnID: w.TurnID, Events: events[:n]})
+		if err != nil {
+			return 0, nil, fmt.Errorf("encoding the batch: %w", err)
+		}
+		if len(body) <= MaxWebhookBody || n == 1 {
+			return n, body, nil
+		}
+		n = max(1, n/2)
 	}
+}
+
+func (w *Webhook) post(ctx context.Context, body []byte, first, last int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	now := time.Now
 	if w.Now != nil {
 		now = w.Now
 	}
-	id := w.TurnID + "_" + strconv.Itoa(batch[0].Seq) + "-" + strconv.Itoa(batch[len(batch)-1].Seq)
+	id := w.TurnID + "_" + strconv.Itoa(first) + "-" + strconv.Itoa(last)
 	if err := stdwebhooks.SetHeaders(req.Header, id, now(), body, w.Secret); err != nil {
-		return 0, fmt.Errorf("%w: signing: %v", ErrPermanent, err)
+		return fmt.Errorf("%w: signing: %v", ErrPermanent, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "appwrite-agent-turn/1 (progress webhook)")
 	res, err := w.Client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("POST %s: %w", w.URL, err)
+		return fmt.Errorf("POST %s: %w", w.URL, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
-		return len(batch), nil
+		return nil
 	case res.StatusCode == http.StatusGone:
-		return 0, fmt.Errorf("%w: POST %s answered HTTP 410 Gone", ErrPermanent, w.URL)
+		return fmt.Errorf("%w: POST %s answered HTTP 410 Gone", ErrPermanent, w.URL)
 	default:
-		return 0, fmt.Errorf("POST %s answered HTTP %d", w.URL, res.StatusCode)
+		return fmt.Errorf("POST %s answered HTTP %d", w.URL, res.StatusCode)
 	}
 }
 

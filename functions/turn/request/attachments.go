@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -19,7 +20,7 @@ const (
 // MaxInlineTextChars is how much of a text attachment goes into the model input.
 const MaxInlineTextChars = 8000
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]`) })
 
 // SanitizeName reduces a client file name to a safe base name: characters outside [A-Za-z0-9._-] become
 // "_", leading and trailing "." and "_" are removed, at most 180 characters, "file" when nothing is left.
@@ -28,7 +29,7 @@ func SanitizeName(name string) string {
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
 	}
-	name = unsafeName.ReplaceAllString(name, "_")
+	name = unsafeName().ReplaceAllString(name, "_")
 	name = strings.Trim(name, "._")
 	if len(name) > 180 {
 		name = name[:180]

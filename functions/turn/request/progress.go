@@ -2,9 +2,9 @@ package request
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
 
+	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/stdwebhooks"
 )
 
@@ -46,10 +46,11 @@ type Webhook struct {
 // Any reports whether at least one sink is requested.
 func (p *Progress) Any() bool { return p != nil && (p.Realtime || p.Webhook != nil) }
 
-var turnIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$`)
+// turnID is ^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$.
+var turnID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
 
 // ValidTurnID reports an id usable as a turn id (in rows and webhook ids).
-func ValidTurnID(id string) bool { return turnIDRe.MatchString(id) }
+func ValidTurnID(id string) bool { return turnID.Match(id) }
 
 // Messages of progress validation.
 const (
@@ -69,7 +70,7 @@ func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
 		return nil, nil
 	}
 	p := &Progress{TurnID: strings.TrimSpace(b.TurnID), Realtime: b.Realtime}
-	if p.TurnID != "" && !turnIDRe.MatchString(p.TurnID) {
+	if p.TurnID != "" && !turnID.Match(p.TurnID) {
 		return nil, invalid("%s", MsgTurnID)
 	}
 	if w := b.Webhook; w != nil {

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 
+	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/llm"
 )
 
@@ -127,7 +127,8 @@ func invalid(format string, args ...any) *Error {
 	return &Error{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf(format, args...)}
 }
 
-var memoryKey = regexp.MustCompile(`^[a-z][a-z0-9_.-]{1,127}$`)
+// memoryKey is ^[a-z][a-z0-9_.-]{1,127}$.
+var memoryKey = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_.-"), MinRest: 1, MaxRest: 127}
 
 // Parse decodes and validates body. Unknown fields are ignored, as pydantic does.
 func Parse(body []byte, lim Limits) (Turn, *Error) {
@@ -207,7 +208,7 @@ func validateMemories(in []Memory) ([]Memory, *Error) {
 	var out []Memory
 	for i, m := range in {
 		m.Key = strings.TrimSpace(m.Key)
-		if !memoryKey.MatchString(m.Key) {
+		if !memoryKey.Match(m.Key) {
 			return nil, invalid("memories[%d].key must match ^[a-z][a-z0-9_.-]{1,127}$ (got '%s')", i, m.Key)
 		}
 		m.Content = strings.TrimSpace(m.Content)

@@ -35,7 +35,7 @@ type Skill struct {
 	Body string
 }
 
-var frontMatter = regexp.MustCompile(`(?s)^---\s*\n(.*?)\n---\s*\n`)
+var frontMatter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^---\s*\n(.*?)\n---\s*\n`) })
 
 // LoadSkills reads every <dir>/SKILL.md at the root of fsys, sorted by name. A skill's key is its folder
 // name (the front matter's name when it differs only in case); an unreadable file is skipped.
@@ -54,7 +54,7 @@ func LoadSkills(fsys fs.FS) []Skill {
 		name := path.Dir(p)
 		desc := ""
 		body := text
-		if m := frontMatter.FindStringSubmatchIndex(text); m != nil {
+		if m := frontMatter().FindStringSubmatchIndex(text); m != nil {
 			for _, line := range strings.Split(text[m[2]:m[3]], "\n") {
 				k, v, ok := strings.Cut(line, ":")
 				if !ok {

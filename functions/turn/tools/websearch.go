@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"appwrite-agent/shared/pyjson"
 )
@@ -117,6 +118,7 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 	}
 	providers := cfg.Providers()
 	if len(providers) == 0 {
+		//lint:ignore ST1005 the text is the tool's answer to the model ("Error: " + text), worded as a sentence
 		return "", errors.New(MsgNoProvider)
 	}
 	q := strings.TrimSpace(a.Query)
@@ -150,6 +152,7 @@ func (s WebSearch) Run(ctx context.Context, args json.RawMessage) (string, error
 		}
 		return formatResults(q, status, name, failures, tidyResults(results, n)), nil
 	}
+	//lint:ignore ST1005 the text is the tool's answer to the model ("Error: " + text), worded as sentences
 	return "", fmt.Errorf("%s (%s). Use browser_fetch or http_get on a known URL instead.", MsgSearchFailed, strings.Join(failures, "; "))
 }
 
@@ -267,11 +270,11 @@ func (s WebSearch) searxng(ctx context.Context, f *fetcher, q string, n int) (in
 	return status, out, nil
 }
 
-var tagRE = regexp.MustCompile(`<[^>]*>`)
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
 
 // cleanSnippet removes markup (Brave marks matches with <strong>) and entities, and collapses space.
 func cleanSnippet(s string) string {
-	return collapseSpace(html.UnescapeString(tagRE.ReplaceAllString(s, "")))
+	return collapseSpace(html.UnescapeString(tagRE().ReplaceAllString(s, "")))
 }
 
 // tidyResults keeps http(s) results with a title, each URL once, titles cut to 180 and snippets to 320

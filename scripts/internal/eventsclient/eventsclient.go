@@ -33,6 +33,8 @@ type Error struct {
 	Code    int            `json:"code"`
 	Message string         `json:"message"`
 	Data    map[string]any `json:"data,omitempty"`
+	// HTTPStatus is the answer's HTTP status when it was not 200.
+	HTTPStatus int `json:"-"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("MCP error %d: %s %v", e.Code, e.Message, e.Data) }
@@ -40,11 +42,11 @@ func (e *Error) Error() string { return fmt.Sprintf("MCP error %d: %s %v", e.Cod
 // Call posts one request and decodes its result into out (may be nil). A JSON-RPC error is returned as *Error.
 func (c *Client) Call(ctx context.Context, method string, params, out any) error {
 	id := c.ids.Add(1)
-	params, err := withMeta(params)
+	obj, err := withMeta(params)
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": obj})
 	if err != nil {
 		return err
 	}
@@ -56,6 +58,17 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
 	req.Header.Set("Mcp-Method", method)
+	// SEP-2243: methods that name a tool, prompt or resource mirror it in Mcp-Name.
+	switch method {
+	case "tools/call", "prompts/get":
+		if n, ok := obj["name"].(string); ok {
+			req.Header.Set("Mcp-Name", n)
+		}
+	case "resources/read":
+		if u, ok := obj["uri"].(string); ok {
+			req.Header.Set("Mcp-Name", u)
+		}
+	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
@@ -72,12 +85,17 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	if err != nil {
 		return err
 	}
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d %s: %s", method, res.StatusCode, res.Header.Get("WWW-Authenticate"), raw)
-	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  *Error          `json:"error"`
+	}
+	if res.StatusCode != http.StatusOK {
+		// A JSON-RPC error may come with an HTTP error status (InvalidParams as 400, for one).
+		if json.Unmarshal(raw, &msg) == nil && msg.Error != nil {
+			msg.Error.HTTPStatus = res.StatusCode
+			return msg.Error
+		}
+		return fmt.Errorf("%s: HTTP %d %s: %s", method, res.StatusCode, res.Header.Get("WWW-Authenticate"), raw)
 	}
 	if err := json.Unmarshal(raw, &msg); err != nil {
 		return fmt.Errorf("%s: answer is not JSON-RPC: %w: %s", method, err, raw)
@@ -148,9 +166,10 @@ func (c *Client) Unsubscribe(ctx context.Context, name string, args map[string]s
 	return c.Call(ctx, "events/unsubscribe", map[string]any{"name": name, "arguments": args, "delivery": map[string]any{"url": url}}, nil)
 }
 
-// withMeta returns params as an object carrying _meta["io.modelcontextprotocol/protocolVersion"]: protocol
-// 2026-07-28 states the version in every request's body as well as in the MCP-Protocol-Version header, and
-// servers refuse a request whose two disagree or whose body lacks it (400).
+// withMeta returns params as an object whose _meta carries the protocol version, the client's info and
+// capabilities: protocol 2026-07-28 is stateless, so every request states them in its body (the version
+// also in the MCP-Protocol-Version header; servers refuse a request whose two disagree or whose body lacks
+// them, with a 400).
 func withMeta(params any) (map[string]any, error) {
 	m := map[string]any{}
 	if params != nil {
@@ -166,8 +185,14 @@ func withMeta(params any) (map[string]any, error) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	if _, ok := meta["io.modelcontextprotocol/protocolVersion"]; !ok {
-		meta["io.modelcontextprotocol/protocolVersion"] = ProtocolVersion
+	for k, v := range map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    ProtocolVersion,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "appwrite-agent-eventsclient", "version": "1.0.0"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	} {
+		if _, ok := meta[k]; !ok {
+			meta[k] = v
+		}
 	}
 	m["_meta"] = meta
 	return m, nil

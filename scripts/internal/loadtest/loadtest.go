@@ -147,6 +147,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			"*": {"SAFEHTTP_CA_FILE=" + ca},
 			"webhook-ingress": {"INGRESS_BUDGET_MS=" + strconv.Itoa(cfg.BudgetMS), "INGRESS_MAX_ATTEMPTS=" + strconv.Itoa(cfg.MaxAttempts),
 				"INGRESS_RETRY_WINDOW_MINUTES=" + strconv.Itoa(RetryWindowMinutes)},
+			// Every subscriber of the harness listens on 127.0.0.1, one destination host: the per-host
+			// challenge limit that protects real destinations would throttle the harness itself.
+			"mcp-events": {"MCP_EVENTS_CHALLENGE_RATE=100000"},
 		},
 		Appwrite: localappwrite.Options{DeliveryIDHeader: true, Workers: cfg.Workers, DeliveryClient: pool(), FunctionClient: pool()},
 	})

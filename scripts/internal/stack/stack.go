@@ -137,7 +137,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		urls[name] = "http://" + net.JoinHostPort(opts.Host, strconv.Itoa(port))
 	}
 
-	if err := Build(ctx, root); err != nil {
+	warn := opts.Output // where the functions' output goes, so tests that discard it are not noisy
+	if warn == nil {
+		warn = io.Discard
+	}
+	if err := Build(ctx, root, warn); err != nil {
 		return nil, err
 	}
 
@@ -186,8 +190,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 // Build stages every function into root/build/functions and builds it as the runtime does into
 // root/build/bin. Concurrent builds (parallel test packages) take turns; within one, the functions are
 // staged and built side by side (each in its own folders): most of a warm build is the go command's own
-// start-up and the link, which one function at a time leaves the second core idle for.
-func Build(ctx context.Context, root string) error {
+// start-up and the link, which one function at a time leaves the second core idle for. turn is staged with
+// the installed skills, and with a warning to warn when there are none (only turn writes to warn).
+func Build(ctx context.Context, root string, warn io.Writer) error {
 	unlock, err := lockBuild(root)
 	if err != nil {
 		return err
@@ -202,7 +207,7 @@ func Build(ctx context.Context, root string) error {
 			staged := filepath.Join(root, "build", "functions", name)
 			// A local stack runs with whatever skills are installed, and warns when there are none: it is
 			// not a deploy.
-			if err := staging.StageWith(ctx, root, name, staged, staging.Options{AllowNoSkills: true}); err != nil {
+			if err := staging.StageWith(ctx, root, name, staged, staging.Options{AllowNoSkills: true, Warn: warn}); err != nil {
 				errs[i] = err
 				return
 			}

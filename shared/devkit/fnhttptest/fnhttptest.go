@@ -29,21 +29,7 @@ func Serve(t testing.TB, main localruntime.Handler) *httptest.Server {
 // Get sends GET url with the executor's headers and returns the status and body.
 func Get(t testing.TB, url string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("x-open-runtimes-secret", secret)
-	req.Header.Set("x-open-runtimes-timeout", "15")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, body := Do(t, http.MethodGet, url, nil, nil)
 	return res.StatusCode, body
 }
 

@@ -151,6 +151,11 @@ func scopeSet(list []string) map[string]bool {
 // caller a guest (so a key of another project ends as 401 general_unauthorized_scope); an expired key is
 // 401 project_key_expired. An OAuth access token (Authorization: Bearer) counts only with X-Appwrite-Mode: admin,
 // as the MCP server sends it (appwrite/mcp `server.py`), and only for a project member.
+//
+// APPWRITE CLOUD BEHAVIOUR: the OAuth bearer is what the hosted Appwrite MCP server sends to Appwrite Cloud.
+// The open-source server reads no Authorization: Bearer header and has no OAuth2 routes
+// (app/init/resources/request.php:462-585, 1.9.6): against a self-hosted Appwrite such a request is a guest's.
+// The stand-in keeps it so that mcp-events can be tested as it runs on Cloud.
 func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIError) {
 	guest := &principal{kind: "guest", scopes: map[string]bool{}, label: "User", role: "guests"}
 	if key := r.Header.Get("X-Appwrite-Key"); key != "" {
@@ -172,6 +177,7 @@ func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIErr
 		return p, nil
 	}
 	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+		// Appwrite Cloud only (see above).
 		if !strings.EqualFold(r.Header.Get("X-Appwrite-Mode"), "admin") {
 			return guest, nil
 		}

@@ -36,11 +36,10 @@ type deployer struct {
 
 // runtimeProc is a running runtime server (the built binary) of one deployment.
 type runtimeProc struct {
-	deploymentID string
-	url          string
-	cmd          *exec.Cmd
-	done         chan struct{} // closed when the process has exited and its output is drained
-	out          *lockedBuffer
+	url  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited and its output is drained
+	out  *lockedBuffer
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers and readers, capped at max bytes.
@@ -183,6 +182,7 @@ func (s *Server) runBuild(pid, fid, did string, archive []byte, commands string,
 	select {
 	case d.sem <- struct{}{}:
 	case <-d.ctx.Done():
+		//lint:ignore ST1005 a line of the deployment's build log, which a person reads
 		fail(errors.New("Build canceled: the local Appwrite stand-in is closing."))
 		return
 	}
@@ -316,6 +316,7 @@ func (d *deployer) startRuntime(bin, dir, secret string, env []string) (*runtime
 		return nil, fmt.Errorf("the runtime did not print %q within %s", localruntime.StartedLine, runtimeStartTimeout)
 	case <-d.ctx.Done():
 		p.stop()
+		//lint:ignore ST1005 a line of the deployment's build log, which a person reads
 		return nil, errors.New("Build canceled: the local Appwrite stand-in is closing.")
 	}
 }

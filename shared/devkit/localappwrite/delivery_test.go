@@ -80,8 +80,9 @@ func TestRowCreateDeliversExactlyAsAppwrite(t *testing.T) {
 		t.Errorf("request line: %s %s", d.Method, d.Path)
 	}
 	h := d.Header
-	wantEvents := allEvents("databases.[databaseId].tables.[tableId].rows.[rowId].create",
-		[]param{{"databaseId", "db1"}, {"tableId", "t1"}, {"rowId", "row-1"}})
+	// The row create's event is the documents form (Documents/Create.php:529-532), mirrored.
+	wantEvents := allEvents("databases.[databaseId].collections.[collectionId].documents.[documentId].create",
+		[]param{{"databaseId", "db1"}, {"collectionId", "t1"}, {"tableId", "t1"}, {"documentId", "row-1"}, {"rowId", "row-1"}})
 	checks := map[string]string{
 		"Content-Type":                  "application/json",
 		"X-Appwrite-Webhook-Id":         "sub-1",

@@ -265,6 +265,11 @@ func (s *Server) updateFunction(c *call) (int, any, *APIError) {
 		return 0, nil, err
 	}
 	for _, e := range events {
+		// FunctionEvent (Event/Validator/FunctionEvent.php, 1.9.6): no function may be triggered by a
+		// functions.* event; ArrayList's description then carries the element validator's message.
+		if strings.HasPrefix(e, "functions.") {
+			return 0, nil, invalidParam("events", "Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed.")
+		}
 		if !validEvent(e) {
 			return 0, nil, invalidParam("events", "Value must a valid array no longer than 100 items and Event is not valid.")
 		}

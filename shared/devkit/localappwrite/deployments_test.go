@@ -124,7 +124,7 @@ func TestDeploymentChunkedBuildAndServe(t *testing.T) {
 	needGo(t)
 	f := newFixture(t, Options{})
 	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "hello", Commands: "echo from-commands > generated.txt",
-		Variables: map[string]string{"GREETING": "hi"}, Timeout: 30}); err != nil {
+		Variables: map[string]string{"GREETING": "hi"}, Execute: []string{"any"}, Timeout: 30}); err != nil {
 		t.Fatal(err)
 	}
 	blob := make([]byte, 6<<20) // incompressible: the archive needs two 5 MiB chunks

@@ -62,6 +62,14 @@ func (s *Server) serveDomain(w http.ResponseWriter, r *http.Request) {
 		writeDomainError(w, http.StatusNotFound, "Function not found")
 		return
 	}
+	// A domain runs the function only when its execute permissions include "any" or "guests"
+	// (app/controllers/general.php:364-370, 1.9.6): else 401 function_execute_permission_missing, rendered as
+	// the HTML error view.
+	if !slices.Contains(fn.execute, "any") && !slices.Contains(fn.execute, "guests") {
+		s.mu.Unlock()
+		writeDomainError(w, http.StatusUnauthorized, errorCatalog[ErrFunctionExecutePermissionMissing].message)
+		return
+	}
 	ex := s.newExecutionLocked(fn, "http", r.Method, path, h)
 	timeout := min(time.Duration(fn.timeout)*time.Second, 30*time.Second)
 	rr, kerr := s.runRequestLocked(pr, fn, ex, timeout, body, h)

@@ -10,7 +10,7 @@ import (
 func TestFunctionDomain(t *testing.T) {
 	f := newFixture(t, Options{})
 	rt := runtimeStub(t, 201)
-	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "hook", URL: rt.ts.URL, Secret: "rt", Scopes: []string{"executions.write"}, Timeout: 60}); err != nil {
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "hook", URL: rt.ts.URL, Secret: "rt", Scopes: []string{"executions.write"}, Execute: []string{"any"}, Timeout: 60}); err != nil {
 		t.Fatal(err)
 	}
 	url := f.s.DomainURL("hook")

@@ -7,14 +7,15 @@ import (
 )
 
 // Error types the stand-in sends. The strings, HTTP codes and default messages are copied from Appwrite's
-// app/config/errors.php (Exception::* constants); where a type was added after the version read
-// (row_*, table_*, webhook_already_exists) the message follows the sibling document_*/collection_* entries.
+// app/config/errors.php (Exception::* constants, 1.9.6 for the webhook, database, table, row-not-found, column and
+// general_* entries); the other row_* messages follow their document_* siblings.
 const (
 	ErrGeneralUnknown            = "general_unknown"
 	ErrGeneralServerError        = "general_server_error"
 	ErrGeneralAccessForbidden    = "general_access_forbidden"
 	ErrGeneralUnauthorizedScope  = "general_unauthorized_scope"
 	ErrGeneralArgumentInvalid    = "general_argument_invalid"
+	ErrGeneralBadRequest         = "general_bad_request"
 	ErrGeneralRouteNotFound      = "general_route_not_found"
 	ErrProjectNotFound           = "project_not_found"
 	ErrProjectKeyExpired         = "project_key_expired"
@@ -31,6 +32,8 @@ const (
 	ErrTableNotFound             = "table_not_found"
 	ErrTableAlreadyExists        = "table_already_exists"
 	ErrRowNotFound               = "row_not_found"
+	ErrColumnAlreadyExists       = "column_already_exists"
+	ErrColumnDefaultUnsupported  = "column_default_unsupported"
 	ErrRowAlreadyExists          = "row_already_exists"
 	ErrRowInvalidStructure       = "row_invalid_structure"
 	ErrRowMissingPayload         = "row_missing_payload"
@@ -49,6 +52,8 @@ const (
 	ErrDeploymentNotFound        = "deployment_not_found"
 	ErrFunctionEntrypointMissing = "function_entrypoint_missing"
 	ErrFunctionSyncTimeout       = "function_synchronous_timeout"
+	// ErrFunctionExecutePermissionMissing is a function domain call to a function nobody may execute.
+	ErrFunctionExecutePermissionMissing = "function_execute_permission_missing"
 )
 
 type errorDef struct {
@@ -57,45 +62,49 @@ type errorDef struct {
 }
 
 var errorCatalog = map[string]errorDef{
-	ErrGeneralUnknown:            {500, "Server Error"},
-	ErrGeneralServerError:        {500, "An internal server error occurred."},
-	ErrGeneralAccessForbidden:    {401, "Access to this API is forbidden."},
-	ErrGeneralUnauthorizedScope:  {401, "The current user or API key does not have the required scopes to access the requested resource."},
-	ErrGeneralArgumentInvalid:    {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
-	ErrGeneralRouteNotFound:      {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
-	ErrProjectNotFound:           {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
-	ErrProjectKeyExpired:         {401, "The project key has expired. Please generate a new key using the Appwrite console."},
-	ErrUserUnauthorized:          {401, "The current user is not authorized to perform the requested action."},
-	ErrUserJWTInvalid:            {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
-	ErrUserNotFound:              {404, "User with the requested ID could not be found."},
-	ErrUserAlreadyExists:         {409, "A user with the same id, email, or phone already exists in this project."},
-	ErrUserEmailAlreadyExists:    {409, "A user with the same email already exists in the current project."},
-	ErrUserPhoneAlreadyExists:    {409, "A user with the same phone number already exists in the current project."},
-	ErrWebhookNotFound:           {404, "Webhook with the requested ID could not be found."},
-	ErrWebhookAlreadyExists:      {409, "Webhook with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrDatabaseNotFound:          {404, "Database not found"},
-	ErrDatabaseAlreadyExists:     {409, "Database already exists"},
-	ErrTableNotFound:             {404, "Table with the requested ID could not be found."},
-	ErrTableAlreadyExists:        {409, "A table with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrRowNotFound:               {404, "Row with the requested ID could not be found."},
-	ErrRowAlreadyExists:          {409, "Row with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrRowInvalidStructure:       {400, "The row structure is invalid. Please ensure the columns match the table definition."},
-	ErrRowMissingPayload:         {400, "The row data and permissions are missing. You must provide either row data or permissions to be updated."},
-	ErrBucketNotFound:            {404, "Storage bucket with the requested ID could not be found."},
-	ErrBucketAlreadyExists:       {409, "A storage bucket with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrFileNotFound:              {404, "The requested file could not be found."},
-	ErrFileAlreadyExists:         {409, "A storage file with the requested ID already exists."},
-	ErrFileEmpty:                 {400, "Empty file passed to the endpoint."},
-	ErrFileTypeUnsupported:       {400, "The given file extension is not supported."},
-	ErrFileInvalidSize:           {400, "The file size is either not valid or exceeds the maximum allowed size. Please check the file or the value of the _APP_STORAGE_LIMIT environment variable."},
-	ErrInvalidContentRange:       {400, "The content range is invalid. Please check the value of the Content-Range header."},
-	ErrInvalidAppwriteID:         {400, "The value for x-appwrite-id header is invalid. Please check the value of the x-appwrite-id header is a valid id and not unique()."},
-	ErrFunctionNotFound:          {404, "Function with the requested ID could not be found."},
-	ErrFunctionAlreadyExists:     {409, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
-	ErrExecutionNotFound:         {404, "Execution with the requested ID could not be found."},
-	ErrDeploymentNotFound:        {404, "Deployment with the requested ID could not be found."},
-	ErrFunctionEntrypointMissing: {404, "Entrypoint for your Appwrite Function is missing. Please specify it when making deployment or update the entrypoint under your function's \"Settings\" > \"Configuration\" > \"Entrypoint\"."},
-	ErrFunctionSyncTimeout:       {408, "Synchronous function execution timed out. Use asynchronous execution instead, or ensure the execution duration doesn't exceed 30 seconds."},
+	ErrGeneralUnknown:                   {500, "Server Error"},
+	ErrGeneralServerError:               {500, "An internal server error occurred."},
+	ErrGeneralAccessForbidden:           {401, "Access to this API is forbidden."},
+	ErrGeneralUnauthorizedScope:         {401, "The current user or API key does not have the required scopes to access the requested resource."},
+	ErrGeneralArgumentInvalid:           {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
+	ErrGeneralBadRequest:                {400, "There was an error processing your request. Please check the inputs and try again."},
+	ErrGeneralRouteNotFound:             {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
+	ErrProjectNotFound:                  {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
+	ErrProjectKeyExpired:                {401, "The project key has expired. Please generate a new key using the Appwrite console."},
+	ErrUserUnauthorized:                 {401, "The current user is not authorized to perform the requested action."},
+	ErrUserJWTInvalid:                   {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
+	ErrUserNotFound:                     {404, "User with the requested ID could not be found."},
+	ErrUserAlreadyExists:                {409, "A user with the same id, email, or phone already exists in this project."},
+	ErrUserEmailAlreadyExists:           {409, "A user with the same email already exists in the current project."},
+	ErrUserPhoneAlreadyExists:           {409, "A user with the same phone number already exists in the current project."},
+	ErrWebhookNotFound:                  {404, "Webhook with the requested ID could not be found."},
+	ErrWebhookAlreadyExists:             {409, "Webhook with the same ID already exists. Try again with a different ID."},
+	ErrDatabaseNotFound:                 {404, "Database with the requested ID '%s' could not be found."},
+	ErrDatabaseAlreadyExists:            {409, "Database with the requested ID '%s' already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrTableNotFound:                    {404, "Table with the requested ID '%s' could not be found."},
+	ErrTableAlreadyExists:               {409, "A table with the requested ID '%s' already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrColumnAlreadyExists:              {409, "Column with the requested key '%s' already exists. Column keys must be unique, try again with a different key."},
+	ErrColumnDefaultUnsupported:         {400, "Default values cannot be set for array or required columns."},
+	ErrRowNotFound:                      {404, "Row with the requested ID '%s' could not be found."},
+	ErrRowAlreadyExists:                 {409, "Row with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrRowInvalidStructure:              {400, "The row structure is invalid. Please ensure the columns match the table definition."},
+	ErrRowMissingPayload:                {400, "The row data and permissions are missing. You must provide either row data or permissions to be updated."},
+	ErrBucketNotFound:                   {404, "Storage bucket with the requested ID could not be found."},
+	ErrBucketAlreadyExists:              {409, "A storage bucket with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrFileNotFound:                     {404, "The requested file could not be found."},
+	ErrFileAlreadyExists:                {409, "A storage file with the requested ID already exists."},
+	ErrFileEmpty:                        {400, "Empty file passed to the endpoint."},
+	ErrFileTypeUnsupported:              {400, "The given file extension is not supported."},
+	ErrFileInvalidSize:                  {400, "The file size is either not valid or exceeds the maximum allowed size. Please check the file or the value of the _APP_STORAGE_LIMIT environment variable."},
+	ErrInvalidContentRange:              {400, "The content range is invalid. Please check the value of the Content-Range header."},
+	ErrInvalidAppwriteID:                {400, "The value for x-appwrite-id header is invalid. Please check the value of the x-appwrite-id header is a valid id and not unique()."},
+	ErrFunctionNotFound:                 {404, "Function with the requested ID could not be found."},
+	ErrFunctionAlreadyExists:            {409, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
+	ErrExecutionNotFound:                {404, "Execution with the requested ID could not be found."},
+	ErrDeploymentNotFound:               {404, "Deployment with the requested ID could not be found."},
+	ErrFunctionEntrypointMissing:        {404, "Entrypoint for your Appwrite Function is missing. Please specify it when making deployment or update the entrypoint under your function's \"Settings\" > \"Configuration\" > \"Entrypoint\"."},
+	ErrFunctionExecutePermissionMissing: {401, `To execute function using domain, execute permissions must include "any" or "guests".`},
+	ErrFunctionSyncTimeout:              {408, "Synchronous function execution timed out. Use asynchronous execution instead, or ensure the execution duration doesn't exceed 30 seconds."},
 }
 
 // APIError is an Appwrite error as the API sends it: the body is {"message","code","type","version"}.
@@ -108,9 +117,19 @@ type APIError struct {
 	Type string `json:"type"`
 	// Version is the Appwrite version the stand-in reports.
 	Version string `json:"version"`
+
+	// nullMessage sends "message": null, as Appwrite does for an exception built with a type it has no
+	// errors.php entry for (see headersError).
+	nullMessage bool
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("%s (%d): %s", e.Type, e.Code, e.Message) }
+
+// withID builds an error whose catalog message takes the resource id (Appwrite's params: [$id], errors.php
+// descriptions with '%s', 1.9.6).
+func withID(typ, id string) *APIError {
+	return newErr(typ, errorCatalog[typ].message, id)
+}
 
 // newErr builds an error of the given type with its catalog message, or with msg when msg is not empty.
 func newErr(typ string, msg ...any) *APIError {
@@ -141,5 +160,9 @@ func (s *Server) writeError(w http.ResponseWriter, e *APIError) {
 	e.Version = s.opts.Version
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(e.Code)
+	if e.nullMessage {
+		_ = json.NewEncoder(w).Encode(map[string]any{"message": nil, "code": e.Code, "type": e.Type, "version": e.Version})
+		return
+	}
 	_ = json.NewEncoder(w).Encode(e)
 }

@@ -144,41 +144,47 @@ func generateEvents(pattern string, params []param) ([]string, error) {
 	return uniqueStrings(events), nil
 }
 
-// mirrorEvents adds, after each TablesDB event, its legacy Collections form (tables→collections, rows→documents,
-// columns→attributes), as Appwrite's Event::mirrorCollectionEvents pairs the two APIs' events.
-func mirrorEvents(events []string) []string {
-	if len(events) == 0 || !strings.HasPrefix(events[0], "databases.") {
+// mirrorEvents copies Appwrite's Event::mirrorCollectionEvents (src/Appwrite/Event/Event.php:677-734, 1.9.6):
+// for a databases pattern whose first event mentions collections or tables (substring checks, as PHP's
+// str_contains), each event is followed by its counterpart: an event containing "collections" by its tables
+// form (documents→rows, collections→tables, attributes→columns), else one containing "tables" by its
+// collections form; whole segments are replaced; duplicates are removed.
+func mirrorEvents(pattern string, events []string) []string {
+	if len(events) == 0 || !strings.Contains(pattern, "databases.") ||
+		!(strings.Contains(events[0], "collections") || strings.Contains(events[0], "tables")) {
 		return events
+	}
+	toTables := map[string]string{"documents": "rows", "collections": "tables", "attributes": "columns"}
+	toCollections := map[string]string{"rows": "documents", "tables": "collections", "columns": "attributes"}
+	replace := func(e string, m map[string]string) string {
+		parts := strings.Split(e, ".")
+		for i, p := range parts {
+			if r, ok := m[p]; ok {
+				parts[i] = r
+			}
+		}
+		return strings.Join(parts, ".")
 	}
 	out := make([]string, 0, 2*len(events))
 	for _, e := range events {
 		out = append(out, e)
-		parts := strings.Split(e, ".")
-		changed := false
-		for i := 2; i < len(parts); i += 2 {
-			switch parts[i] {
-			case "tables":
-				parts[i], changed = "collections", true
-			case "rows":
-				parts[i], changed = "documents", true
-			case "columns":
-				parts[i], changed = "attributes", true
-			}
-		}
-		if changed {
-			out = append(out, strings.Join(parts, "."))
+		switch {
+		case strings.Contains(e, "collections"):
+			out = append(out, replace(e, toTables))
+		case strings.Contains(e, "tables"):
+			out = append(out, replace(e, toCollections))
 		}
 	}
 	return uniqueStrings(out)
 }
 
-// allEvents is generateEvents followed by the Collections mirror.
+// allEvents is generateEvents followed by the Collections mirror, as Event::generateEvents returns them.
 func allEvents(pattern string, params []param) []string {
 	ev, err := generateEvents(pattern, params)
 	if err != nil {
 		return nil
 	}
-	return mirrorEvents(ev)
+	return mirrorEvents(pattern, ev)
 }
 
 func uniqueStrings(in []string) []string {

@@ -97,3 +97,24 @@ func TestPHPJSON(t *testing.T) {
 		t.Fatalf("got %s want %s", got, want)
 	}
 }
+
+// A TablesDB row create generates from the documents label (Documents/Create.php:529-532): the first event is
+// the collections/documents form, and the mirror yields the same 42 strings as the tables form would.
+func TestRowCreateEventsStartWithTheDocumentsForm(t *testing.T) {
+	docs := allEvents("databases.[databaseId].collections.[collectionId].documents.[documentId].create",
+		[]param{{"databaseId", "d"}, {"collectionId", "t"}, {"tableId", "t"}, {"documentId", "r"}, {"rowId", "r"}})
+	tables := allEvents("databases.[databaseId].tables.[tableId].rows.[rowId].create",
+		[]param{{"databaseId", "d"}, {"tableId", "t"}, {"rowId", "r"}})
+	if len(docs) != 42 || len(tables) != 42 {
+		t.Fatalf("want 42 events each, got %d and %d", len(docs), len(tables))
+	}
+	if docs[0] != "databases.d.collections.t.documents.r.create" || docs[1] != "databases.d.tables.t.rows.r.create" {
+		t.Fatalf("first events %q", docs[:2])
+	}
+	a, b := slices.Clone(docs), slices.Clone(tables)
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) {
+		t.Fatalf("the two forms generate different sets:\n%q\n%q", a, b)
+	}
+}

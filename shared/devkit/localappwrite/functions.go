@@ -3,11 +3,13 @@ package localappwrite
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +81,8 @@ type FunctionSpec struct {
 	Events []string `json:"events"`
 	// Scopes are given to the dynamic key of each execution.
 	Scopes []string `json:"scopes"`
-	// Execute is returned in the function model (not enforced).
+	// Execute are the roles that may execute the function. Its domain serves it only when they include "any" or
+	// "guests" (as Appwrite's router); nil means none, as on Appwrite.
 	Execute []string `json:"execute"`
 	// Timeout is in seconds (15 when 0).
 	Timeout int `json:"timeout"`
@@ -266,15 +269,13 @@ const executionEvent = "functions.[functionId].executions.[executionId]."
 
 var allowedMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"}
 
-// createExecution copies POST /v1/functions/{id}/executions (Executions/Create.php): body (at most
-// 10,485,760 chars), async, path ("/"), method ("POST"), headers (object, at most 100 keys, none starting with
-// "x-appwrite-"), scheduledAt (async only, at least a minute ahead; see scheduleExecution). Sync executions are limited to 30 s
+// createExecution copies POST /v1/functions/{id}/executions (Modules/Functions/Http/Executions/Create.php,
+// 1.9.6), in Appwrite's order: the declared params (body Text(10485760, 0), async Boolean, path Text(2048),
+// method WhiteList, headers an object or a JSON string, scheduledAt Nullable Text(100)), then scheduledAt
+// without async (general_bad_request), then scheduledAt itself (:139-148), then the Headers validator
+// (:150-158), and only then the function lookup (:160-167). Sync executions are limited to 30 s
 // (function_synchronous_timeout, 408); async ones answer 202 with status "waiting".
 func (s *Server) createExecution(c *call) (int, any, *APIError) {
-	fn := c.pr.functions[c.r.PathValue("functionId")]
-	if fn == nil {
-		return 0, nil, newErr(ErrFunctionNotFound)
-	}
 	body, err := c.str("body", false, "", 10485760)
 	if err != nil {
 		return 0, nil, err
@@ -287,9 +288,6 @@ func (s *Server) createExecution(c *call) (int, any, *APIError) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if !strings.HasPrefix(path, "/") {
-		return 0, nil, invalidParam("path", "Value must be a valid string and no longer than 2048 chars")
-	}
 	method, err := c.str("method", false, "POST", 0)
 	if err != nil {
 		return 0, nil, err
@@ -297,29 +295,35 @@ func (s *Server) createExecution(c *call) (int, any, *APIError) {
 	if !slices.Contains(allowedMethods, method) {
 		return 0, nil, invalidParam("method", "Value must be one of (GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD)")
 	}
-	hdrs, _, err := c.object("headers", false)
+	hdrs, herr := c.executionHeaders()
+	if herr != nil {
+		return 0, nil, herr
+	}
+	scheduledAt, err := c.str("scheduledAt", false, "", 100)
 	if err != nil {
 		return 0, nil, err
 	}
-	const hdrDesc = "Invalid headers: keys must be alphanumeric or \"-\", at most 100 keys, and must not start with \"x-appwrite-\""
-	if len(hdrs) > 100 {
-		return 0, nil, invalidParam("headers", hdrDesc)
+	scheduled := c.has("scheduledAt")
+	if scheduled && !async {
+		return 0, nil, newErr(ErrGeneralBadRequest, "Scheduled executions must run asynchronously. Set scheduledAt to a future date, or set async to true.")
 	}
-	reqHeaders := http.Header{}
-	for k, v := range hdrs {
-		if strings.HasPrefix(k, "x-appwrite-") || strings.TrimFunc(k, func(r rune) bool {
-			return r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
-		}) != "" {
-			return 0, nil, invalidParam("headers", hdrDesc)
+	var at time.Time
+	if scheduled {
+		var ok bool
+		if at, ok = s.validSchedule(scheduledAt); !ok {
+			return 0, nil, newErr(ErrGeneralBadRequest, "Execution schedule must be a valid date, and at least 1 minute from now")
 		}
-		vs, ok := v.(string)
-		if !ok {
-			return 0, nil, invalidParam("headers", hdrDesc)
-		}
-		reqHeaders.Set(k, vs)
 	}
-	if c.has("scheduledAt") {
-		return s.scheduleExecution(c, fn, async, method, path, []byte(body), reqHeaders)
+	reqHeaders, herr := validExecutionHeaders(hdrs)
+	if herr != nil {
+		return 0, nil, herr
+	}
+	fn := c.pr.functions[c.r.PathValue("functionId")]
+	if fn == nil {
+		return 0, nil, newErr(ErrFunctionNotFound)
+	}
+	if scheduled {
+		return s.scheduleExecution(c, fn, at, method, path, []byte(body), reqHeaders)
 	}
 
 	ex := s.newExecutionLocked(fn, "http", method, path, reqHeaders)
@@ -460,7 +464,12 @@ func (s *Server) callRuntime(ctx context.Context, rr runRequest) runResult {
 	}
 	ctx, cancel := context.WithTimeout(ctx, rr.timeout+5*time.Second) // the executor's curl timeout is timeout+5
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, rr.method, rr.url+rr.path, strings.NewReader(string(rr.body)))
+	path := rr.path
+	if !strings.HasPrefix(path, "/") {
+		// Appwrite takes any Text(2048) path; the executor's request needs a leading slash.
+		path = "/" + path
+	}
+	req, err := http.NewRequestWithContext(ctx, rr.method, rr.url+path, strings.NewReader(string(rr.body)))
 	if err != nil {
 		return done(runResult{status: 500, errors: err.Error()})
 	}
@@ -529,25 +538,118 @@ func (s *Server) finishExecution(projectID, functionID, executionID string, res 
 	return m
 }
 
-// scheduleExecution copies a delayed execution (Executions/Create.php with scheduledAt): only with async
-// (400 otherwise), an ISO 8601 date at least a minute ahead (Appwrite's DatetimeValidator with a 60 s offset),
-// answered 202 with status "scheduled"; Appwrite's schedule worker starts it at that minute. Here the server's
-// ticker starts due executions (see RunScheduled), with a dynamic key made when it runs.
-func (s *Server) scheduleExecution(c *call, fn *function, async bool, method, path string, body []byte, h http.Header) (int, any, *APIError) {
-	raw, err := c.str("scheduledAt", false, "", 64)
-	if err != nil {
-		return 0, nil, err
+// validSchedule copies the scheduledAt check (Executions/Create.php:143-148): utopia-php/database's
+// DatetimeValidator with requireDateInFuture, PRECISION_MINUTES and a 60 s offset: a date strictly more than
+// 60 s ahead, whose seconds and milliseconds are 0, with a year of at most 9999.
+func (s *Server) validSchedule(raw string) (time.Time, bool) {
+	at, err := parseISOTime(raw)
+	if err != nil || at.Year() > 9999 || at.Second() != 0 || at.Nanosecond() != 0 {
+		return time.Time{}, false
 	}
-	if !async {
-		return 0, nil, invalidParam("scheduledAt", "Scheduled executions must run asynchronously. Set scheduledAt to a future date, or set async to true.")
+	return at, at.After(s.now().Add(60 * time.Second))
+}
+
+// headersDescription is Functions/Validator/Headers.php getDescription (maxKeys 100, maxSize 16384).
+const headersDescription = `Invalid headers: Alphanumeric characters or hyphens only, cannot start with "x-appwrite", maximum 100 keys, and total size 16384.`
+
+// executionHeaders reads the headers param: AnyOf([Assoc, Text(65535)]), a JSON string being decoded after
+// (Executions/Create.php:89,150-152).
+func (c *call) executionHeaders() (map[string]any, *APIError) {
+	v, ok := c.params["headers"]
+	if !ok || v == nil {
+		return nil, nil
 	}
-	at, perr := parseISOTime(raw)
-	if perr != nil || at.Before(s.now().Add(60*time.Second)) {
-		return 0, nil, invalidParam("scheduledAt", "Value must be valid date in the future with at least 60 seconds offset")
+	switch t := v.(type) {
+	case map[string]any:
+		return t, nil
+	case []any:
+		if len(t) == 0 {
+			return nil, nil
+		}
+	case string:
+		if len([]rune(t)) > 65535 {
+			break
+		}
+		var m map[string]any
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.UseNumber()
+		if dec.Decode(&m) != nil {
+			return nil, headersError() // json_decode gives null, which the Headers validator refuses unless empty
+		}
+		return m, nil
 	}
+	return nil, invalidParam("headers", "Value must be a valid object.")
+}
+
+// headersError is what Appwrite answers for headers its validator refuses: it throws
+// new Exception($validator->getDescription(), 400) (Executions/Create.php:156-158, unchanged at HEAD), so the
+// description becomes the error *type*, the status is 400, and the message is null (no errors.php entry).
+func headersError() *APIError {
+	return &APIError{Code: 400, Type: headersDescription, nullMessage: true}
+}
+
+// validExecutionHeaders copies Functions/Validator/Headers.php: at most 100 keys; keys non-empty, alphanumeric
+// first and last character, alphanumeric or "-" between, not starting with "x-appwrite-" (case-sensitive, as
+// str_starts_with); the running total of key and value lengths below 16384.
+func validExecutionHeaders(hdrs map[string]any) (http.Header, *APIError) {
+	out := http.Header{}
+	if len(hdrs) == 0 {
+		return out, nil
+	}
+	if len(hdrs) > 100 {
+		return nil, headersError()
+	}
+	alnum := func(b byte) bool { return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+	size := 0
+	keys := make([]string, 0, len(hdrs))
+	for k := range hdrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var val string
+		switch v := hdrs[k].(type) {
+		case string:
+			val = v
+		case json.Number:
+			val = v.String()
+		case bool:
+			if v {
+				val = "1"
+			}
+		default:
+			return nil, headersError()
+		}
+		n := len(k)
+		if n == 0 {
+			return nil, headersError()
+		}
+		if size += n + len(val); size >= 16384 {
+			return nil, headersError()
+		}
+		if !alnum(k[0]) || !alnum(k[n-1]) {
+			return nil, headersError()
+		}
+		for i := 1; i < n-1; i++ {
+			if !alnum(k[i]) && k[i] != '-' {
+				return nil, headersError()
+			}
+		}
+		if strings.HasPrefix(k, "x-appwrite-") {
+			return nil, headersError()
+		}
+		out.Set(k, val)
+	}
+	return out, nil
+}
+
+// scheduleExecution queues a delayed execution, answered 202 with status "scheduled"; Appwrite's schedule
+// worker starts it at that minute. Here the server's ticker starts due executions (see RunScheduled), with a
+// dynamic key made when it runs.
+func (s *Server) scheduleExecution(c *call, fn *function, at time.Time, method, path string, body []byte, h http.Header) (int, any, *APIError) {
 	ex := s.newExecutionLocked(fn, "schedule", method, path, h)
 	ex.status = "scheduled"
-	ex.scheduledAt = at.Truncate(time.Minute)
+	ex.scheduledAt = at.UTC()
 	ex.scheduled = &scheduledRequest{body: body, headers: h.Clone(), userID: c.who.userID}
 	m := executionModel(ex)
 	c.emit(executionEvent+"create", m, param{"functionId", fn.id}, param{"executionId", ex.id})

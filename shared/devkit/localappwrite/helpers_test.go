@@ -206,3 +206,16 @@ func (s *Server) webhookSecretForTest(t *testing.T, id string) string {
 	}
 	return wh.secret
 }
+
+// appwriteType returns the type of an Appwrite SDK error, or "".
+func appwriteType(err error) string {
+	var ae *client.AppwriteError
+	if !errors.As(err, &ae) {
+		return ""
+	}
+	var body struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal([]byte(ae.GetResponse()), &body)
+	return body.Type
+}

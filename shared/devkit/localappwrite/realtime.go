@@ -6,7 +6,8 @@ package localappwrite
 //   - connect: GET /v1/realtime?project=P&channels[]=C…, optional per-channel queries in the query parameter
 //     named after the channel with "." replaced by "_" (app/realtime.php onOpen, Realtime::constructSubscriptions);
 //     the user comes from the a_session_<project> cookie, or later from an "authentication" message;
-//   - messages in: authentication {session}, subscribe [{channels, queries?, subscriptionId?}], ping;
+//   - messages in: authentication {session}, subscribe [{channels, queries?, subscriptionId?}],
+//     unsubscribe [{subscriptionId}], ping;
 //     messages out: connected, response, event, pong, error {code, message};
 //   - a row event goes to the channels of Realtime::fromPayload, with the roles that may read it (the table's
 //     read roles, plus the row's when row security is on); a connection receives it when one of its roles is
@@ -378,6 +379,24 @@ func (s *Server) realtimeMessage(c *rtConn, data []byte) (reply []byte, fatal bo
 			c.subs = append(c.subs, sub)
 		}
 		return rtMessage("response", map[string]any{"to": "subscribe", "success": true, "subscriptions": out}), false
+	case "unsubscribe":
+		var items []struct {
+			SubscriptionID string `json:"subscriptionId"`
+		}
+		if err := json.Unmarshal(m["data"], &items); err != nil || len(items) == 0 {
+			return rtError(rtFormatInvalid, "Payload is not valid."), false
+		}
+		type result struct {
+			SubscriptionID string `json:"subscriptionId"`
+			Removed        bool   `json:"removed"`
+		}
+		out := make([]result, 0, len(items))
+		for _, it := range items {
+			before := len(c.subs)
+			c.subs = slices.DeleteFunc(c.subs, func(o *rtSub) bool { return o.id == it.SubscriptionID })
+			out = append(out, result{SubscriptionID: it.SubscriptionID, Removed: len(c.subs) < before})
+		}
+		return rtMessage("response", map[string]any{"to": "unsubscribe", "success": true, "subscriptions": out}), false
 	default:
 		return rtError(rtFormatInvalid, "Message type is not valid."), false
 	}
@@ -511,9 +530,11 @@ func parseRealtimeQueries(raw []string) ([]rtQuery, []string, error) {
 func parseRealtimeQuery(b []byte) (rtQuery, error) {
 	var q rtQuery
 	if err := json.Unmarshal(b, &q); err != nil || q.Method == "" {
+		//lint:ignore ST1005 Appwrite's own message, which the stand-in answers with
 		return q, fmt.Errorf("Invalid query: %s", string(b))
 	}
 	if !slices.Contains(rtAllowed, q.Method) {
+		//lint:ignore ST1005 Appwrite's own message, which the stand-in answers with
 		return q, fmt.Errorf("Query method '%s' is not supported in Realtime queries. Allowed: %s", q.Method, strings.Join(rtAllowed, ", "))
 	}
 	if q.Method == "and" || q.Method == "or" {
@@ -643,7 +664,12 @@ func readRoles(perms []string) []string {
 // Appwrite's shutdown hook, app/controllers/shared/api.php; here only row events). Runs with s.mu held, in
 // dispatch order, so a connection receives a table's events in the order they were written.
 func (s *Server) realtimeLocked(pr *project, ev pendingEvent, events []string) {
-	if len(s.rt.conns) == 0 || !strings.HasPrefix(ev.pattern, rowEvent) {
+	action, isRow := strings.CutPrefix(ev.pattern, rowEvent)
+	if !isRow {
+		// A row create carries the documents form (see createRow).
+		action, isRow = strings.CutPrefix(ev.pattern, documentEvent)
+	}
+	if len(s.rt.conns) == 0 || !isRow {
 		return
 	}
 	vals := map[string]string{}
@@ -677,7 +703,6 @@ func (s *Server) realtimeLocked(pr *project, ev pendingEvent, events []string) {
 	if t.rowSecurity {
 		roles = append(roles, readRoles(rowPerms)...)
 	}
-	action := ev.pattern[len(rowEvent):]
 	channels := rowChannels(db.id, t.id, vals["rowId"], action)
 	anyRole := slices.Contains(roles, "any")
 	for c := range s.rt.conns {

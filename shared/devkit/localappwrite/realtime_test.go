@@ -188,6 +188,10 @@ func TestRealtimeQueriesAndMessageSubscribe(t *testing.T) {
 	if !strings.Contains(string(m.Data), `"$id":"r2"`) || !strings.Contains(string(m.Data), `"subscriptions":["bySeq"]`) {
 		t.Fatalf("second match %s", m.Data)
 	}
+	a.send(map[string]any{"type": "unsubscribe", "data": []map[string]string{{"subscriptionId": "bySeq"}, {"subscriptionId": "nope"}}})
+	if m := a.read(); m.Type != "response" || string(m.Data) != `{"subscriptions":[{"subscriptionId":"bySeq","removed":true},{"subscriptionId":"nope","removed":false}],"success":true,"to":"unsubscribe"}` {
+		t.Fatalf("unsubscribe %s", m.Data)
+	}
 	a.send(map[string]any{"type": "subscribe", "data": []map[string]any{{"channels": []string{"rows"},
 		"queries": []string{`{"method":"search","attribute":"x","values":["y"]}`}}}})
 	if m := a.read(); m.Type != "error" || !strings.Contains(string(m.Data), "is not supported in Realtime queries") {
@@ -230,5 +234,87 @@ func TestSessionExecutesAsTheUser(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("forged session: %d", res.StatusCode)
+	}
+}
+
+func postJSON(t *testing.T, f *fixture, path string, hdr map[string]string, body any) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", f.ts.URL+path, strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Appwrite-Project", testProject)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+func TestBulkRowCreate(t *testing.T) {
+	f := newFixture(t, Options{})
+	seedProgressTable(t, f)
+	alice, _ := f.s.CreateSession(testProject, "alice")
+	ch := "databases.agent.tables.progress.rows"
+	a := dialRealtime(t, f, url.Values{"project": {testProject}, "channels[]": {ch}}.Encode(), alice)
+	a.read()
+	path := "/v1/tablesdb/agent/tables/progress/rows"
+	key := map[string]string{"X-Appwrite-Key": f.key}
+	perm := []string{`read("user:alice")`}
+	rows := []map[string]any{}
+	for i := 1; i <= 3; i++ {
+		rows = append(rows, map[string]any{"turn_id": "t", "seq": i, "$permissions": perm})
+	}
+	rows[1]["$id"] = "second"
+	status, out := postJSON(t, f, path, key, map[string]any{"rows": rows})
+	if status != http.StatusCreated || out["total"] != float64(3) {
+		t.Fatalf("%d %v", status, out)
+	}
+	got := out["rows"].([]any)
+	if got[1].(map[string]any)["$id"] != "second" || got[0].(map[string]any)["$permissions"].([]any)[0] != perm[0] {
+		t.Fatalf("%v", got)
+	}
+	// One Realtime event per row, in order.
+	for i := 1; i <= 3; i++ {
+		m := a.read()
+		if !strings.Contains(string(m.Data), `"seq":`+string(rune('0'+i))) {
+			t.Fatalf("event %d: %s", i, m.Data)
+		}
+	}
+	many := make([]map[string]any, 101)
+	for i := range many {
+		many[i] = map[string]any{"turn_id": "t", "seq": i}
+	}
+	refused := []struct {
+		hdr    map[string]string
+		body   map[string]any
+		status int
+		typ    string
+	}{
+		{map[string]string{"X-Appwrite-Session": alice}, map[string]any{"rows": rows[:1]}, 401, ErrGeneralUnauthorizedScope},
+		{key, map[string]any{"rows": rows[:1], "rowId": "x"}, 400, "general_bad_request"},
+		{key, map[string]any{"rows": rows[:1], "permissions": perm}, 400, "general_bad_request"},
+		{key, map[string]any{"rows": rows[:1], "data": map[string]any{"turn_id": "x"}}, 400, "general_bad_request"},
+		{key, map[string]any{"rows": many}, 400, ErrGeneralArgumentInvalid},
+		{key, map[string]any{"rows": []map[string]any{{"$id": "-bad", "turn_id": "t", "seq": 1}}}, 400, "general_bad_request"},
+		{key, map[string]any{"rows": []map[string]any{{"$id": "second", "turn_id": "t", "seq": 1}}}, 409, ErrRowAlreadyExists},
+		{key, map[string]any{"rows": []map[string]any{{"turn_id": "t", "seq": 1}, {"turn_id": "t", "nope": 1}}}, 400, ErrRowInvalidStructure},
+	}
+	for i, c := range refused {
+		status, out := postJSON(t, f, path, c.hdr, c.body)
+		if status != c.status || out["type"] != c.typ {
+			t.Errorf("case %d: %d %v", i, status, out)
+		}
+	}
+	// Nothing of a refused batch was stored (all or nothing).
+	db := appwrite.NewTablesDB(f.sdk(f.key))
+	list, err := db.ListRows("agent", "progress")
+	if err != nil || list.Total != 3 {
+		t.Fatalf("%v %v", list, err)
 	}
 }

@@ -65,6 +65,7 @@ func (s *Server) routes() {
 	}
 	api("PATCH /v1/projects/{projectId}/webhooks/{webhookId}/signature", []string{"webhooks.write"}, s.rotateWebhookSecret)
 	// TablesDB.
+	s.setupRoutes(api)
 	api("GET /v1/tablesdb/{databaseId}", []string{"databases.read"}, s.getDatabase)
 	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}", []string{"tables.read", "collections.read"}, s.getTable)
 	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows", []string{"rows.read", "documents.read"}, s.listRows)

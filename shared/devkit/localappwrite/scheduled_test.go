@@ -19,12 +19,25 @@ func TestScheduledExecutions(t *testing.T) {
 	fns := functions.New(f.sdk(f.key))
 	at := "2026-12-01T10:03:00.000+00:00"
 
+	// Executions/Create.php:139-148 (1.9.6): scheduledAt needs async, then a minute-precise date strictly more
+	// than 60 s ahead with a year of at most 9999.
 	_, err := fns.CreateExecution("fn1", fns.WithCreateExecutionScheduledAt(at))
-	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
-	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt("2026-12-01T10:01:00.000+00:00"))
-	wantErr(t, err, 400, ErrGeneralArgumentInvalid) // 30 s ahead: under the 60 s offset
-	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt("tomorrow"))
-	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
+	wantAPIError(t, err, 400, ErrGeneralBadRequest, "Scheduled executions must run asynchronously. Set scheduledAt to a future date, or set async to true.")
+	const schedMsg = "Execution schedule must be a valid date, and at least 1 minute from now"
+	for _, bad := range []string{
+		"2026-12-01T10:01:00.000+00:00", // 30 s ahead
+		"2026-12-01T10:01:30.000+00:00", // exactly 60 s ahead, and not minute-precise
+		"2026-12-01T10:05:30.000+00:00", // seconds
+		"2026-12-01T10:05:00.250+00:00", // milliseconds
+		"10000-01-01T00:00:00.000+00:00",
+		"tomorrow",
+	} {
+		_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt(bad))
+		wantAPIError(t, err, 400, ErrGeneralBadRequest, schedMsg)
+	}
+	// The checks come before the function lookup, as in Appwrite.
+	_, err = fns.CreateExecution("nope", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt("tomorrow"))
+	wantAPIError(t, err, 400, ErrGeneralBadRequest, schedMsg)
 
 	ex, err := fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt(at),
 		fns.WithCreateExecutionPath("/jobs/retry"), fns.WithCreateExecutionBody("sealed-job"))

@@ -1,11 +1,14 @@
 // Package localappwrite is an in-process stand-in for the parts of Appwrite this product depends on: projects,
-// API keys (including the dynamic/ephemeral keys of function executions), OAuth bearer tokens in admin mode,
+// API keys (including the dynamic/ephemeral keys of function executions), OAuth bearer tokens in admin mode
+// (Appwrite Cloud behaviour: the open-source server reads no bearer),
 // project webhooks with Appwrite's validators and both response formats, TablesDB rows, Storage files, Users,
 // Functions executions and event triggers, Appwrite's event strings, and the webhook worker that signs and
 // delivers to every matching webhook. It also acts as the OAuth issuer for tests (JWKS + RS256 tokens).
 //
 // It is an http.Handler serving the API under /v1 and documented admin endpoints under /_local (see
-// docs/local-appwrite.md). Every behaviour copied from Appwrite names its source next to the code.
+// docs/local-appwrite.md). Every behaviour copied from Appwrite names its source next to the code. It refuses
+// what Appwrite 1.9 refuses, with the same status, type and message; the one stand-in-only allowance is
+// Options.AllowLoopbackWebhookURLs (off by default).
 package localappwrite
 
 import (

@@ -2,6 +2,8 @@ package localappwrite
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/appwrite/sdk-for-go/client"
 	"github.com/appwrite/sdk-for-go/file"
 	"github.com/appwrite/sdk-for-go/functions"
 	"github.com/appwrite/sdk-for-go/storage"
@@ -300,8 +303,32 @@ func TestFunctionExecutionsThroughSDK(t *testing.T) {
 	if err != nil || ex.Status != "failed" || ex.ResponseStatusCode != 503 {
 		t.Fatalf("5xx failure: %+v %v", ex, err)
 	}
-	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionHeaders(map[string]any{"x-appwrite-key": "x"}))
-	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
+	// Functions/Validator/Headers.php: Appwrite throws the description as the error type, status 400, message
+	// null (Executions/Create.php:156-158).
+	for _, h := range []map[string]any{
+		{"x-appwrite-key": "x"}, {"-lead": "x"}, {"trail-": "x"}, {"bad_char": "x"}, {"big": strings.Repeat("v", 16384)},
+	} {
+		_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionHeaders(h))
+		var ae *client.AppwriteError
+		if !errors.As(err, &ae) || ae.GetStatusCode() != 400 || appwriteType(err) != headersDescription || !strings.Contains(ae.GetResponse(), `"message":null`) {
+			t.Fatalf("headers %v: %v", h, err)
+		}
+	}
+	many := map[string]any{}
+	for i := range 101 {
+		many[fmt.Sprintf("h%d", i)] = "v"
+	}
+	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionHeaders(many))
+	if appwriteType(err) != headersDescription {
+		t.Fatalf("101 headers: %v", err)
+	}
+	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionPath("/"+strings.Repeat("p", 2048)))
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, "Invalid `path` param: Value must be a valid string and no longer than 2048 chars")
+	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionBody(strings.Repeat("b", 10485761)))
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, "Invalid `body` param: Value must be a valid string and no longer than 10485760 chars")
+	if _, err = fns.CreateExecution("fn1", fns.WithCreateExecutionHeaders(map[string]any{"X-Appwrite-Case": "kept", "a": "1"})); err != nil {
+		t.Fatalf("the x-appwrite- check is case-sensitive in Appwrite: %v", err)
+	}
 	_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionMethod("BREW"))
 	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
 
@@ -365,7 +392,7 @@ func TestFunctionEventTrigger(t *testing.T) {
 		t.Errorf("request line %s %s", r.Method, r.Path)
 	}
 	want := map[string]string{
-		"x-appwrite-trigger": "event", "x-appwrite-event": "databases.db1.tables.t1.rows.r1.create",
+		"x-appwrite-trigger": "event", "x-appwrite-event": "databases.db1.collections.t1.documents.r1.create", // the documents form comes first
 		"x-appwrite-user-id": "user-1", "content-type": "application/json", "user-agent": "Appwrite/1.9.6",
 		"x-open-runtimes-secret": "s", "x-open-runtimes-timeout": "15",
 	}

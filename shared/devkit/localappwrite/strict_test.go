@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/appwrite/sdk-for-go/functions"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 const routeNotFound = "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."
@@ -229,5 +232,115 @@ func TestWebhooksAsAppwrite190(t *testing.T) {
 		if k, _ := got["signatureKey"].(string); status != 200 || !hex128.MatchString(k) {
 			t.Fatalf("%s: %d %v", path, status, got)
 		}
+	}
+}
+
+// The worker never follows a redirect (1.9.6 sets CURLOPT_MAXREDIRS without FOLLOWLOCATION): the 3xx is the
+// answer, it is no failure, and the Location target gets nothing.
+func TestDeliveryNeverFollowsRedirects(t *testing.T) {
+	f := newFixture(t, Options{})
+	seedRowsTable(t, f)
+	target := newRecorder(t)
+	rec := newRecorder(t)
+	rec.reply = func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		http.Redirect(w, r, target.ts.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	}
+	createHook(t, f, "moved", rec.ts.URL+"/hook", []string{"databases.*.tables.*.rows.*.create"}, nil)
+	db := tablesdb.New(f.sdk(f.key))
+	for range 3 {
+		if _, err := db.CreateRow("db1", "t1", "unique()", map[string]any{"title": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		f.flush(t)
+	}
+	if n := len(target.all()); n != 0 {
+		t.Fatalf("the redirect target got %d requests", n)
+	}
+	if n := len(rec.all()); n != 3 {
+		t.Fatalf("the webhook got %d requests, want 3", n)
+	}
+	ds := f.s.Deliveries()
+	for _, d := range ds {
+		if !d.Success || len(d.Attempts) != 1 || d.Attempts[0].StatusCode != http.StatusTemporaryRedirect {
+			t.Fatalf("delivery %+v", d)
+		}
+	}
+	if wh := webhookState(t, f, "moved"); wh["attempts"] != float64(0) || wh["enabled"] != true {
+		t.Fatalf("a 3xx is no failure: %v", wh)
+	}
+}
+
+// Appwrite 1.9.6 and earlier sign rawurldecode(url) + body; later versions the stored url. The request goes
+// to the stored url either way.
+func TestSignatureOverDecodedURLUpTo196(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		decoded bool
+	}{{"1.9.6", true}, {"1.9.5", true}, {"1.9.7", false}} {
+		f := newFixture(t, Options{Version: tc.version})
+		seedRowsTable(t, f)
+		rec := newRecorder(t)
+		stored := rec.ts.URL + "/appwrite/webhooks/enc?cb=https%3A%2F%2Fx.example.com%2Fa%20b%zz"
+		createHook(t, f, "enc", stored, []string{"databases.*.tables.*.rows.*.create"}, map[string]any{"secret": "s3cr3t-enc"})
+		if _, err := tablesdb.New(f.sdk(f.key)).CreateRow("db1", "t1", "unique()", map[string]any{"title": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		f.flush(t)
+		got := rec.all()
+		if len(got) != 1 || got[0].Path != "/appwrite/webhooks/enc?cb=https%3A%2F%2Fx.example.com%2Fa%20b%zz" {
+			t.Fatalf("%s: %+v", tc.version, got)
+		}
+		signed := stored
+		if tc.decoded {
+			signed = rec.ts.URL + "/appwrite/webhooks/enc?cb=https://x.example.com/a b%zz"
+		}
+		if sig := got[0].Header.Get("X-Appwrite-Webhook-Signature"); sig != independentSignature("s3cr3t-enc", signed, got[0].Body) {
+			t.Errorf("%s: signature is not over %q", tc.version, signed)
+		}
+	}
+}
+
+// A function domain runs the function only when execute includes "any" or "guests" (general.php:364-370):
+// else 401 with Appwrite's message in the HTML error view, and the runtime is not called.
+func TestFunctionDomainNeedsAnyOrGuests(t *testing.T) {
+	f := newFixture(t, Options{})
+	rt := runtimeStub(t, 200)
+	for id, execute := range map[string][]string{"none": nil, "users": {"users"}, "guests": {"guests"}, "any": {"any", "users"}} {
+		if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: id, URL: rt.ts.URL, Execute: execute, Timeout: 15}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string]int{"none": 401, "users": 401, "guests": 200, "any": 200} {
+		res, err := http.Post(f.s.DomainURL(id)+"/", "text/plain", strings.NewReader("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("%s: %d %s", id, res.StatusCode, body)
+		}
+		if want == 401 && (!strings.Contains(string(body), "To execute function using domain, execute permissions must include &#34;any&#34; or &#34;guests&#34;.") ||
+			!strings.HasPrefix(res.Header.Get("content-type"), "text/html")) {
+			t.Fatalf("%s: %q", id, body)
+		}
+	}
+	if n := len(rt.all()); n != 2 {
+		t.Fatalf("the runtime ran %d times, want 2", n)
+	}
+}
+
+// Updating a function with a functions.* event is refused by the FunctionEvent validator
+// (Event/Validator/FunctionEvent.php), through ArrayList's description.
+func TestFunctionEventsRefused(t *testing.T) {
+	f := newFixture(t, Options{})
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "fnx", Timeout: 15}); err != nil {
+		t.Fatal(err)
+	}
+	fns := functions.New(f.sdk(f.key))
+	_, err := fns.Update("fnx", "fnx", fns.WithUpdateEvents([]string{"users.*.create", "functions.other.executions.*.create"}))
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, "Invalid `events` param: Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed.")
+	if _, err := fns.Update("fnx", "fnx", fns.WithUpdateEvents([]string{"users.*.create"})); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -43,11 +43,13 @@ type row struct {
 	data    map[string]any
 }
 
-// Column is a table column. Type is one of string, integer, float, boolean, datetime, email, url, enum.
+// Column is a table column. Type is one of string, varchar, text, mediumtext, longtext, integer, float, boolean,
+// datetime, email, url, enum.
 type Column struct {
 	// Key is the column key.
 	Key string `json:"key"`
-	// Type is string, integer, float, boolean, datetime, email, url or enum.
+	// Type is string (deprecated since 1.9.0), varchar, text, mediumtext, longtext, integer, float, boolean,
+	// datetime, email, url or enum.
 	Type string `json:"type"`
 	// Required columns must be given on create.
 	Required bool `json:"required,omitempty"`
@@ -139,7 +141,7 @@ func columnModel(col Column, t *table) obj {
 		{"key", col.Key}, {"type", typ}, {"status", "available"}, {"error", ""}, {"required", col.Required},
 		{"array", col.Array}, {"$createdAt", formatTime(t.created)}, {"$updatedAt", formatTime(t.updated)},
 	}
-	if typ == "string" && format == "" {
+	if (typ == "string" || typ == "varchar") && format == "" {
 		o = append(o, kv{"size", columnSize(col)})
 	}
 	if format != "" {
@@ -151,7 +153,14 @@ func columnModel(col Column, t *table) obj {
 	return append(o, kv{"default", col.Default})
 }
 
+// textSizes are the character limits of the text column types (MariaDB TEXT, MEDIUMTEXT, LONGTEXT at 4 bytes per
+// character, as utopia-php/database sizes them); the stand-in's approximation.
+var textSizes = map[string]int{"text": 16383, "mediumtext": 4194303, "longtext": 1073741823}
+
 func columnSize(col Column) int {
+	if n, ok := textSizes[col.Type]; ok {
+		return n
+	}
 	if col.Size > 0 {
 		return col.Size
 	}
@@ -198,11 +207,11 @@ func rowModel(t *table, r *row) obj {
 func (s *Server) findTable(c *call) (*database, *table, *APIError) {
 	db := c.pr.databases[c.r.PathValue("databaseId")]
 	if db == nil {
-		return nil, nil, newErr(ErrDatabaseNotFound)
+		return nil, nil, withID(ErrDatabaseNotFound, c.r.PathValue("databaseId"))
 	}
 	t := db.tables[c.r.PathValue("tableId")]
 	if t == nil {
-		return db, nil, newErr(ErrTableNotFound)
+		return db, nil, withID(ErrTableNotFound, c.r.PathValue("tableId"))
 	}
 	return db, t, nil
 }
@@ -210,7 +219,7 @@ func (s *Server) findTable(c *call) (*database, *table, *APIError) {
 func (s *Server) getDatabase(c *call) (int, any, *APIError) {
 	db := c.pr.databases[c.r.PathValue("databaseId")]
 	if db == nil {
-		return 0, nil, newErr(ErrDatabaseNotFound)
+		return 0, nil, withID(ErrDatabaseNotFound, c.r.PathValue("databaseId"))
 	}
 	return http.StatusOK, databaseModel(db), nil
 }
@@ -250,9 +259,14 @@ func (s *Server) getRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	return http.StatusOK, rowModel(t, r), nil
+}
+
+// documentParams are the params the documents action sets (Documents/Create.php:484-487,530-531).
+func documentParams(t *table, r *row) []param {
+	return []param{{"databaseId", t.dbID}, {"collectionId", t.id}, {"tableId", t.id}, {"documentId", r.id}, {"rowId", r.id}}
 }
 
 func rowParams(t *table, r *row) []param {
@@ -261,10 +275,16 @@ func rowParams(t *table, r *row) []param {
 
 const rowEvent = "databases.[databaseId].tables.[tableId].rows.[rowId]."
 
+// documentEvent is the documents form of rowEvent, which a row create sets (Documents/Create.php:529-532).
+const documentEvent = "databases.[databaseId].collections.[collectionId].documents.[documentId]."
+
 func (s *Server) createRow(c *call) (int, any, *APIError) {
 	_, t, err := s.findTable(c)
 	if err != nil {
 		return 0, nil, err
+	}
+	if rows, ok := c.params["rows"].([]any); ok && len(rows) > 0 {
+		return s.createRowsBulk(c, t) // bulkrows.go
 	}
 	id, err := c.customID("rowId")
 	if err != nil {
@@ -287,7 +307,11 @@ func (s *Server) createRow(c *call) (int, any, *APIError) {
 	}
 	r := s.insertRow(t, id, clean, perms)
 	m := rowModel(t, r)
-	c.emit(rowEvent+"create", m, rowParams(t, r)...)
+	// A row create runs the documents action, which sets the collections form as the event
+	// (Documents/Create.php:483-487,529-532, 1.9.6): so the first generated event, and a function trigger's
+	// x-appwrite-event, is databases.<db>.collections.<table>.documents.<row>.create; the mirror then adds the
+	// tables forms (the same 42 strings as from the tables pattern, in another order).
+	c.emit(documentEvent+"create", m, documentParams(t, r)...)
 	return http.StatusCreated, m, nil
 }
 
@@ -318,7 +342,7 @@ func (s *Server) updateRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	merged, err := validateRow(t, data, r.data)
 	if err != nil {
@@ -385,7 +409,7 @@ func (s *Server) deleteRow(c *call) (int, any, *APIError) {
 	}
 	r := t.rows[c.r.PathValue("rowId")]
 	if r == nil {
-		return 0, nil, newErr(ErrRowNotFound)
+		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	m := rowModel(t, r)
 	delete(t.rows, r.id)
@@ -469,7 +493,7 @@ func checkColumn(col Column, v any) string {
 
 func checkScalar(col Column, v any) string {
 	switch col.Type {
-	case "string":
+	case "string", "varchar", "text", "mediumtext", "longtext":
 		s, ok := v.(string)
 		if !ok || len([]rune(s)) > columnSize(col) {
 			return fmt.Sprintf("Value must be a valid string and no longer than %d chars", columnSize(col))

@@ -149,7 +149,7 @@ func TestWebhookValidators(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := callJSON(t, c, "POST", "/webhooks", webhookParams("dup"))
-	wantErr(t, err, 409, ErrWebhookAlreadyExists)
+	wantAPIError(t, err, 409, ErrWebhookAlreadyExists, "Webhook with the same ID already exists. Try again with a different ID.") // errors.php:1189-1193 (1.9.6)
 
 	many := make([]string, 101)
 	for i := range many {

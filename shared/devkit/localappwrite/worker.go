@@ -200,6 +200,50 @@ func Signature(secret, url string, body []byte) string {
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
+// signedURL is the URL the worker signs: Appwrite 1.9.6 and earlier sign rawurldecode(url) (Workers/
+// Webhooks.php:104,115 in 1.9.6), later versions the stored url (appwrite#13196). The request still goes to
+// the stored url.
+func (s *Server) signedURL(stored string) string {
+	v, ok := parseVersion(s.opts.Version)
+	if ok && versionLess(v, [3]int{1, 9, 7}) {
+		return rawURLDecode(stored)
+	}
+	return stored
+}
+
+// rawURLDecode is PHP's rawurldecode: every %XX with two hex digits becomes its byte; anything else (a lone %,
+// a +) stays as it is.
+func rawURLDecode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	unhex := func(c byte) (byte, bool) {
+		switch {
+		case c >= '0' && c <= '9':
+			return c - '0', true
+		case c >= 'a' && c <= 'f':
+			return c - 'a' + 10, true
+		case c >= 'A' && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			hi, ok1 := unhex(s[i+1])
+			lo, ok2 := unhex(s[i+2])
+			if ok1 && ok2 {
+				out = append(out, hi<<4|lo)
+				i += 2
+				continue
+			}
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
 // dispatch runs Appwrite's shutdown hook for one event: generate the event strings, then queue a delivery for
 // every enabled webhook whose events intersect them (array_intersect) and an execution for every enabled
 // function whose events do.
@@ -271,7 +315,7 @@ func (s *Server) newDeliveryLocked(pr *project, wh *webhook, events []string, bo
 	h.Set("X-Appwrite-Webhook-Name", wh.name)
 	h.Set("X-Appwrite-Webhook-User-Id", userID)
 	h.Set("X-Appwrite-Webhook-Project-Id", pr.id)
-	h.Set("X-Appwrite-Webhook-Signature", Signature(wh.secret, wh.url, body))
+	h.Set("X-Appwrite-Webhook-Signature", Signature(wh.secret, s.signedURL(wh.url), body))
 	if s.opts.DeliveryIDHeader {
 		h.Set("X-Appwrite-Webhook-Delivery-Id", d.ID)
 	}

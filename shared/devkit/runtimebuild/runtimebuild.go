@@ -137,6 +137,7 @@ func Unpack(r io.Reader, dir string) error {
 		}
 	}
 	if files == 0 {
+		//lint:ignore ST1005 open-runtimes' build message (helpers/lifecycle/build.sh), word for word
 		return errors.New("No source code found")
 	}
 	return nil

@@ -125,6 +125,10 @@ type Server struct {
 	handler  Handler
 	fallback *Reply
 	requests []Request
+	// divert, when set, takes the requests it matches away from the script (see Divert).
+	divert   func(Request) bool
+	diverted []Reply
+	side     []Request
 }
 
 // New starts a scripted server on a loopback port with the given replies queued.
@@ -178,11 +182,39 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// Reset drops the queue, the handler, the fallback and the recorded requests.
+// Reset drops the queue, the handler, the fallback and the recorded requests. A diversion stays in place,
+// with no replies and no requests.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	s.queue, s.handler, s.fallback, s.requests = nil, nil, nil, nil
+	s.diverted, s.side = nil, nil
 	s.mu.Unlock()
+}
+
+// Divert answers every later request that match reports true for from replies, in order (and, once they
+// are used up, with the "script exhausted" error), instead of the queue, the handler or the fallback. Those
+// requests are recorded apart (Diverted): Requests, the queue and the handler's index see only the others,
+// in their order. It is meant for a call that a client makes concurrently with the scripted conversation,
+// such as a conversation title, which would otherwise take another call's reply. Calling Divert again
+// replaces the match and the replies (nil match ends the diversion).
+func (s *Server) Divert(match func(Request) bool, replies ...Reply) {
+	s.mu.Lock()
+	s.divert, s.diverted, s.side = match, append([]Reply(nil), replies...), nil
+	s.mu.Unlock()
+}
+
+// PushDiverted appends replies to the diversion's replies.
+func (s *Server) PushDiverted(replies ...Reply) {
+	s.mu.Lock()
+	s.diverted = append(s.diverted, replies...)
+	s.mu.Unlock()
+}
+
+// Diverted returns a copy of every diverted request so far, in arrival order.
+func (s *Server) Diverted() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.side...)
 }
 
 // ExhaustedMessage is the error message answered (HTTP 500) when a request arrives with nothing scripted.
@@ -191,6 +223,15 @@ const ExhaustedMessage = "scriptedllm: script exhausted"
 func (s *Server) next(req Request) Reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.divert != nil && s.divert(req) {
+		s.side = append(s.side, req)
+		if len(s.diverted) > 0 {
+			r := s.diverted[0]
+			s.diverted = s.diverted[1:]
+			return r
+		}
+		return Reply{Error: &APIError{Status: http.StatusInternalServerError, Message: ExhaustedMessage}}
+	}
 	index := len(s.requests)
 	s.requests = append(s.requests, req)
 	if h := s.handler; h != nil {

@@ -171,3 +171,46 @@ func TestSplit(t *testing.T) {
 		t.Fatal("empty")
 	}
 }
+
+// TestDivert checks that diverted requests take their own replies, are recorded apart, and leave the queue,
+// the handler's index and Requests to the others; Reset keeps the diversion without its replies.
+func TestDivert(t *testing.T) {
+	s := New(Reply{Content: "main-1"}, Reply{Content: "main-2"})
+	defer s.Close()
+	side := func(r Request) bool { return strings.Contains(string(r.Body), "side") }
+	s.Divert(side, Reply{Content: "side-1"})
+	ask := func(text string) (string, error) {
+		res, err := client(s).CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "m",
+			Messages: []openai.ChatCompletionMessage{{Role: "user", Content: text}}})
+		if err != nil {
+			return "", err
+		}
+		return res.Choices[0].Message.Content, nil
+	}
+	for _, c := range []struct{ ask, want string }{{"side", "side-1"}, {"a", "main-1"}, {"b", "main-2"}} {
+		if got, err := ask(c.ask); err != nil || got != c.want {
+			t.Fatalf("%s: %q %v, want %q", c.ask, got, err, c.want)
+		}
+	}
+	if _, err := ask("side again"); err == nil || !strings.Contains(err.Error(), ExhaustedMessage) {
+		t.Fatalf("used-up diversion: %v", err)
+	}
+	if n, d := len(s.Requests()), len(s.Diverted()); n != 2 || d != 2 {
+		t.Fatalf("%d requests, %d diverted", n, d)
+	}
+	s.SetHandler(func(r Request, i int) Reply { return Reply{Content: "handled-" + string(rune('0'+i))} })
+	s.PushDiverted(Reply{Content: "side-2"})
+	if got, _ := ask("side"); got != "side-2" {
+		t.Fatalf("pushed diversion: %q", got)
+	}
+	if got, _ := ask("c"); got != "handled-2" {
+		t.Fatalf("handler index: %q", got)
+	}
+	s.Reset()
+	if len(s.Diverted()) != 0 {
+		t.Fatal("Reset kept diverted requests")
+	}
+	if _, err := ask("side"); err == nil || len(s.Requests()) != 0 {
+		t.Fatalf("after Reset a side request is still diverted: %v, %d requests", err, len(s.Requests()))
+	}
+}

@@ -3,6 +3,7 @@ package clarify
 import (
 	"strconv"
 
+	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
 )
@@ -290,19 +291,11 @@ func optionalBool(raw *pyjson.Value, key string, def bool) (bool, error) {
 	return *b, nil
 }
 
+// idPattern is IDPattern.
+var idPattern = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_.-"), MaxRest: MaxIDLength - 1}
+
 // ValidID reports whether s matches IDPattern.
-func ValidID(s string) bool {
-	if len(s) < 1 || len(s) > MaxIDLength || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidID(s string) bool { return idPattern.Match(s) }
 
 func requireID(v pyjson.Value, ctx string) (string, error) {
 	if v.Kind != pyjson.String || !ValidID(pyjson.Strip(v.S)) {

@@ -63,8 +63,12 @@ var known = map[string]bool{
 //   - every event has a known type; the last event is the only complete;
 //   - a status with a "sink" field (a dropped progress sink) may come anywhere before complete, and is
 //     otherwise ignored;
-//   - mcp_credentials, at most once, comes first; then status (several before the first route: the
-//     skipped MCP connections' notices); a status is followed by route or error;
+//   - status comes first, or mcp_credentials then status; before the first route there may be several
+//     status events (the routing status and the skipped MCP connections' notices) and, after a status, one
+//     mcp_credentials (the MCP connections load while the router decides); a status, or an mcp_credentials
+//     after one, is followed by status, route or error (mcp_credentials, route or error for a status);
+//   - mcp_credentials comes at most once: first, after a status before the first route, or after done (a
+//     FINISH answer does not wait for the MCP connections);
 //   - at most two routes: the first one, and a fallback to planner after a failed platform or researcher;
 //   - subagent_start names the agent just routed to; blocks do not nest and end with subagent_end of the same
 //     agent, whose tool_calls counts the block's tool_start events;
@@ -92,6 +96,7 @@ func CheckOrder(events []Decoded) error {
 		lastEnded   string
 		blocks      int
 		finishRoute bool
+		credentials bool
 	)
 	for i, e := range events {
 		t := e.Type()
@@ -120,14 +125,18 @@ func CheckOrder(events []Decoded) error {
 		if ended == timeline.TypeError {
 			return fail("only complete may follow error")
 		}
-		if ended == timeline.TypeDone && t != timeline.TypeConversationTitle {
-			return fail("only conversation_title or complete may follow done")
+		if ended == timeline.TypeDone && t != timeline.TypeConversationTitle && t != timeline.TypeMCPCredentials {
+			return fail("only mcp_credentials, conversation_title or complete may follow done")
 		}
 		if i == 0 && t != timeline.TypeStatus && t != timeline.TypeMCPCredentials {
 			return fail("a timeline starts with mcp_credentials or status")
 		}
-		if prev == timeline.TypeStatus && t != timeline.TypeRoute && t != timeline.TypeError && !(t == timeline.TypeStatus && routes == 0) {
+		if prev == timeline.TypeStatus && t != timeline.TypeRoute && t != timeline.TypeError &&
+			!(routes == 0 && (t == timeline.TypeStatus || t == timeline.TypeMCPCredentials)) {
 			return fail("status must be followed by route or error")
+		}
+		if prev == timeline.TypeMCPCredentials && i > 1 && ended == "" && t != timeline.TypeStatus && t != timeline.TypeRoute && t != timeline.TypeError {
+			return fail("mcp_credentials before the route must be followed by status, route or error")
 		}
 		agentOK := func() error {
 			a := e.Str("agent")
@@ -141,9 +150,15 @@ func CheckOrder(events []Decoded) error {
 		}
 		switch t {
 		case timeline.TypeMCPCredentials:
-			if i != 0 {
-				return fail("mcp_credentials must be the first event")
+			switch {
+			case credentials:
+				return fail("a second mcp_credentials")
+			case i == 0, ended == timeline.TypeDone:
+			case routes == 0 && prev == timeline.TypeStatus:
+			default:
+				return fail("mcp_credentials must come first, after a status before the route, or after done")
 			}
+			credentials = true
 		case timeline.TypeStatus:
 			if open != "" {
 				return fail("status inside the %s block", open)
@@ -155,8 +170,8 @@ func CheckOrder(events []Decoded) error {
 				return fail("more than two routing steps")
 			}
 		case timeline.TypeRoute:
-			if prev != timeline.TypeStatus {
-				return fail("route must follow status")
+			if prev != timeline.TypeStatus && !(prev == timeline.TypeMCPCredentials && i > 1) {
+				return fail("route must follow status (or mcp_credentials after one)")
 			}
 			if e.Str("agent") != e.Str("next") {
 				return fail("agent %q != next %q", e.Str("agent"), e.Str("next"))
