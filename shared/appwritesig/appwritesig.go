@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"appwrite-agent/shared/keylist"
 )
@@ -88,10 +89,52 @@ func Verify(secret, url string, body []byte, signature string) bool {
 }
 
 // Keys is an ordered set of server keys: the first derives secrets, all
-// verify. It is immutable and safe for concurrent use.
+// verify. Its keys never change; it is safe for concurrent use.
 type Keys struct {
 	ids  []string
 	keys [][]byte
+	// derived remembers the secrets derived for recently seen webhooks (one
+	// HMAC-SHA256 and its allocations saved per delivery); nil in a Keys not
+	// made by ParseKeys.
+	derived *secretCache
+}
+
+// secretCache maps (key index, webhook id) to the derived secret, holding at
+// most maxCached entries: when full it starts over, so a flood of made-up
+// webhook ids costs memory only up to that bound.
+type secretCache struct {
+	mu sync.Mutex
+	m  map[cacheKey]string
+}
+
+type cacheKey struct {
+	key int
+	id  string
+}
+
+const maxCached = 4096
+
+// secret returns derive(k.keys[i], webhookID), from the cache when it can.
+func (k *Keys) secret(i int, webhookID string) string {
+	c := k.derived
+	if c == nil {
+		return derive(k.keys[i], webhookID)
+	}
+	ck := cacheKey{i, webhookID}
+	c.mu.Lock()
+	s, ok := c.m[ck]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = derive(k.keys[i], webhookID)
+	c.mu.Lock()
+	if len(c.m) >= maxCached {
+		clear(c.m)
+	}
+	c.m[ck] = s
+	c.mu.Unlock()
+	return s
 }
 
 // ParseKeys parses "id:base64,id:base64,..." (standard or URL base64, padded
@@ -104,7 +147,7 @@ func ParseKeys(s string) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Keys{}
+	k := &Keys{derived: &secretCache{m: map[cacheKey]string{}}}
 	for _, key := range keys {
 		k.ids = append(k.ids, key.ID)
 		k.keys = append(k.keys, key.Bytes)
@@ -132,7 +175,7 @@ func (k *Keys) Secret(webhookID string) (string, error) {
 	if webhookID == "" || len(webhookID) > 255 {
 		return "", ErrBadInput
 	}
-	return derive(k.keys[0], webhookID), nil
+	return k.secret(0, webhookID), nil
 }
 
 func derive(key []byte, webhookID string) string {
@@ -155,8 +198,8 @@ func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool
 		return false
 	}
 	ok := 0
-	for _, key := range k.keys {
-		if hmac.Equal(mac(derive(key, webhookID), url, body), got) {
+	for i := range k.keys {
+		if hmac.Equal(mac(k.secret(i, webhookID), url, body), got) {
 			ok = 1
 		}
 	}

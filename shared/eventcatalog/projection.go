@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // payload is the part of Appwrite's resource models the catalog reads.
@@ -106,6 +107,25 @@ func executionProjection(p payload) map[string]any {
 // MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
 // on commas) matches the subscription's patterns.
 func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
+	// Without a value that holds a dot or a brace, and with placeholders only as whole segments (as every
+	// catalog pattern has them), the patterns match without being built.
+	simple := true
+	for _, v := range args {
+		simple = simple && !strings.ContainsAny(v, ".{}")
+	}
+	for _, p := range e.Patterns {
+		simple = simple && wholeSegmentPlaceholders(p)
+	}
+	if simple {
+		for _, pattern := range e.Patterns {
+			for _, ev := range delivered {
+				if matchFilled(pattern, args, strings.TrimSpace(ev)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for _, pattern := range e.AppwriteEvents(args) {
 		for _, ev := range delivered {
 			if MatchPattern(pattern, strings.TrimSpace(ev)) {
@@ -120,16 +140,29 @@ func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 // segment (Appwrite's own matching is exact string membership over the generated wildcard forms; this is
 // the same relation).
 func MatchPattern(pattern, event string) bool {
-	ps, es := strings.Split(pattern, "."), strings.Split(event, ".")
-	if len(ps) != len(es) {
-		return false
-	}
-	for i := range ps {
-		if ps[i] != "*" && ps[i] != es[i] {
+	return matchFilled(pattern, nil, event)
+}
+
+// matchFilled is MatchPattern(p, event) for the pattern p that AppwriteEvents makes of pattern with args,
+// without making it: a segment that is a placeholder {k} of args stands for args[k]. A value with a dot
+// (which would add segments) is not handled: ok is false then.
+func matchFilled(pattern string, args map[string]string, event string) bool {
+	for {
+		p, prest, pmore := strings.Cut(pattern, ".")
+		e, erest, emore := strings.Cut(event, ".")
+		if isPlaceholder(p) {
+			if v, ok := args[p[1:len(p)-1]]; ok {
+				p = v
+			}
+		}
+		if p != "*" && p != e {
 			return false
 		}
+		if !pmore || !emore {
+			return pmore == emore
+		}
+		pattern, event = prest, erest
 	}
-	return true
 }
 
 // Occurrence is what the ingress learns from one Appwrite payload.
@@ -185,20 +218,32 @@ func Bindings(appwriteEvents []string) []Binding {
 		split = append(split, strings.Split(strings.TrimSpace(ev), "."))
 	}
 	var out []Binding
-	for _, e := range events {
-		if args, ok := e.argsFrom(split); ok {
-			out = append(out, Binding{Event: e.Name, Args: args})
+	patterns := splitPatterns()
+	for i := range events {
+		if args, ok := events[i].argsFrom(patterns[i], split); ok {
+			out = append(out, Binding{Event: events[i].Name, Args: args})
 		}
 	}
 	return out
 }
 
-// argsFrom reads e's arguments from split Appwrite events.
-func (e Event) argsFrom(split [][]string) (map[string]string, bool) {
-	args := map[string]string{}
+// splitPatterns holds every catalog event's Patterns split on dots (index-aligned with events), made once:
+// Bindings runs for every delivery the ingress receives.
+var splitPatterns = sync.OnceValue(func() [][][]string {
+	out := make([][][]string, len(events))
+	for i, e := range events {
+		for _, p := range e.Patterns {
+			out[i] = append(out[i], strings.Split(p, "."))
+		}
+	}
+	return out
+})
+
+// argsFrom reads e's arguments from split Appwrite events; patterns are e.Patterns split on dots.
+func (e Event) argsFrom(patterns [][]string, split [][]string) (map[string]string, bool) {
+	var args map[string]string // made on the first match: most events match nothing
 	matched := false
-	for _, p := range e.Patterns {
-		ps := strings.Split(p, ".")
+	for _, ps := range patterns {
 		for _, es := range split {
 			if len(es) != len(ps) {
 				continue
@@ -214,6 +259,9 @@ func (e Event) argsFrom(split [][]string) (map[string]string, bool) {
 				continue
 			}
 			matched = true
+			if args == nil {
+				args = map[string]string{}
+			}
 			for i, seg := range ps {
 				if !isPlaceholder(seg) || es[i] == "*" {
 					continue
@@ -235,6 +283,20 @@ func (e Event) argsFrom(split [][]string) (map[string]string, bool) {
 		}
 	}
 	return args, true
+}
+
+// wholeSegmentPlaceholders reports whether every brace of pattern is part of a segment that is a placeholder.
+func wholeSegmentPlaceholders(pattern string) bool {
+	for {
+		seg, rest, more := strings.Cut(pattern, ".")
+		if strings.ContainsAny(seg, "{}") && !isPlaceholder(seg) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		pattern = rest
+	}
 }
 
 func isPlaceholder(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }

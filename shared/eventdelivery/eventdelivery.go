@@ -161,14 +161,19 @@ func Deliver(ctx context.Context, client *http.Client, t Target, msgID string, b
 	if p.MaxAttempts < 1 {
 		p.MaxAttempts = 1
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.Budget)
-	defer cancel()
+	// The budget is a deadline, not a context of its own: each attempt gets one context, whose deadline is
+	// the earliest of the attempt's, the budget's and ctx's.
+	budget := time.Now().Add(p.Budget)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(budget) {
+		budget = dl
+	}
 	var r Result
 	for n := 1; ; n++ {
-		actx, acancel := ctx, context.CancelFunc(func() {})
+		adl := budget
 		if p.AttemptTimeout > 0 {
-			actx, acancel = context.WithTimeout(ctx, p.AttemptTimeout)
+			adl = minTime(adl, time.Now().Add(p.AttemptTimeout))
 		}
+		actx, acancel := context.WithDeadline(ctx, adl)
 		a := Post(actx, client, t, msgID, body, now())
 		acancel()
 		r.Attempts = append(r.Attempts, a)
@@ -176,7 +181,7 @@ func Deliver(ctx context.Context, client *http.Client, t Target, msgID string, b
 			return r
 		}
 		wait := p.Delay(n)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait+50*time.Millisecond {
+		if time.Until(budget) < wait+50*time.Millisecond {
 			return r // no time left for another attempt
 		}
 		select {
@@ -239,4 +244,11 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -19,15 +19,19 @@ func Line(name string, labels ...string) string {
 		labels = append(labels, "")
 	}
 	type kv struct{ k, v string }
-	pairs := make([]kv, 0, len(labels)/2)
+	var buf [8]kv // counters have a few labels: no allocation for them
+	pairs := buf[:0]
+	size := len(`{"metric":,"inc":1}`) + len(name) + 2
 	for i := 0; i < len(labels); i += 2 {
 		if labels[i] == "metric" || labels[i] == "inc" {
 			continue
 		}
 		pairs = append(pairs, kv{labels[i], labels[i+1]})
+		size += len(labels[i]) + len(labels[i+1]) + 6
 	}
 	slices.SortFunc(pairs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	var b strings.Builder
+	b.Grow(size) // exact unless a label needs escaping
 	b.WriteString(`{"metric":`)
 	writeJSON(&b, name)
 	for _, p := range pairs {

@@ -126,13 +126,13 @@ func checkID(id string) error {
 // mac computes HMAC-SHA256(secret, id + "." + ts + "." + body).
 func mac(secret Secret, id string, ts int64, body []byte) []byte {
 	h := hmac.New(sha256.New, secret)
-	var buf [24]byte
-	h.Write([]byte(id))
-	h.Write([]byte{'.'})
-	h.Write(strconv.AppendInt(buf[:0], ts, 10))
-	h.Write([]byte{'.'})
+	// "id.ts." in one write: one buffer rather than one per piece.
+	prefix := make([]byte, 0, len(id)+22)
+	prefix = append(append(prefix, id...), '.')
+	prefix = append(strconv.AppendInt(prefix, ts, 10), '.')
+	h.Write(prefix)
 	h.Write(body)
-	return h.Sum(nil)
+	return h.Sum(prefix[:0:0])
 }
 
 // Sign returns the webhook-signature header value for one message: one
@@ -145,18 +145,17 @@ func Sign(id string, ts time.Time, body []byte, secrets ...Secret) (string, erro
 	if len(secrets) == 0 {
 		return "", fmt.Errorf("%w: no secret", ErrInvalidSecret)
 	}
-	var b strings.Builder
+	b := make([]byte, 0, len(secrets)*(len("v1,")+base64.StdEncoding.EncodedLen(sha256.Size)+1))
 	for i, s := range secrets {
 		if !s.Valid() {
 			return "", checkSecretLen(len(s))
 		}
 		if i > 0 {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
-		b.WriteString("v1,")
-		b.WriteString(base64.StdEncoding.EncodeToString(mac(s, id, ts.Unix(), body)))
+		b = base64.StdEncoding.AppendEncode(append(b, "v1,"...), mac(s, id, ts.Unix(), body))
 	}
-	return b.String(), nil
+	return string(b), nil
 }
 
 // SetHeaders signs body and sets webhook-id, webhook-timestamp and

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -190,12 +189,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if timestamp == "" {
 		timestamp = now.UTC().Format(time.RFC3339)
 	}
-	body, err := json.Marshal(struct {
-		EventID   string         `json:"eventId"`
-		Name      string         `json:"name"`
-		Timestamp string         `json:"timestamp"`
-		Data      map[string]any `json:"data"`
-	}{eventID, sub.Event, timestamp, occ.Data})
+	body, err := appendEvent(make([]byte, 0, 512), eventID, sub.Event, timestamp, occ.Data)
 	if err != nil {
 		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "internal", Detail: "encoding the event: " + err.Error()})
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")

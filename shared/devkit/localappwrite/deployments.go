@@ -235,92 +235,137 @@ func (s *Server) listDeployments(c *call) (int, any, *APIError) {
 var specifications = []string{"s-0.5vcpu-512mb", "s-1vcpu-512mb", "s-1vcpu-1gb", "s-2vcpu-2gb", "s-2vcpu-4gb",
 	"s-4vcpu-4gb", "s-4vcpu-8gb", "s-8vcpu-4gb", "s-8vcpu-8gb"}
 
-// updateFunction copies PUT /v1/functions/{functionId} (Modules/Functions/Http/Functions/Update.php): name
-// (required, at most 128), runtime (must stay the same here), execute (at most 100 roles), events (at most
-// 100, each a valid event), schedule (cron, stored only), timeout (1-900), enabled, logging, entrypoint,
-// commands, scopes, specification (one of app/config/specifications.php). Omitted optional params take their
-// defaults, as Appwrite's update does. The VCS params are accepted and ignored.
-func (s *Server) updateFunction(c *call) (int, any, *APIError) {
-	fn := c.pr.functions[c.r.PathValue("functionId")]
-	if fn == nil {
-		return 0, nil, newErr(ErrFunctionNotFound)
-	}
+// functionSettings reads the params create and update share (Modules/Functions/Http/Functions/Create.php:83-93,
+// Update.php:75-85, 1.9.6), in their order: name (required, at most 128), runtime (create: required; the
+// stand-in builds only go-1.26, and an update must keep the function's), execute (at most 100 roles), events
+// (at most 100, each a valid event and none a functions.* event), schedule (cron, stored only), timeout
+// (1-900), enabled, logging, entrypoint, commands, scopes, specification (one of app/config/specifications.php).
+// Omitted optional params take their defaults, as Appwrite's update does. The VCS params are accepted and
+// ignored. fn is only written when every param is valid.
+func (s *Server) functionSettings(c *call, fn *function, create bool) *APIError {
 	name, err := c.str("name", true, "", 128)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
-	runtime, err := c.str("runtime", false, fn.runtime, 128)
-	if err != nil {
-		return 0, nil, err
-	}
-	if runtime != fn.runtime {
-		return 0, nil, invalidParam("runtime", "The local Appwrite stand-in runs only "+fn.runtime+" for this function")
+	var runtime string
+	if create {
+		if runtime, err = c.str("runtime", true, "", 128); err != nil {
+			return err
+		}
+		if runtime != "go-1.26" {
+			return invalidParam("runtime", "Value must be one of (go-1.26)")
+		}
+	} else {
+		if runtime, err = c.str("runtime", false, fn.runtime, 128); err != nil {
+			return err
+		}
+		if runtime != fn.runtime {
+			return invalidParam("runtime", "The local Appwrite stand-in runs only "+fn.runtime+" for this function")
+		}
 	}
 	execute, _, err := c.strArray("execute", false, 100, "Value must a valid array no longer than 100 items and Value must be a valid string and at least 1 chars and no longer than 2048 chars")
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	events, _, err := c.strArray("events", false, 100, "Value must a valid array no longer than 100 items and Event is not valid.")
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	for _, e := range events {
 		// FunctionEvent (Event/Validator/FunctionEvent.php, 1.9.6): no function may be triggered by a
 		// functions.* event; ArrayList's description then carries the element validator's message.
 		if strings.HasPrefix(e, "functions.") {
-			return 0, nil, invalidParam("events", "Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed.")
+			return invalidParam("events", "Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed.")
 		}
 		if !validEvent(e) {
-			return 0, nil, invalidParam("events", "Value must a valid array no longer than 100 items and Event is not valid.")
+			return invalidParam("events", "Value must a valid array no longer than 100 items and Event is not valid.")
 		}
 	}
 	schedule, err := c.str("schedule", false, "", 0)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	timeout, err := c.integer("timeout", 15)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	if timeout < 1 || timeout > 900 {
-		return 0, nil, invalidParam("timeout", "Value must be a valid range between 1 and 900")
+		return invalidParam("timeout", "Value must be a valid range between 1 and 900")
 	}
 	enabled, err := c.boolean("enabled", true)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	logging, err := c.boolean("logging", true)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	entrypoint, err := c.str("entrypoint", false, "", 1028)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	commands, err := c.str("commands", false, "", 8192)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	scopes, _, err := c.strArray("scopes", false, 0, "Value must a valid array and Value must be one of ("+strings.Join(sortedScopes(), ", ")+")")
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	for _, sc := range scopes {
 		if !slices.Contains(projectScopes, sc) {
-			return 0, nil, invalidParam("scopes", "Value must a valid array and Value must be one of ("+strings.Join(sortedScopes(), ", ")+")")
+			return invalidParam("scopes", "Value must a valid array and Value must be one of ("+strings.Join(sortedScopes(), ", ")+")")
 		}
 	}
 	spec, err := c.str("specification", false, "s-1vcpu-512mb", 0)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	if !slices.Contains(specifications, spec) {
-		return 0, nil, invalidParam("specification", "Specification must be one of: "+strings.Join(specifications, ", "))
+		return invalidParam("specification", "Specification must be one of: "+strings.Join(specifications, ", "))
 	}
-	fn.name, fn.execute, fn.events, fn.schedule = name, execute, events, schedule
+	fn.name, fn.runtime, fn.execute, fn.events, fn.schedule = name, runtime, execute, events, schedule
 	fn.timeout, fn.enabled, fn.logging = timeout, enabled, logging
 	fn.entrypoint, fn.commands, fn.scopes, fn.specification = entrypoint, commands, scopes, spec
 	fn.updated = s.now()
+	return nil
+}
+
+// createFunction copies POST /v1/functions (Modules/Functions/Http/Functions/Create.php, 1.9.6): functionId
+// (custom id or unique()), then the shared settings; a taken id is 409 function_already_exists (:266). The
+// function has no deployment until one is built (no domain rule is made: the stand-in derives rules).
+func (s *Server) createFunction(c *call) (int, any, *APIError) {
+	id, err := c.customID("functionId")
+	if err != nil {
+		return 0, nil, err
+	}
+	now := s.now()
+	fn := &function{id: id, created: now, executions: map[string]*execution{}, deploymentID: s.uniqueID(),
+		deployments: map[string]*deployment{}, variables: map[string]string{}, secret: fmt.Sprintf("%x", randomBytes(16))}
+	if err := s.functionSettings(c, fn, true); err != nil {
+		return 0, nil, err
+	}
+	if c.pr.functions[id] != nil {
+		return 0, nil, newErr(ErrFunctionAlreadyExists)
+	}
+	fn.entrypoint = orDefault(fn.entrypoint, "main.go")
+	c.pr.functions[id] = fn
+	m := functionModel(fn)
+	c.emit("functions.[functionId].create", m, param{"functionId", id})
+	return http.StatusCreated, m, nil
+}
+
+// updateFunction copies PUT /v1/functions/{functionId} (Modules/Functions/Http/Functions/Update.php).
+func (s *Server) updateFunction(c *call) (int, any, *APIError) {
+	fn := c.pr.functions[c.r.PathValue("functionId")]
+	if fn == nil {
+		return 0, nil, newErr(ErrFunctionNotFound)
+	}
+	next := *fn
+	if err := s.functionSettings(c, &next, false); err != nil {
+		return 0, nil, err
+	}
+	*fn = next
 	m := functionModel(fn)
 	c.emit("functions.[functionId].update", m, param{"functionId", fn.id})
 	return http.StatusOK, m, nil

@@ -330,16 +330,25 @@ func TestFunctionDomainNeedsAnyOrGuests(t *testing.T) {
 	}
 }
 
-// Updating a function with a functions.* event is refused by the FunctionEvent validator
-// (Event/Validator/FunctionEvent.php), through ArrayList's description.
+// Creating or updating a function with a functions.* event is refused by the FunctionEvent validator
+// (Event/Validator/FunctionEvent.php; Functions/Create.php:86, Update.php:78), through ArrayList's description.
 func TestFunctionEventsRefused(t *testing.T) {
 	f := newFixture(t, Options{})
-	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "fnx", Timeout: 15}); err != nil {
-		t.Fatal(err)
-	}
 	fns := functions.New(f.sdk(f.key))
-	_, err := fns.Update("fnx", "fnx", fns.WithUpdateEvents([]string{"users.*.create", "functions.other.executions.*.create"}))
-	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, "Invalid `events` param: Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed.")
+	const msg = "Invalid `events` param: Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed."
+	_, err := fns.Create("fnx", "fnx", "go-1.26", fns.WithCreateEvents([]string{"functions.*"}))
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, msg)
+	created, err := fns.Create("fnx", "fnx", "go-1.26", fns.WithCreateEvents([]string{"users.*.create"}), fns.WithCreateExecute([]string{"any"}))
+	if err != nil || created.Id != "fnx" || created.Runtime != "go-1.26" || len(created.Events) != 1 || created.Timeout != 15 {
+		t.Fatalf("create: %+v %v", created, err)
+	}
+	_, err = fns.Create("fnx", "again", "go-1.26")
+	wantAPIError(t, err, 409, ErrFunctionAlreadyExists, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID.")
+	_, err = fns.Update("fnx", "fnx", fns.WithUpdateEvents([]string{"users.*.create", "functions.other.executions.*.create"}))
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, msg)
+	if got, err := fns.Get("fnx"); err != nil || len(got.Events) != 1 || got.Events[0] != "users.*.create" {
+		t.Fatalf("a refused update changed the function: %+v %v", got, err)
+	}
 	if _, err := fns.Update("fnx", "fnx", fns.WithUpdateEvents([]string{"users.*.create"})); err != nil {
 		t.Fatal(err)
 	}

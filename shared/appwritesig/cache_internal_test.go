@@ -1,0 +1,39 @@
+package appwritesig
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestSecretCacheIsTransparentAndBounded checks that cached secrets are the derived ones, for every key,
+// and that the cache never holds more than maxCached entries.
+func TestSecretCacheIsTransparentAndBounded(t *testing.T) {
+	k1 := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("abcdefghij", 4)))
+	k2 := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("0123456789", 4)))
+	keys, err := ParseKeys("new:" + k1 + ",old:" + k2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ {
+		for i := range keys.keys {
+			for _, id := range []string{"sub-1", "sub-2", strings.Repeat("x", 255)} {
+				if got, want := keys.secret(i, id), derive(keys.keys[i], id); got != want {
+					t.Fatalf("key %d, %q: cached %q, derived %q", i, id, got, want)
+				}
+			}
+		}
+	}
+	body := []byte(`{"a":1}`)
+	sig := Sign(derive(keys.keys[1], "sub-1"), "https://x/y", body)
+	if !keys.Verify("sub-1", "https://x/y", body, sig) || keys.Verify("sub-2", "https://x/y", body, sig) {
+		t.Fatal("verify through the cache")
+	}
+	for i := 0; i < 3*maxCached; i++ {
+		keys.secret(0, "flood-"+strconv.Itoa(i))
+		if n := len(keys.derived.m); n > maxCached {
+			t.Fatalf("%d cached secrets", n)
+		}
+	}
+}
