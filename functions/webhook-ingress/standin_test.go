@@ -69,7 +69,7 @@ func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	must(t, os.WriteFile(caFile, st.receiver.CertPEM(), 0o600))
 	for k, v := range map[string]string{
 		"SEAL_KEYS": testSealKeys, "APPWRITE_WEBHOOK_SECRET_KEYS": testSigKeys, "MCP_EVENTS_INGRESS_URL": st.ingress,
-		"SAFEHTTP_ALLOW": "127.0.0.0/8", "SAFEHTTP_CA_FILE": caFile, "INGRESS_BUDGET_MS": "1500", "INGRESS_MAX_ATTEMPTS": "2",
+		"SAFEHTTP_ALLOW": "127.0.0.0/8", "SAFEHTTP_CA_FILE": caFile, "INGRESS_BUDGET_MS": "5000", "INGRESS_MAX_ATTEMPTS": "2",
 		"APPWRITE_FUNCTION_API_ENDPOINT": st.api.URL + "/v1", "APPWRITE_FUNCTION_PROJECT_ID": "ours", "APPWRITE_FUNCTION_ID": "webhook-ingress",
 	} {
 		t.Setenv(k, v)

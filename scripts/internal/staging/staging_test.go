@@ -197,9 +197,10 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 	}
 	root := repoRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel) // after the parallel subtests, which run once this function has returned
 	for _, name := range staging.Functions {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each in its own folders; the builds overlap instead of leaving a core idle
 			tmp := t.TempDir()
 			staged := filepath.Join(tmp, "build")
 			if err := staging.StageWith(ctx, root, name, staged, fixtureSkills(root)); err != nil {

@@ -56,7 +56,8 @@ type Options struct {
 	Issuer string
 	// Audience is the default aud of minted tokens when MintToken gets none.
 	Audience string
-	// SigningKey signs OAuth access tokens (RS256). Generated (2048 bits) when nil.
+	// SigningKey signs OAuth access tokens (RS256). When nil, a 2048-bit key generated once per process
+	// (shared by its Servers) is used.
 	SigningKey *rsa.PrivateKey
 	// KeySecret signs dynamic/ephemeral API keys (HS256, Appwrite's _APP_OPENSSL_KEY_V1). Random when nil.
 	KeySecret []byte
@@ -72,6 +73,19 @@ type Options struct {
 	// Logf receives diagnostics; log.Printf when nil. Use func(string, ...any){} to silence.
 	Logf func(format string, args ...any)
 }
+
+// processSigningKey is the signing key of every Server of the process built without Options.SigningKey:
+// generated on first use and never changed. A 2048-bit RSA key takes from a tenth of a second to several
+// seconds to generate on a loaded machine (more under the race detector), and test packages start a
+// stand-in per test; each Server still has its own issuer (its base URL), so a token of one is not valid at
+// another.
+var processSigningKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic("localappwrite: generating the OAuth signing key: " + err.Error())
+	}
+	return k
+})
 
 // Server is the stand-in. Create it with New, serve it as an http.Handler, and Close it to stop its workers.
 type Server struct {
@@ -144,11 +158,7 @@ func New(opts Options) *Server {
 	}
 	s.signer = opts.SigningKey
 	if s.signer == nil {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic("localappwrite: generating the OAuth signing key: " + err.Error())
-		}
-		s.signer = k
+		s.signer = processSigningKey()
 	}
 	s.kid = keyID(&s.signer.PublicKey)
 	s.issuer = opts.Issuer

@@ -5,12 +5,16 @@ package testissuer
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
+	_ "embed"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +30,33 @@ type Issuer struct {
 
 	srv  *httptest.Server
 	keys atomic.Pointer[[]*key]
+
+	mu      sync.Mutex
+	spare   []*rsa.PrivateKey // fixture keys not used yet, for Rotate
+	foreign *rsa.PrivateKey   // never published
+}
+
+// fixtureKeys are 2048-bit RSA test keys (public knowledge, for tests only): generating one takes up to
+// seconds on a loaded machine, more under the race detector, and the tests make several per issuer. The
+// last one is the foreign key; Rotate generates a key once the others are used up.
+//
+//go:embed testdata/keys.pem
+var fixtureKeys []byte
+
+func parseFixtureKeys() []*rsa.PrivateKey {
+	var out []*rsa.PrivateKey
+	rest := fixtureKeys
+	for {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return out
+		}
+		k, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+		if err != nil {
+			panic("testissuer: testdata/keys.pem: " + err.Error())
+		}
+		out = append(out, k.(*rsa.PrivateKey))
+	}
 }
 
 type key struct {
@@ -36,6 +67,8 @@ type key struct {
 // New starts an issuer with one key. Close it when done.
 func New() *Issuer {
 	is := &Issuer{}
+	keys := parseFixtureKeys()
+	is.spare, is.foreign = keys[:len(keys)-1], keys[len(keys)-1]
 	is.Rotate()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, _ *http.Request) {
@@ -61,9 +94,17 @@ func (is *Issuer) Close() { is.srv.Close() }
 
 // Rotate adds a new signing key (used for tokens minted from now on); old keys stay published.
 func (is *Issuer) Rotate() string {
-	priv, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		panic(err)
+	is.mu.Lock()
+	var priv *rsa.PrivateKey
+	if len(is.spare) > 0 {
+		priv, is.spare = is.spare[0], is.spare[1:]
+	}
+	is.mu.Unlock()
+	if priv == nil {
+		var err error
+		if priv, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -94,8 +135,7 @@ type Token struct {
 func (is *Issuer) Mint(t Token) string {
 	k := (*is.keys.Load())[0]
 	if t.Foreign {
-		priv, _ := rsa.GenerateKey(rand.Reader, 2048)
-		k = &key{kid: k.kid, priv: priv}
+		k = &key{kid: k.kid, priv: is.foreign}
 	}
 	if t.Iss == "" {
 		t.Iss = is.URL
