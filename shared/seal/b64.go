@@ -71,48 +71,111 @@ func b64EncodeInto(dst, src []byte) string {
 	return unsafe.String(unsafe.SliceData(dst), di)
 }
 
+// b64Quad[i][c] is character c's 6 bits at position i of a 4-character group (bits 18, 12, 6 and 0 of 24),
+// or b64Bad when c is not in the alphabet: a group decodes with four lookups and one check.
+var b64Quad = func() (t [4][256]uint32) {
+	for i := range t {
+		for c := range t[i] {
+			if v := b64Values[c]; v == 0xff {
+				t[i][c] = b64Bad
+			} else {
+				t[i][c] = uint32(v) << (18 - 6*i)
+			}
+		}
+	}
+	return t
+}()
+
+const b64Bad = 1 << 31
+
 // b64Decode decodes text into dst, which must have room for len(text)*3/4 bytes, and returns the bytes
 // written. It refuses characters outside the alphabet, a length of 4k+1, and non-zero unused bits.
 func b64Decode(dst, text []byte) (int, bool) {
+	q := len(text) &^ 3
+	di, ok := b64DecodeQuads(dst, text[:q])
+	if !ok {
+		return 0, false
+	}
+	n, ok := b64DecodeTail(dst[di:], text[q:])
+	return di + n, ok
+}
+
+// b64DecodeParts decodes the concatenation of parts into dst like b64Decode, without gathering them
+// first: the fields of an envelope are cut at any character.
+func b64DecodeParts(dst []byte, parts [3]string) (int, bool) {
+	var carry [4]byte
+	nc, di := 0, 0
+	for _, p := range parts {
+		b := unsafe.Slice(unsafe.StringData(p), len(p)) // read only
+		if nc > 0 {
+			k := copy(carry[nc:], b)
+			nc, b = nc+k, b[k:]
+			if nc < 4 {
+				continue
+			}
+			n, ok := b64DecodeQuads(dst[di:], carry[:])
+			if !ok {
+				return 0, false
+			}
+			di, nc = di+n, 0
+		}
+		q := len(b) &^ 3
+		n, ok := b64DecodeQuads(dst[di:], b[:q])
+		if !ok {
+			return 0, false
+		}
+		di += n
+		nc = copy(carry[:], b[q:])
+	}
+	n, ok := b64DecodeTail(dst[di:], carry[:nc])
+	return di + n, ok
+}
+
+// b64DecodeQuads decodes text, a whole number of 4-character groups, into dst (room for len(text)*3/4).
+func b64DecodeQuads(dst, text []byte) (int, bool) {
 	di := 0
 	for len(text) >= 8 && len(dst)-di >= 8 { // 8 characters -> 6 bytes per round (writes 8)
 		t := text[:8]
-		a, b, c, d := b64Values[t[0]], b64Values[t[1]], b64Values[t[2]], b64Values[t[3]]
-		e, f, g, h := b64Values[t[4]], b64Values[t[5]], b64Values[t[6]], b64Values[t[7]]
-		if (a|b|c|d|e|f|g|h)&0xc0 != 0 {
+		v := b64Quad[0][t[0]] | b64Quad[1][t[1]] | b64Quad[2][t[2]] | b64Quad[3][t[3]]
+		w := b64Quad[0][t[4]] | b64Quad[1][t[5]] | b64Quad[2][t[6]] | b64Quad[3][t[7]]
+		if (v|w)&b64Bad != 0 {
 			return 0, false
 		}
-		binary.BigEndian.PutUint64(dst[di:], uint64(a)<<58|uint64(b)<<52|uint64(c)<<46|uint64(d)<<40|
-			uint64(e)<<34|uint64(f)<<28|uint64(g)<<22|uint64(h)<<16)
+		binary.BigEndian.PutUint64(dst[di:], uint64(v)<<40|uint64(w)<<16)
 		text, di = text[8:], di+6
 	}
 	for len(text) >= 4 {
-		a, b, c, d := b64Values[text[0]], b64Values[text[1]], b64Values[text[2]], b64Values[text[3]]
-		if (a|b|c|d)&0xc0 != 0 {
+		v := b64Quad[0][text[0]] | b64Quad[1][text[1]] | b64Quad[2][text[2]] | b64Quad[3][text[3]]
+		if v&b64Bad != 0 {
 			return 0, false
 		}
-		v := uint(a)<<18 | uint(b)<<12 | uint(c)<<6 | uint(d)
+		_ = dst[di+2]
 		dst[di], dst[di+1], dst[di+2] = byte(v>>16), byte(v>>8), byte(v)
 		text, di = text[4:], di+3
 	}
+	return di, true
+}
+
+// b64DecodeTail decodes the last 0 to 3 characters of a text.
+func b64DecodeTail(dst, text []byte) (int, bool) {
 	switch len(text) {
-	case 1:
-		return 0, false
+	case 0:
+		return 0, true
 	case 2:
 		a, b := b64Values[text[0]], b64Values[text[1]]
 		if (a|b)&0xc0 != 0 || b&0x0f != 0 {
 			return 0, false
 		}
-		dst[di] = a<<2 | b>>4
-		di++
+		dst[0] = a<<2 | b>>4
+		return 1, true
 	case 3:
 		a, b, c := b64Values[text[0]], b64Values[text[1]], b64Values[text[2]]
 		if (a|b|c)&0xc0 != 0 || c&0x03 != 0 {
 			return 0, false
 		}
 		v := uint(a)<<12 | uint(b)<<6 | uint(c)
-		dst[di], dst[di+1] = byte(v>>10), byte(v>>2)
-		di += 2
+		dst[0], dst[1] = byte(v>>10), byte(v>>2)
+		return 2, true
 	}
-	return di, true
+	return 0, false // 1 character: not a whole byte
 }

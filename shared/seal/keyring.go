@@ -38,6 +38,7 @@ var (
 type Keyring struct {
 	ids   []string
 	aeads map[string]cipher.AEAD
+	list  []cipher.AEAD // aeads in the order of ids: Seal and Open find theirs without a map lookup
 }
 
 // ParseKeyring parses a key list:
@@ -69,8 +70,19 @@ func ParseKeyring(s string) (*Keyring, error) {
 		}
 		r.ids = append(r.ids, k.ID)
 		r.aeads[k.ID] = aead
+		r.list = append(r.list, aead)
 	}
 	return r, nil
+}
+
+// aead returns the AEAD of key id, found by a scan of at most MaxKeys short ids (cheaper than hashing).
+func (r *Keyring) aead(id []byte) (cipher.AEAD, bool) {
+	for i, k := range r.ids {
+		if k == string(id) {
+			return r.list[i], true
+		}
+	}
+	return nil, false
 }
 
 // LoadKeyring parses the EnvKeys environment variable. Unset, empty, malformed

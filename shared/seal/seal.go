@@ -81,6 +81,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -299,6 +300,7 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 type Sealer struct {
 	ring   *Keyring
 	budget Budget
+	pool   sync.Pool // of *[]byte: scratch memory for the envelope and associated data
 }
 
 // NewSealer returns a Sealer. Username and Password must be at least 1 and URL at least 0 (a zero Budget
@@ -355,12 +357,12 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	}
 	kid := s.ring.ids[0]
 	hdrLen := 1 + len(kid)
-	// One buffer: header, nonce, plaintext (encrypted in place) and tag, then the associated data (every
-	// slice handed to the cipher.AEAD interface escapes, so they share one allocation).
+	// The envelope (header, nonce, plaintext encrypted in place, tag) and the associated data are built
+	// in scratch memory; only the text, which the fields keep, is allocated.
 	envCap := hdrLen + nonceSize + fixedPlaintext(sub) + len(sub.CallbackURL) + tagSize
-	adEnd := envCap + adLenV2(hdrLen, webhookID, sub.ProjectID, sub.Event, args)
-	// The text goes at the end of the same allocation (the fields share it).
-	buf := make([]byte, hdrLen+nonceSize, adEnd+b64EncodedLen(envCap)+8)
+	sc := s.scratch(envCap + scratchAD)
+	defer s.release(sc)
+	buf := (*sc)[:hdrLen+nonceSize]
 	buf[0] = byte(Version<<4 | (len(kid) - 1))
 	copy(buf[1:], kid)
 	pt, err := appendPlaintextV2(buf[hdrLen+nonceSize:hdrLen+nonceSize:envCap], sub)
@@ -378,10 +380,27 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return Fields{}, err
 	}
-	ad := appendADV2(buf[envCap:envCap:adEnd], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
-	env := s.ring.aeads[kid].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
-	return s.split(b64EncodeInto(buf[adEnd:cap(buf)], env)), nil
+	ad := appendADV2((*sc)[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
+	env := s.ring.list[0].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
+	return s.split(b64EncodeInto(make([]byte, b64EncodedLen(envLen)+8), env)), nil
 }
+
+// scratchAD is the room scratch memory keeps for the usual associated data; a longer one is appended
+// elsewhere.
+const scratchAD = 256
+
+// scratch returns a buffer of at least n bytes for the duration of one Seal or Open; release gives it
+// back. Nothing that Seal or Open returns points into it.
+func (s *Sealer) scratch(n int) *[]byte {
+	if b, ok := s.pool.Get().(*[]byte); ok && cap(*b) >= n {
+		*b = (*b)[:cap(*b)]
+		return b
+	}
+	b := make([]byte, max(n, 1024))
+	return &b
+}
+
+func (s *Sealer) release(b *[]byte) { s.pool.Put(b) }
 
 // split cuts text into the fields: username first, then password, then the URL.
 func (s *Sealer) split(text string) Fields {
@@ -618,34 +637,29 @@ func uvarintLen(n int) int {
 	return l
 }
 
-// adLenV2 is the length of the version 2 associated data.
-func adLenV2(hdrLen int, webhookID, projectID, event string, args []arg) int {
-	n := len(adLabelV2) + hdrLen + uvarintLen(len(args))
-	for _, s := range [...]string{webhookID, projectID, event} {
-		n += uvarintLen(len(s)) + len(s)
-	}
-	for _, a := range args {
-		n += uvarintLen(len(a.name)) + len(a.name) + uvarintLen(len(a.value)) + len(a.value)
-	}
-	return n
-}
-
 // appendADV2 appends the version 2 associated data; args are sorted by name.
 func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args []arg) []byte {
 	ad = append(ad, adLabelV2...)
 	ad = append(ad, hdr...)
-	for _, s := range [...]string{webhookID, projectID, event} {
-		ad = binary.AppendUvarint(ad, uint64(len(s)))
-		ad = append(ad, s...)
-	}
+	ad = appendLenString(ad, webhookID)
+	ad = appendLenString(ad, projectID)
+	ad = appendLenString(ad, event)
 	ad = binary.AppendUvarint(ad, uint64(len(args)))
 	for _, a := range args {
-		ad = binary.AppendUvarint(ad, uint64(len(a.name)))
-		ad = append(ad, a.name...)
-		ad = binary.AppendUvarint(ad, uint64(len(a.value)))
-		ad = append(ad, a.value...)
+		ad = appendLenString(ad, a.name)
+		ad = appendLenString(ad, a.value)
 	}
 	return ad
+}
+
+// appendLenString appends uv len(s) || s.
+func appendLenString(b []byte, s string) []byte {
+	if len(s) < 0x80 {
+		b = append(b, byte(len(s)))
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+	}
+	return append(b, s...)
 }
 
 // Open reverses Seal (or SealVersion1) for the webhook webhookID in project projectID. A version 2
@@ -662,22 +676,19 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if webhookID == "" || len(webhookID) > MaxIDBytes || projectID == "" || len(projectID) > MaxIDBytes {
 		return Subscription{}, ErrMalformed
 	}
-	// One allocation holds the decoded envelope, the plaintext (a failed trial open may overwrite its
-	// output, so the ciphertext is never opened in place), the associated data and the callback URL, which
-	// the returned subscription keeps (its strings and secrets point into it; nothing writes to it after).
-	// The text is first gathered after the envelope's room, and decoded from there.
+	// Scratch memory holds the decoded envelope and the associated data. The plaintext and the callback
+	// URL go into the one allocation the returned subscription keeps (its secrets and URL point into it;
+	// nothing writes to it after); a failed trial open may overwrite it, so the ciphertext is never opened
+	// in place.
 	dl := n * 3 / 4
-	const adCap = 256 // room for the usual associated data; a longer one is appended elsewhere
-	buf := make([]byte, 3*dl+adCap+len(httpsPfx))
-	text := append(append(append(buf[dl:dl], f.Username...), f.Password...), f.URLTail...)
-	m, ok := b64Decode(buf[:dl], text)
+	sc := s.scratch(dl + 8 + scratchAD)
+	defer s.release(sc)
+	m, ok := b64DecodeParts(*sc, [3]string{f.Username, f.Password, f.URLTail})
 	if !ok || m < 1 {
 		return Subscription{}, ErrMalformed
 	}
-	env := buf[:m:m]
-	out := buf[dl : dl : 2*dl]
-	adArea := buf[2*dl : 2*dl : 2*dl+adCap]
-	urlArea := buf[2*dl+adCap:]
+	env := (*sc)[:m:m]
+	adArea := (*sc)[m:m]
 	switch {
 	case env[0] == Version1 && f.URLTail == "":
 		return s.openV1(webhookID, projectID, env)
@@ -688,7 +699,7 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if len(env) < 1+l+nonceSize+tagSize {
 		return Subscription{}, ErrMalformed
 	}
-	aead, ok := s.ring.aeads[string(env[1:1+l])]
+	aead, ok := s.ring.aead(env[1 : 1+l])
 	if !ok {
 		return Subscription{}, ErrUnknownKey
 	}
@@ -698,9 +709,15 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if len(targets) > MaxTargets {
 		targets = targets[:MaxTargets]
 	}
+	var out, urlArea []byte
 	for _, t := range targets {
 		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs {
 			continue
+		}
+		if out == nil {
+			ptLen := len(ct) - tagSize
+			keep := make([]byte, 2*ptLen+len(httpsPfx))
+			out, urlArea = keep[:0:ptLen], keep[ptLen:]
 		}
 		var argl argList
 		argl.collect(t.Args)
