@@ -360,9 +360,9 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	// The envelope (header, nonce, plaintext encrypted in place, tag) and the associated data are built
 	// in scratch memory; only the text, which the fields keep, is allocated.
 	envCap := hdrLen + nonceSize + fixedPlaintext(sub) + len(sub.CallbackURL) + tagSize
-	sc := s.scratch(envCap + scratchAD)
-	defer s.release(sc)
-	buf := (*sc)[:hdrLen+nonceSize]
+	scp, sc := s.scratch(envCap + scratchAD)
+	defer s.release(scp)
+	buf := sc[:hdrLen+nonceSize]
 	buf[0] = byte(Version<<4 | (len(kid) - 1))
 	copy(buf[1:], kid)
 	pt, err := appendPlaintextV2(buf[hdrLen+nonceSize:hdrLen+nonceSize:envCap], sub)
@@ -380,7 +380,7 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return Fields{}, err
 	}
-	ad := appendADV2((*sc)[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
+	ad := appendADV2(sc[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
 	env := s.ring.list[0].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
 	return s.split(b64EncodeInto(make([]byte, b64EncodedLen(envLen)+8), env)), nil
 }
@@ -391,13 +391,12 @@ const scratchAD = 256
 
 // scratch returns a buffer of at least n bytes for the duration of one Seal or Open; release gives it
 // back. Nothing that Seal or Open returns points into it.
-func (s *Sealer) scratch(n int) *[]byte {
-	if b, ok := s.pool.Get().(*[]byte); ok && cap(*b) >= n {
-		*b = (*b)[:cap(*b)]
-		return b
+func (s *Sealer) scratch(n int) (*[]byte, []byte) {
+	if p, ok := s.pool.Get().(*[]byte); ok && len(*p) >= n {
+		return p, *p
 	}
 	b := make([]byte, max(n, 1024))
-	return &b
+	return &b, b
 }
 
 func (s *Sealer) release(b *[]byte) { s.pool.Put(b) }
@@ -512,13 +511,54 @@ func appendPlaintextV2(b []byte, sub Subscription) ([]byte, error) {
 // decodePlaintextV2 is the strict inverse of appendPlaintextV2. The secrets alias pt; the callback URL is
 // built in urlArea when it has room for it (len(pt) + 8), else allocated.
 func decodePlaintextV2(pt, urlArea []byte) (Subscription, error) {
-	var sub Subscription
+	sub, rest, err := parsePlaintextV2(pt)
+	if err != nil {
+		return Subscription{}, err
+	}
+	var url []byte
+	if pt[0]&flagHTTPS != 0 {
+		url = append(append(urlArea[:0:len(urlArea)], httpsPfx...), pt[rest:]...)
+	} else {
+		url = append(urlArea[:0:len(urlArea)], pt[rest:]...)
+	}
+	return withURL(sub, url)
+}
+
+// decodePlaintextV2InPlace is decodePlaintextV2 of keep[:n] with the callback URL built in keep itself
+// (which has room for n + 8 bytes): the subscription keeps one allocation.
+func decodePlaintextV2InPlace(keep []byte, n int) (Subscription, error) {
+	pt := keep[:n:n]
+	sub, rest, err := parsePlaintextV2(pt)
+	if err != nil {
+		return Subscription{}, err
+	}
+	end := n
+	if pt[0]&flagHTTPS != 0 {
+		copy(keep[rest+len(httpsPfx):], pt[rest:]) // overlapping: copy is a memmove
+		copy(keep[rest:], httpsPfx)
+		end += len(httpsPfx)
+	}
+	return withURL(sub, keep[rest:end:end])
+}
+
+func withURL(sub Subscription, url []byte) (Subscription, error) {
+	if len(url) > MaxURLBytes {
+		return Subscription{}, ErrMalformed
+	}
+	// The bytes are never written again: the string may share them.
+	sub.CallbackURL = unsafe.String(unsafe.SliceData(url), len(url))
+	return sub, nil
+}
+
+// parsePlaintextV2 checks and decodes a version 2 plaintext but for its callback URL, which starts at
+// pt[rest:] (after "https://" when pt[0] has flagHTTPS).
+func parsePlaintextV2(pt []byte) (sub Subscription, rest int, err error) {
 	if len(pt) < 1+4 {
-		return sub, ErrMalformed
+		return sub, 0, ErrMalformed
 	}
 	flags := pt[0]
 	if flags&^flagsKnown != 0 {
-		return sub, ErrMalformed
+		return sub, 0, ErrMalformed
 	}
 	r := pt[1:]
 	u32 := func() (uint32, bool) {
@@ -540,47 +580,36 @@ func decodePlaintextV2(pt, urlArea []byte) (Subscription, error) {
 	}
 	exp, ok := u32()
 	if !ok {
-		return sub, ErrMalformed
+		return sub, 0, ErrMalformed
 	}
 	sub.Expiry = fromEpoch(exp)
 	if flags&flagVerified != 0 {
 		v, ok := u32()
 		if !ok {
-			return sub, ErrMalformed
+			return Subscription{}, 0, ErrMalformed
 		}
 		sub.VerifiedAt = fromEpoch(v)
 	}
 	if sub.Secret, ok = secret(); !ok {
-		return Subscription{}, ErrMalformed
+		return Subscription{}, 0, ErrMalformed
 	}
 	if flags&flagPrev != 0 {
 		if sub.PrevSecret, ok = secret(); !ok {
-			return Subscription{}, ErrMalformed
+			return Subscription{}, 0, ErrMalformed
 		}
 		until, ok := u32()
 		if !ok {
-			return Subscription{}, ErrMalformed
+			return Subscription{}, 0, ErrMalformed
 		}
 		sub.PrevSecretUntil = fromEpoch(until)
 	}
 	if len(r) == 0 {
-		return Subscription{}, ErrMalformed
+		return Subscription{}, 0, ErrMalformed
 	}
 	if flags&flagHTTPS == 0 && bytes.HasPrefix(r, []byte(httpsPfx)) {
-		return Subscription{}, ErrMalformed // not canonical: the prefix has its flag
+		return Subscription{}, 0, ErrMalformed // not canonical: the prefix has its flag
 	}
-	var url []byte
-	if flags&flagHTTPS != 0 {
-		url = append(append(urlArea[:0:len(urlArea)], httpsPfx...), r...)
-	} else {
-		url = append(urlArea[:0:len(urlArea)], r...)
-	}
-	if len(url) > MaxURLBytes {
-		return Subscription{}, ErrMalformed
-	}
-	// The bytes are never written again: the string may share them.
-	sub.CallbackURL = unsafe.String(unsafe.SliceData(url), len(url))
-	return sub, nil
+	return sub, len(pt) - len(r), nil
 }
 
 // arg is one filter argument.
@@ -681,14 +710,14 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	// nothing writes to it after); a failed trial open may overwrite it, so the ciphertext is never opened
 	// in place.
 	dl := n * 3 / 4
-	sc := s.scratch(dl + 8 + scratchAD)
-	defer s.release(sc)
-	m, ok := b64DecodeParts(*sc, [3]string{f.Username, f.Password, f.URLTail})
+	scp, sc := s.scratch(dl + 8 + scratchAD)
+	defer s.release(scp)
+	m, ok := b64DecodeParts(sc, [3]string{f.Username, f.Password, f.URLTail})
 	if !ok || m < 1 {
 		return Subscription{}, ErrMalformed
 	}
-	env := (*sc)[:m:m]
-	adArea := (*sc)[m:m]
+	env := sc[:m:m]
+	adArea := sc[m:m]
 	switch {
 	case env[0] == Version1 && f.URLTail == "":
 		return s.openV1(webhookID, projectID, env)
@@ -709,24 +738,22 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if len(targets) > MaxTargets {
 		targets = targets[:MaxTargets]
 	}
-	var out, urlArea []byte
+	var keep []byte
 	for _, t := range targets {
 		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs {
 			continue
 		}
-		if out == nil {
-			ptLen := len(ct) - tagSize
-			keep := make([]byte, 2*ptLen+len(httpsPfx))
-			out, urlArea = keep[:0:ptLen], keep[ptLen:]
+		if keep == nil {
+			keep = make([]byte, len(ct)-tagSize+len(httpsPfx))
 		}
 		var argl argList
 		argl.collect(t.Args)
 		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, argl.list())
-		pt, err := aead.Open(out, nonce, ct, ad)
+		pt, err := aead.Open(keep[:0], nonce, ct, ad)
 		if err != nil {
 			continue
 		}
-		sub, err := decodePlaintextV2(pt, urlArea)
+		sub, err := decodePlaintextV2InPlace(keep, len(pt))
 		if err != nil {
 			return Subscription{}, err
 		}
