@@ -77,3 +77,38 @@ func BenchmarkBase64(b *testing.B) {
 		}
 	})
 }
+
+// TestBase64Parts: decoding the three fields in place is decoding their concatenation, wherever the cuts
+// fall (the fields are cut at any character).
+func TestBase64Parts(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 5, 6, 7, 8, 9, 13, 31} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*37 + n)
+		}
+		text := b64Encode(src)
+		if n%3 == 1 {
+			text += "A" // and non-canonical texts (4k+3 characters, unused bits set)
+		}
+		want := make([]byte, len(text)*3/4+8)
+		wm, wok := b64Decode(want, []byte(text))
+		for i := 0; i <= len(text); i++ {
+			for j := i; j <= len(text); j++ {
+				got := make([]byte, len(text)*3/4+8)
+				m, ok := b64DecodeParts(got, [3]string{text[:i], text[i:j], text[j:]})
+				if ok != wok || m != wm || !bytes.Equal(got[:m], want[:wm]) {
+					t.Fatalf("%q cut at %d, %d: got %x %v, want %x %v", text, i, j, got[:m], ok, want[:wm], wok)
+				}
+			}
+		}
+		for _, bad := range []string{"*", "=", "\n"} {
+			for i := 0; i <= len(text); i++ {
+				broken := text[:i] + bad + text[i:]
+				got := make([]byte, len(broken)*3/4+8)
+				if _, ok := b64DecodeParts(got, [3]string{broken[:i/2], broken[i/2 : i+1], broken[i+1:]}); ok {
+					t.Fatalf("%q decoded", broken)
+				}
+			}
+		}
+	}
+}

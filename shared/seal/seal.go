@@ -371,6 +371,7 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	}
 	envLen := hdrLen + nonceSize + len(pt) + tagSize
 	if total := b64EncodedLen(envLen); total > s.budget.total() {
+		clear(pt) // the scratch memory goes back to the pool: no secret stays in it
 		return Fields{}, &TooLongError{
 			Length: total, Budget: s.budget.total(), CallbackURL: len(sub.CallbackURL), MaxCallbackURL: s.MaxCallbackURL(sub),
 			SecretBytes: len(sub.Secret), PrevSecretBytes: len(sub.PrevSecret),
@@ -378,8 +379,10 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 	}
 	nonce := buf[hdrLen : hdrLen+nonceSize]
 	if _, err := rand.Read(nonce); err != nil {
+		clear(pt)
 		return Fields{}, err
 	}
+	// The plaintext is encrypted in place: once sealed, the scratch memory holds no secret.
 	ad := appendADV2(sc[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
 	env := s.ring.list[0].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
 	return s.split(b64EncodeInto(make([]byte, b64EncodedLen(envLen)+8), env)), nil
