@@ -112,3 +112,21 @@ func TestBase64Parts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBase64Parts checks decoding the three fields in place against encoding/base64 on their
+// concatenation, with the cuts anywhere.
+func FuzzBase64Parts(f *testing.F) {
+	f.Add("AQJrMQ", uint16(1), uint16(5))
+	f.Add("Zm9vYmFy-_", uint16(3), uint16(3))
+	f.Add("AAB", uint16(0), uint16(2))
+	f.Fuzz(func(t *testing.T, text string, i, j uint16) {
+		a := min(int(i), len(text))
+		b := min(max(int(j), a), len(text))
+		want, wantOK := stdDecode(text)
+		dst := make([]byte, len(text)*3/4)
+		m, ok := b64DecodeParts(dst, [3]string{text[:a], text[a:b], text[b:]})
+		if ok != wantOK || (ok && !bytes.Equal(dst[:m], want)) {
+			t.Fatalf("%q cut at %d, %d: decode %v %x, standard %v %x", text, a, b, ok, dst[:m], wantOK, want)
+		}
+	})
+}
