@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/getsentry/sentry-go"
@@ -147,19 +148,22 @@ func strip(e *sentry.Event) *sentry.Event {
 
 // secretLike matches what must never leave: Standard Webhooks secrets, bearer tokens and JWTs, Appwrite
 // API keys, Basic credentials, long base64 or hex runs, and the query of URLs.
-var secretLike = []*regexp.Regexp{
-	regexp.MustCompile(`whsec_[A-Za-z0-9+/=_-]*`),
-	regexp.MustCompile(`(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`),
-	regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.?[A-Za-z0-9_-]*`),
-	regexp.MustCompile(`standard_[A-Za-z0-9]+`),
-	regexp.MustCompile(`[A-Za-z0-9+/_-]{32,}={0,2}`),
-	regexp.MustCompile(`://[^/\s@]*@`),
-	regexp.MustCompile(`\?[^\s"']*`),
-}
+// They compile on first use (a fault), not when the function starts.
+var secretLike = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`whsec_[A-Za-z0-9+/=_-]*`),
+		regexp.MustCompile(`(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`),
+		regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.?[A-Za-z0-9_-]*`),
+		regexp.MustCompile(`standard_[A-Za-z0-9]+`),
+		regexp.MustCompile(`[A-Za-z0-9+/_-]{32,}={0,2}`),
+		regexp.MustCompile(`://[^/\s@]*@`),
+		regexp.MustCompile(`\?[^\s"']*`),
+	}
+})
 
 // scrub replaces secret-looking parts of s with [redacted].
 func scrub(s string) string {
-	for _, re := range secretLike {
+	for _, re := range secretLike() {
 		s = re.ReplaceAllString(s, "[redacted]")
 	}
 	return s

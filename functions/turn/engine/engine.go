@@ -240,8 +240,9 @@ func (s *turnState) run(ctx context.Context) {
 		defer s.mcp.close()
 	}
 	if s.turn.FirstTurn {
-		s.titleJob = s.startTitle(ctx)
-		defer s.titleJob.stop()
+		if s.titleJob = s.startTitle(ctx); s.titleJob != nil {
+			defer s.titleJob.stop()
+		}
 	}
 	s.memories = MemoryBlock(s.turn.Memories, s.cfg.MemoryChars)
 	for _, h := range s.turn.History {

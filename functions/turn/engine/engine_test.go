@@ -13,6 +13,7 @@ import (
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/functions/turn/timeline/timelinetest"
 	"appwrite-agent/functions/turn/toolapi"
+	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/llm"
 )
 
@@ -263,5 +264,38 @@ func TestToolCallsWithoutIDs(t *testing.T) {
 	a, t1, t2 := msgs[len(msgs)-3], msgs[len(msgs)-2], msgs[len(msgs)-1]
 	if a.ToolCalls[0].ID == "" || a.ToolCalls[0].ID == a.ToolCalls[1].ID || t1.ToolCallID != a.ToolCalls[0].ID || t2.ToolCallID != a.ToolCalls[1].ID {
 		t.Fatalf("ids %+v %+v %+v", a.ToolCalls, t1, t2)
+	}
+}
+
+// titleModel answers title requests (the convtitle system prompt) with title and everything else with the
+// router's FINISH decision; it is safe for the concurrent calls a first turn makes.
+type titleModel struct {
+	title string
+	mu    sync.Mutex
+	calls int
+}
+
+func (m *titleModel) Complete(_ context.Context, req llm.Request) (llm.Result, error) {
+	m.mu.Lock()
+	m.calls++
+	m.mu.Unlock()
+	if len(req.Messages) > 0 && req.Messages[0].Content == convtitle.SystemPrompt {
+		return llm.Result{Content: m.title}, nil
+	}
+	return llm.Result{Content: `{"next":"FINISH","reason":"r","final_answer":"Hi."}`}, nil
+}
+
+// TestFirstTurnTitleBesideTheRouter: a first turn asks for its title beside the router and emits it after
+// done; with less budget than TitleMinRemaining there is no title call at all, and the timeline stays whole.
+func TestFirstTurnTitleBesideTheRouter(t *testing.T) {
+	m := &titleModel{title: "Greeting"}
+	evs := run(t, &Engine{Model: m}, request.Turn{Message: "hello", FirstTurn: true})
+	if got := typesOf(evs); got != "status,route,answer_start,token,done,conversation_title,complete" || m.calls != 2 {
+		t.Fatalf("types %s, %d calls", got, m.calls)
+	}
+	m = &titleModel{title: "Greeting"}
+	evs = run(t, &Engine{Model: m, Config: Config{Budget: TitleMinRemaining / 2}}, request.Turn{Message: "hello", FirstTurn: true})
+	if got := typesOf(evs); got != "status,route,answer_start,token,done,complete" || m.calls != 1 {
+		t.Fatalf("short budget: types %s, %d calls", got, m.calls)
 	}
 }
