@@ -79,7 +79,14 @@ func (dec *Decoder) Reset() {
 	if cap(memArena) > maxKeep || cap(mems) > maxKeep {
 		mems, memArena = nil, nil
 	}
-	*d = decoder{vals: vals, mems: mems, valArena: valArena, memArena: memArena}
+	plan, frames := d.plan[:0], d.frames[:0]
+	if cap(plan) > maxKeep {
+		plan = nil
+	}
+	if cap(frames) > maxKeep {
+		frames = nil
+	}
+	*d = decoder{vals: vals, mems: mems, valArena: valArena, memArena: memArena, plan: plan, frames: frames}
 }
 
 // Decode is json.loads(s) for a str s that contains only valid UTF-8 (see
@@ -107,6 +114,15 @@ type decoder struct {
 	valArena         []Value
 	memArena         []Member
 	valNeed, memNeed int
+	// plan holds, for each array and object in the order they open, the
+	// number of elements the structural pre-scan counted (see prescan);
+	// ord is the next container's index in it; frames is the pre-scan's
+	// stack. With a plan, each container is decoded straight into its
+	// final place in the arenas, without scratch stacks or copies.
+	plan   []int32
+	frames []frame
+	ord    int
+	noPlan bool // tests: the reference path only
 }
 
 const chunk = 256
@@ -142,6 +158,17 @@ func (d *decoder) memSlice(base int) []Member {
 func (d *decoder) decode(s string) (Value, error) {
 	if strings.HasPrefix(s, "\ufeff") {
 		return Value{}, newErr(s, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
+	}
+	if !d.noPlan && d.prescan(s) {
+		d.s, d.stop = s, -1
+		var v Value
+		end, ok := d.planValue(skipWS(s, 0), &v)
+		if ok && skipWS(s, end) == len(s) {
+			return v, nil
+		}
+		// Not a valid document (or a plan that does not fit it): decode
+		// again without a plan, which words the error.
+		d.replan()
 	}
 	d.s, d.stop = s, -1
 	idx := skipWS(s, 0)
