@@ -79,14 +79,7 @@ func (dec *Decoder) Reset() {
 	if cap(memArena) > maxKeep || cap(mems) > maxKeep {
 		mems, memArena = nil, nil
 	}
-	plan, frames := d.plan[:0], d.frames[:0]
-	if cap(plan) > maxKeep {
-		plan = nil
-	}
-	if cap(frames) > maxKeep {
-		frames = nil
-	}
-	*d = decoder{vals: vals, mems: mems, valArena: valArena, memArena: memArena, plan: plan, frames: frames}
+	*d = decoder{vals: vals, mems: mems, valArena: valArena, memArena: memArena}
 }
 
 // Decode is json.loads(s) for a str s that contains only valid UTF-8 (see
@@ -114,15 +107,6 @@ type decoder struct {
 	valArena         []Value
 	memArena         []Member
 	valNeed, memNeed int
-	// plan holds, for each array and object in the order they open, the
-	// number of elements the structural pre-scan counted (see prescan);
-	// ord is the next container's index in it; frames is the pre-scan's
-	// stack. With a plan, each container is decoded straight into its
-	// final place in the arenas, without scratch stacks or copies.
-	plan   []int32
-	frames []frame
-	ord    int
-	noPlan bool // tests: the reference path only
 }
 
 const chunk = 256
@@ -158,17 +142,6 @@ func (d *decoder) memSlice(base int) []Member {
 func (d *decoder) decode(s string) (Value, error) {
 	if strings.HasPrefix(s, "\ufeff") {
 		return Value{}, newErr(s, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
-	}
-	if !d.noPlan && d.prescan(s) {
-		d.s, d.stop = s, -1
-		var v Value
-		end, ok := d.planValue(skipWS(s, 0), &v)
-		if ok && skipWS(s, end) == len(s) {
-			return v, nil
-		}
-		// Not a valid document (or a plan that does not fit it): decode
-		// again without a plan, which words the error.
-		d.replan()
 	}
 	d.s, d.stop = s, -1
 	idx := skipWS(s, 0)
@@ -375,7 +348,7 @@ func (d *decoder) scanString(end int) (string, int, bool) {
 	s := d.s
 	i := end
 	for ; i+8 <= len(s); i += 8 {
-		if m := specials(s, i); m != 0 {
+		if m := specials(load8(s, i)); m != 0 {
 			i += bits.TrailingZeros64(m) >> 3
 			break
 		}
@@ -476,16 +449,21 @@ func (d *decoder) scanEscaped(end int) (string, int, bool) {
 	}
 }
 
-// specials returns a mask with the high bit set in those of the 8 bytes at
-// s[i:] that are '"', '\\' or a control character (below 0x20). Bytes above
+// specials returns a mask with the high bit set in those of the 8 bytes of
+// x (load8) that are '"', '\\' or a control character (below 0x20). Bytes above
 // the lowest marked one may be marked wrongly; the lowest is always right.
-func specials(s string, i int) uint64 {
+// It and load8 are small enough to be inlined into the scanning loops.
+func specials(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	t := s[i : i+8]
-	x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56 // one load
 	q, b := x^(ones*'"'), x^(ones*'\\')
 	return (((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)) & highs
+}
+
+// load8 returns the 8 bytes at s[i:] as a little-endian word (one load).
+func load8(s string, i int) uint64 {
+	t := s[i : i+8]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 func hex4(h string) (rune, bool) {
