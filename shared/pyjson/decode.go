@@ -225,12 +225,13 @@ func (d *decoder) scanNested(idx int) (Value, int, bool) {
 		return Value{}, 0, false
 	}
 	d.depth++
-	defer func() { d.depth-- }()
 	if d.s[idx] == '{' {
 		m, end, ok := d.parseObject(idx + 1)
+		d.depth--
 		return Value{Kind: Object, O: m}, end, ok
 	}
 	a, end, ok := d.parseArray(idx + 1)
+	d.depth--
 	return Value{Kind: Array, A: a}, end, ok
 }
 
