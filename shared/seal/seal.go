@@ -661,14 +661,6 @@ func sortedArgs(args map[string]string) []arg {
 	return l.list()
 }
 
-func uvarintLen(n int) int {
-	l := 1
-	for ; n >= 0x80; n >>= 7 {
-		l++
-	}
-	return l
-}
-
 // appendADV2 appends the version 2 associated data; args are sorted by name.
 func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args []arg) []byte {
 	ad = append(ad, adLabelV2...)
