@@ -88,7 +88,7 @@ func scanPayload(body []byte, p *payload) bool {
 		field := payloadString(p, string(key))
 		if field == nil {
 			for _, name := range payloadFieldNames {
-				if strings.EqualFold(name, string(key)) {
+				if len(name) == len(key) && strings.EqualFold(name, string(key)) {
 					return false
 				}
 			}
