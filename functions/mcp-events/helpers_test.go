@@ -354,11 +354,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 	switch mode {
 	case "hang":
-		select {
-		case <-req.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-		return
+		// Never answers: only the caller giving up ends the request, and it is dropped unanswered (an
+		// answer after a timer could race the caller's own deadline).
+		<-req.Context().Done()
+		panic(http.ErrAbortHandler)
 	case "404":
 		http.Error(w, "no", http.StatusNotFound)
 		return

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,5 +284,92 @@ func TestManagedWebhookURLsHaveNoPercent(t *testing.T) {
 		if u == "" || strings.Contains(u, "%") {
 			t.Errorf("managed webhook url %q", u)
 		}
+	}
+}
+
+// TestSubscribeChecksTheSecretAppwriteKept: the version string is not trusted alone. A server that answers
+// the create with a secret other than the one sent ignored it (Appwrite before 1.9.5 always generates one):
+// subscribe deletes the webhook it just made and answers Unsupported naming the version reported and the one
+// needed, whatever the version string said. A version string that does not parse is not refused: the
+// behavioural check decides.
+func TestSubscribeChecksTheSecretAppwriteKept(t *testing.T) {
+	for _, tc := range []struct{ name, plays, reports string }{
+		{"1.9.0 reporting 1.9.6", "1.9.0", "1.9.6"},
+		{"1.9.0 reporting a build name", "1.9.0", "cloud-2026.12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStackWith(t, func(o *localappwrite.Options) { o.Version, o.ReportedVersion = tc.plays, tc.reports })
+			proxy := st.proxyAppwrite(t, nil)
+			url := st.instance(st.server(mcpserver.Options{}))
+			secret := newSecret()
+			st.recv.accept(secret)
+			r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/kept"), secret, nil))
+			if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != tc.reports || r.Error.Data["minimumAppwriteVersion"] != "1.9.5" ||
+				!strings.Contains(r.Error.Message, "ignored the webhook secret mcp-events sent") || !strings.Contains(r.Error.Message, "reporting Appwrite "+tc.reports) ||
+				!strings.Contains(r.Error.Message, "1.9.5 or later") {
+				t.Fatalf("%s", r.Raw)
+			}
+			if n := len(st.webhooks(projectID)); n != 0 {
+				t.Fatalf("%d webhooks left behind", n)
+			}
+			deletes := 0
+			proxy.mu.Lock()
+			for _, c := range proxy.calls {
+				if strings.HasPrefix(c, "DELETE /v1/webhooks/") {
+					deletes++
+				}
+			}
+			proxy.mu.Unlock()
+			if proxy.count("POST /v1/webhooks") != 1 || deletes != 1 {
+				t.Fatalf("calls %v", proxy.calls)
+			}
+		})
+	}
+	t.Run("1.9.6 reporting a build name", func(t *testing.T) {
+		st := newStackWith(t, func(o *localappwrite.Options) { o.ReportedVersion = "cloud-2026.12" })
+		url := st.instance(st.server(mcpserver.Options{}))
+		secret := newSecret()
+		st.recv.accept(secret)
+		r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/cloud"), secret, nil))
+		if r.Error != nil {
+			t.Fatalf("an unparseable version with a server that keeps the secret: %s", r.Raw)
+		}
+		if id := r.Result["id"].(string); !st.lastDeliveryVerifies(id) {
+			t.Fatal("the webhook does not sign with the derived secret")
+		}
+	})
+}
+
+// TestRotationChecksTheSecretAppwriteKept: a rotation answered with another secret than the one sent (here a
+// proxy drops the secret param from the PATCH, so the stand-in generates one, as a server that ignores it
+// would) is refused with Unsupported: the webhook no longer signs with the derived secret, and subscribe
+// says why instead of answering success.
+func TestRotationChecksTheSecretAppwriteKept(t *testing.T) {
+	st := newStack(t)
+	var strip atomic.Bool
+	st.proxyAppwrite(t, func(r *http.Request, body []byte) {
+		if !strip.Load() || r.Method != http.MethodPatch || !strings.HasSuffix(r.URL.Path, "/secret") {
+			return
+		}
+		var p map[string]any
+		_ = json.Unmarshal(body, &p)
+		delete(p, "secret")
+		b, _ := json.Marshal(p)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	})
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	cb := st.recv.url("/rotate")
+	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	if r.Error != nil {
+		t.Fatalf("subscribe: %s", r.Raw)
+	}
+	strip.Store(true)
+	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != "1.9.6" ||
+		!strings.Contains(r.Error.Message, "ignored the webhook secret mcp-events sent") {
+		t.Fatalf("refresh on a server that ignored the rotation's secret: %s", r.Raw)
 	}
 }

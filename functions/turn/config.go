@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/turn/builtins"
@@ -85,11 +86,9 @@ func LoadConfig() Config {
 		Endpoint:   strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
 		ProjectID:  strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
 	}
+	// The CA file (and the system roots) are parsed on the first outbound request, not here.
 	opts, err := safehttp.FromEnv(safehttp.Options{})
-	if err == nil {
-		opts, err = safehttp.CAFromEnv(opts)
-	}
-	c.Web.Policy, c.Web.PolicyErr = opts, err
+	c.Web.Policy, c.Web.PolicyErr = safehttp.LazyCAFromEnv(opts), err
 	c.Web.Search = tools.SearchConfig{
 		BraveKey:      strings.TrimSpace(os.Getenv(tools.EnvBraveKey)),
 		BraveURL:      strings.TrimSpace(os.Getenv(tools.EnvBraveURL)),
@@ -153,18 +152,22 @@ func isFalse(v string) bool {
 	return false
 }
 
-// process is what the function builds from its configuration and keeps between requests.
+// process is what the function builds from its configuration and keeps between requests. Building it
+// reads the environment only: /health answers without more, and what a request needs is built on its
+// first use, once per process (the skills, the tool registry, the TLS roots of Web.Policy).
 type process struct {
 	cfg Config
-	// skills are the installed skills the platform prompt names.
-	skills []engine.SkillInfo
-	// tools is the built-in tool registry (with browser_fetch's page cache, shared by the process's turns).
-	tools *engine.Registry
+	// skills are the installed skills (appwrite_skill and the platform prompt), parsed on first use.
+	skills *builtins.Skills
+	// tools returns the built-in tool registry (with browser_fetch's page cache, shared by the process's
+	// turns), built on the first call.
+	tools func() *engine.Registry
 }
 
 // state is the function's only process-wide value: the configuration and what is built from it, once per
 // process environment (shared/envcache).
 var state = envcache.New(func() (process, error) {
 	cfg := LoadConfig()
-	return process{cfg: cfg, skills: builtins.PromptSkills(), tools: builtins.Registry(cfg.Web, nil)}, nil
+	sk := builtins.NewSkills()
+	return process{cfg: cfg, skills: sk, tools: sync.OnceValue(func() *engine.Registry { return builtins.Registry(cfg.Web, nil, sk) })}, nil
 })

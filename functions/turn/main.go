@@ -129,10 +129,10 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 	log := func(s string) { rt.Error(s) }
 	eng := &engine.Engine{
 		Model:  llm.New(settings, httpClient),
-		Tools:  p.tools,
+		Tools:  p.tools(),
 		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log},
 		Config: engCfg,
-		Skills: p.skills,
+		Skills: p.skills.Prompt,
 		Log:    log,
 	}
 	start := time.Now()
@@ -200,9 +200,9 @@ func meta(p process) map[string]any {
 	}
 	agents := []map[string]string{}
 	for _, a := range []string{engine.AgentPlatform, engine.AgentResearcher, engine.AgentPlanner} {
-		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a, p.skills)})
+		agents = append(agents, map[string]string{"name": a, "role": engine.AgentRoles[a], "prompt": engine.AgentPrompt(a, p.skills.Prompt())})
 	}
-	tools := p.tools.Describe()
+	tools := p.tools().Describe()
 	b, _ := json.Marshal(cfg.Engine.Budget.Seconds())
 	return map[string]any{
 		"llm": map[string]any{"model": model, "chat_model": chat, "base_url": cfg.LLM.BaseURL,

@@ -94,9 +94,9 @@ func openSinks(rt openruntimes.Context, cfg Config, t request.Turn) (*sinks, *si
 		out.list = append(out.list, rs)
 	}
 	if w := p.Webhook; w != nil {
-		if cfg.Web.PolicyErr != nil {
+		if err := cfg.Web.Err(); err != nil {
 			out.close()
-			rt.Error(cfg.Web.PolicyErr.Error())
+			rt.Error(err.Error())
 			return nil, &sinkError{http.StatusInternalServerError, "internal", "the SSRF policy is misconfigured"}
 		}
 		if err := safehttp.CheckDestination(ctx, w.URL, cfg.Web.Policy); err != nil {

@@ -205,3 +205,38 @@ func TestAgentsGetTheirToolsInTheReferenceOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCAFileIsReadOnFirstOutboundUse: SAFEHTTP_CA_FILE is not read while the process state is built, so
+// a missing file does not stop /health or a turn that makes no outbound request; the first web tool call
+// finds the problem and answers it, without fetching anything.
+func TestCAFileIsReadOnFirstOutboundUse(t *testing.T) {
+	fetched := atomic.Int32{}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fetched.Add(1) }))
+	defer target.Close()
+	model, srv := env(t,
+		route("researcher", "needs a tool", ""),
+		scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "call_1", Name: "http_get", Arguments: `{"url":"` + target.URL + `"}`}}},
+		scriptedllm.Reply{Content: "Done."},
+	)
+	missing := t.TempDir() + "/missing-ca.pem"
+	t.Setenv("SAFEHTTP_CA_FILE", missing)
+	t.Setenv("SAFEHTTP_ALLOW", "127.0.0.0/8")
+	t.Setenv("SAFEHTTP_ALLOW_HTTP", "1")
+	if res, err := http.Get(srv.URL + "/health"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/health with an unreadable CA file: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	evs := turn(t, srv, map[string]any{"message": "please", "history": history})
+	end := find(evs, "tool_end")
+	if len(end) != 1 {
+		t.Fatalf("types %s", types(evs))
+	}
+	want := "Error: outbound HTTP is misconfigured: SAFEHTTP_CA_FILE: open " + missing
+	if out := end[0].Str("output"); !strings.HasPrefix(out, want) {
+		t.Fatalf("http_get output %q, want the prefix %q", out, want)
+	}
+	if fetched.Load() != 0 || len(model.Requests()) != 3 {
+		t.Fatalf("fetched %d times, %d model calls", fetched.Load(), len(model.Requests()))
+	}
+}

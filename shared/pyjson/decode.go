@@ -225,12 +225,13 @@ func (d *decoder) scanNested(idx int) (Value, int, bool) {
 		return Value{}, 0, false
 	}
 	d.depth++
-	defer func() { d.depth-- }()
 	if d.s[idx] == '{' {
 		m, end, ok := d.parseObject(idx + 1)
+		d.depth--
 		return Value{Kind: Object, O: m}, end, ok
 	}
 	a, end, ok := d.parseArray(idx + 1)
+	d.depth--
 	return Value{Kind: Array, A: a}, end, ok
 }
 
@@ -348,7 +349,7 @@ func (d *decoder) scanString(end int) (string, int, bool) {
 	s := d.s
 	i := end
 	for ; i+8 <= len(s); i += 8 {
-		if m := specials(s, i); m != 0 {
+		if m := specials(load8(s, i)); m != 0 {
 			i += bits.TrailingZeros64(m) >> 3
 			break
 		}
@@ -449,16 +450,21 @@ func (d *decoder) scanEscaped(end int) (string, int, bool) {
 	}
 }
 
-// specials returns a mask with the high bit set in those of the 8 bytes at
-// s[i:] that are '"', '\\' or a control character (below 0x20). Bytes above
+// specials returns a mask with the high bit set in those of the 8 bytes of
+// x (load8) that are '"', '\\' or a control character (below 0x20). Bytes above
 // the lowest marked one may be marked wrongly; the lowest is always right.
-func specials(s string, i int) uint64 {
+// It and load8 are small enough to be inlined into the scanning loops.
+func specials(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	t := s[i : i+8]
-	x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56 // one load
 	q, b := x^(ones*'"'), x^(ones*'\\')
 	return (((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)) & highs
+}
+
+// load8 returns the 8 bytes at s[i:] as a little-endian word (one load).
+func load8(s string, i int) uint64 {
+	t := s[i : i+8]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 func hex4(h string) (rune, bool) {

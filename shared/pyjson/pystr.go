@@ -232,7 +232,7 @@ func AppendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		for i+8 <= len(s) { // 8 bytes at a time, to the first one to escape
-			if m := specials(s, i); m != 0 {
+			if m := specials(load8(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}

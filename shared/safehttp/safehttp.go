@@ -83,6 +83,10 @@ type Options struct {
 	// tests). MinVersion is raised to TLS 1.2; InsecureSkipVerify is
 	// refused (forced off).
 	TLSConfig *tls.Config
+	// Roots, if set, supplies the root pool (it replaces TLSConfig.RootCAs), built on the first NewClient
+	// that carries it (LazyCAFromEnv). When it cannot be built, the client refuses every request with
+	// its error, so nothing is sent without the trust the configuration asked for.
+	Roots *Roots
 
 	// dialHook, when set (tests only), replaces the final dial of a checked
 	// address.
@@ -231,6 +235,10 @@ func NewClient(opts Options) *http.Client {
 	if o.TLSConfig != nil {
 		tlsConf = o.TLSConfig.Clone()
 	}
+	var rootsErr error
+	if o.Roots != nil {
+		tlsConf.RootCAs, rootsErr = o.Roots.Pool()
+	}
 	tlsConf.InsecureSkipVerify = false
 	if tlsConf.MinVersion < tls.VersionTLS12 {
 		tlsConf.MinVersion = tls.VersionTLS12
@@ -250,8 +258,12 @@ func NewClient(opts Options) *http.Client {
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
 	}
+	var next http.RoundTripper = tr
+	if rootsErr != nil {
+		next = refuse{rootsErr}
+	}
 	return &http.Client{
-		Transport: &guard{o: o, next: tr},
+		Transport: &guard{o: o, next: next},
 		Timeout:   o.TotalTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return ErrRedirect
@@ -260,6 +272,16 @@ func NewClient(opts Options) *http.Client {
 }
 
 // guard checks every request URL and limits every response body.
+// refuse is the transport of a client whose Options.Roots could not be built: every request fails.
+type refuse struct{ err error }
+
+func (r refuse) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return nil, r.err
+}
+
 type guard struct {
 	o    Options
 	next http.RoundTripper

@@ -664,6 +664,58 @@ func TestCAFromEnv(t *testing.T) {
 	}
 }
 
+// TestLazyCAFromEnv: the CA file is read on the first client that needs it, not before, and only once;
+// a client whose roots cannot be loaded sends nothing and answers the loading error.
+func TestLazyCAFromEnv(t *testing.T) {
+	rc := newReceiver(t)
+	dir := t.TempDir()
+	pemFile := dir + "/ca.pem"
+	t.Setenv(EnvCAFile, pemFile)
+	opts := LazyCAFromEnv(Options{}) // the file does not exist yet: nothing is read here
+	if opts.Roots == nil || opts.TLSConfig != nil {
+		t.Fatalf("LazyCAFromEnv set %+v", opts)
+	}
+	if err := os.WriteFile(pemFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := newResolver()
+	res.set("example.com", addrs("127.0.0.1"))
+	base := testOpts(t, res, &dialLog{})
+	base.AllowPrivate = loopbackAllow
+	base.Roots = opts.Roots
+	resp, err := NewClient(base).Get("https://example.com:" + rc.port + "/")
+	if err != nil {
+		t.Fatalf("CA from %s not trusted on first use: %v", EnvCAFile, err)
+	}
+	resp.Body.Close()
+	if err := os.Remove(pemFile); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = NewClient(base).Get("https://example.com:" + rc.port + "/") // a second client: the pool is built once
+	if err != nil {
+		t.Fatalf("second client re-read the removed file: %v", err)
+	}
+	resp.Body.Close()
+
+	t.Setenv(EnvCAFile, dir+"/missing.pem")
+	bad := LazyCAFromEnv(base)
+	if err := bad.Roots.Err(); err == nil || !strings.Contains(err.Error(), EnvCAFile) {
+		t.Fatalf("missing file: Err = %v", err)
+	}
+	dl := &dialLog{}
+	bad.dialHook = testOpts(t, res, dl).dialHook
+	if _, err := NewClient(bad).Get("https://example.com:" + rc.port + "/"); err == nil || !strings.Contains(err.Error(), "missing.pem") {
+		t.Fatalf("client with unloadable roots: %v", err)
+	}
+	if dl.count() != 0 {
+		t.Fatalf("a client with unloadable roots dialled %d times", dl.count())
+	}
+	t.Setenv(EnvCAFile, "")
+	if o := LazyCAFromEnv(Options{}); o.Roots != nil || o.Roots.Err() != nil {
+		t.Error("unset set Roots")
+	}
+}
+
 func TestReadLimited(t *testing.T) {
 	b, err := ReadLimited(strings.NewReader("12345"), 5)
 	if err != nil || string(b) != "12345" {

@@ -10,8 +10,17 @@
 //
 // The subscription's webhook secret is chosen by the caller (derived from a server key), which Appwrite takes
 // only from 1.9.5 on (the secret param of PR #11884); older servers silently generate their own, and every
-// delivery would then fail its signature check. The Client reads the server's version once (GET
-// /v1/health/version) and refuses webhook writes on anything older than MinVersion with a *VersionError.
+// delivery would then fail its signature check. Two checks guard against that, each answering a *VersionError:
+//
+//   - The Client reads the server's version once (GET /v1/health/version) and refuses webhook writes on a
+//     version older than MinVersion. A version string that does not parse (or is empty) is not refused: a
+//     hosted Appwrite may report a build name rather than the release its API follows, so the next check
+//     decides.
+//   - Behaviour, whatever the version says: Appwrite answers a webhook create and a secret rotation with the
+//     secret it stored (secret, or signatureKey in format 1.8.0: Response/Model/Webhook.php:73-77,110-111 and
+//     Response/Filters/V22.php:40-41, 1.9.6; signatureKey, always generated, in 1.9.0: Webhooks/Create.php:111).
+//     When that answer carries a secret other than the one sent, the server ignored the param: a created
+//     webhook is deleted again, and a rotation is reported refused.
 package appwriteapi
 
 import (
@@ -70,7 +79,8 @@ func StatusOf(err error) int {
 // 1.9.5; absent in 1.9.0, where the key is always generated).
 const MinVersion = "1.9.5"
 
-// VersionError reports an Appwrite too old for mcp-events, or one whose version could not be read.
+// VersionError reports an Appwrite too old for mcp-events: one that reports a version older than MinVersion,
+// or one that ignored the webhook secret mcp-events chose (whatever version it reports).
 type VersionError struct {
 	// Endpoint is the Appwrite endpoint asked.
 	Endpoint string
@@ -78,14 +88,27 @@ type VersionError struct {
 	Found string
 	// Need is MinVersion.
 	Need string
+	// IgnoredSecret says the server answered a webhook create or secret rotation with a secret other than
+	// the one sent (the version check passed, or the version did not parse).
+	IgnoredSecret bool
+	// Leftover, when set, is why the webhook created with the ignored secret could not be deleted again.
+	Leftover error
 }
 
 // Error implements error.
 func (e *VersionError) Error() string {
+	found := "Appwrite " + e.Found
 	if e.Found == "" {
-		return fmt.Sprintf("appwrite: %s reports no version on GET /health/version; mcp-events needs Appwrite %s or later", e.Endpoint, e.Need)
+		found = "no Appwrite version"
 	}
-	return fmt.Sprintf("appwrite: %s runs Appwrite %s; mcp-events needs %s or later (older servers ignore the webhook secret, so no delivery would verify)", e.Endpoint, e.Found, e.Need)
+	if !e.IgnoredSecret {
+		return fmt.Sprintf("appwrite: %s runs %s; mcp-events needs %s or later (older servers ignore the webhook secret, so no delivery would verify)", e.Endpoint, found, e.Need)
+	}
+	msg := fmt.Sprintf("appwrite: %s (reporting %s) ignored the webhook secret mcp-events sent and keeps one of its own, as Appwrite before %s does; mcp-events needs %s or later (no delivery would verify)", e.Endpoint, found, e.Need, e.Need)
+	if e.Leftover != nil {
+		msg += fmt.Sprintf("; deleting the webhook it created failed: %v", e.Leftover)
+	}
+	return msg
 }
 
 // Client calls one Appwrite endpoint. It remembers the endpoint's version once read (see RequireVersion).
@@ -94,8 +117,9 @@ type Client struct {
 	http     *http.Client
 
 	// versionMu is a one-slot semaphore (a channel, so waiting honours the context) guarding version.
-	versionMu chan struct{}
-	version   string // the version read, once read
+	versionMu   chan struct{}
+	versionRead bool   // version holds the first answer
+	version     string // the version read ("" when the server reported none)
 }
 
 // New returns a client for endpoint (ending in /v1) over hc (http.DefaultClient when nil).
@@ -107,8 +131,8 @@ func New(endpoint string, hc *http.Client) *Client {
 }
 
 // Version returns the endpoint's Appwrite version (GET /v1/health/version, a public route: Health/Version/
-// Get.php in 1.9.6). It is read once per Client: the first answer is kept for the Client's life; failures are
-// not kept, so the next call asks again.
+// Get.php in 1.9.6); "" when the answer names none. It is read once per Client: the first answer is kept for
+// the Client's life; failures are not kept, so the next call asks again.
 func (c *Client) Version(ctx context.Context) (string, error) {
 	select {
 	case c.versionMu <- struct{}{}:
@@ -116,7 +140,7 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 		return "", &Error{Err: ctx.Err()}
 	}
 	defer func() { <-c.versionMu }()
-	if c.version != "" {
+	if c.versionRead {
 		return c.version, nil
 	}
 	var out struct {
@@ -125,24 +149,33 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	if err := c.call(ctx, http.MethodGet, "/health/version", nil, nil, nil, &out); err != nil {
 		return "", err
 	}
-	if out.Version == "" {
-		return "", &VersionError{Endpoint: c.endpoint, Need: MinVersion}
-	}
-	c.version = out.Version
+	c.version, c.versionRead = strings.TrimSpace(out.Version), true
 	return c.version, nil
 }
 
-// RequireVersion fails with a *VersionError when the endpoint's Appwrite is older than MinVersion (or its
-// version does not parse), and with an *Error when the version cannot be read.
+// RequireVersion fails with a *VersionError when the endpoint reports an Appwrite version older than
+// MinVersion, and with an *Error when the version cannot be read. A version that does not parse, or none,
+// passes: the webhook writes then check the server's behaviour (CreateWebhook, SetWebhookSecret).
 func (c *Client) RequireVersion(ctx context.Context) error {
 	v, err := c.Version(ctx)
 	if err != nil {
 		return err
 	}
-	if !AtLeast(v, MinVersion) {
+	if _, _, ok := parseVersion(v); ok && !AtLeast(v, MinVersion) {
 		return &VersionError{Endpoint: c.endpoint, Found: v, Need: MinVersion}
 	}
 	return nil
+}
+
+// ignoredSecret is the *VersionError of a server that answered a webhook write with got instead of the
+// secret sent; nil when got is sent or empty (an answer without a secret shows nothing). The version is the
+// one already read (RequireVersion ran before the write).
+func (c *Client) ignoredSecret(ctx context.Context, sent, got string) *VersionError {
+	if got == "" || got == sent {
+		return nil
+	}
+	v, _ := c.Version(ctx)
+	return &VersionError{Endpoint: c.endpoint, Found: v, Need: MinVersion, IgnoredSecret: true}
 }
 
 // AtLeast reports whether version v (major.minor.patch, an optional "-suffix" such as "-rc.1" ranks below the
@@ -404,7 +437,9 @@ func (p *Project) ListWebhooks(ctx context.Context, prefix string) ([]Webhook, e
 }
 
 // CreateWebhook creates a webhook with the given id and signature secret. It fails with a *VersionError on an
-// Appwrite older than MinVersion, which would ignore the secret.
+// Appwrite older than MinVersion, which would ignore the secret, and on one that answers the create with
+// another secret than the one sent (whatever version it reports): that webhook is deleted again before the
+// error returns (VersionError.Leftover says when the delete failed).
 func (p *Project) CreateWebhook(ctx context.Context, id, secret string, in WebhookInput) (*Webhook, error) {
 	if err := p.c.RequireVersion(ctx); err != nil {
 		return nil, err
@@ -415,6 +450,13 @@ func (p *Project) CreateWebhook(ctx context.Context, id, secret string, in Webho
 	var w Webhook
 	if err := p.do(ctx, http.MethodPost, "/webhooks", nil, params, &w); err != nil {
 		return nil, err
+	}
+	if ve := p.c.ignoredSecret(ctx, secret, w.Secret); ve != nil {
+		// Its deliveries would be signed with a key nobody holds: it must not stay.
+		if err := p.DeleteWebhook(ctx, id); err != nil && StatusOf(err) != http.StatusNotFound {
+			ve.Leftover = err
+		}
+		return nil, ve
 	}
 	return &w, nil
 }
@@ -430,12 +472,21 @@ func (p *Project) UpdateWebhook(ctx context.Context, id string, in WebhookInput)
 
 // SetWebhookSecret sets a webhook's signature secret: PATCH /v1/webhooks/{id}/secret, Appwrite's only route for
 // it (Webhooks/Secret/Update.php:32-33; any other method is 404 general_route_not_found). Only "secret" is
-// declared there. It fails with a *VersionError on an Appwrite older than MinVersion.
+// declared there. It fails with a *VersionError on an Appwrite older than MinVersion, and on one that
+// answers with another secret than the one sent (the rotation did not take the caller's secret; the webhook
+// keeps the server's).
 func (p *Project) SetWebhookSecret(ctx context.Context, id, secret string) error {
 	if err := p.c.RequireVersion(ctx); err != nil {
 		return err
 	}
-	return p.do(ctx, http.MethodPatch, "/webhooks/"+seg(id)+"/secret", nil, map[string]any{"secret": secret}, nil)
+	var w Webhook
+	if err := p.do(ctx, http.MethodPatch, "/webhooks/"+seg(id)+"/secret", nil, map[string]any{"secret": secret}, &w); err != nil {
+		return err
+	}
+	if ve := p.c.ignoredSecret(ctx, secret, w.Secret); ve != nil {
+		return ve
+	}
+	return nil
 }
 
 // DeleteWebhook deletes a webhook.

@@ -69,8 +69,8 @@ func TestAtLeast(t *testing.T) {
 	}
 }
 
-// TestRequireVersion: the version is read once per Client; a failed read is not kept; an old or missing
-// version is a *VersionError naming what was found and what is needed.
+// TestRequireVersion: the version is read once per Client; a failed read is not kept; an old version is a
+// *VersionError naming what was found and what is needed; a missing or unparseable one passes.
 func TestRequireVersion(t *testing.T) {
 	var hits int
 	version, status := "1.9.0", http.StatusOK
@@ -109,8 +109,74 @@ func TestRequireVersion(t *testing.T) {
 	if err := c2.RequireVersion(ctx); err != nil || hits != 3 {
 		t.Fatalf("once per client: %v, %d reads", err, hits)
 	}
-	version = ""
-	if err := appwriteapi.New(srv.URL+"/v1", nil).RequireVersion(ctx); !errors.As(err, &ve) || ve.Found != "" {
-		t.Fatalf("no version: %v", err)
+	// No version, or one that does not parse (a hosted build name), is not refused: the webhook writes check
+	// what the server does with the secret (CreateWebhook, SetWebhookSecret).
+	for _, v := range []string{"", "cloud-2026.12", "1.9.x"} {
+		version = v
+		if err := appwriteapi.New(srv.URL+"/v1", nil).RequireVersion(ctx); err != nil {
+			t.Fatalf("version %q: %v", v, err)
+		}
+	}
+}
+
+// TestWebhookWritesCheckTheSecretKept: a create or rotation answered with another secret than the one sent is
+// a *VersionError (IgnoredSecret) whatever the version said; the created webhook is deleted, and a failed
+// delete is named. An answer with the sent secret, or without one, passes.
+func TestWebhookWritesCheckTheSecretKept(t *testing.T) {
+	var answer string
+	deleteStatus := http.StatusNoContent
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		switch {
+		case r.URL.Path == "/v1/health/version":
+			_ = json.NewEncoder(w).Encode(map[string]string{"version": "cloud-build-7"})
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(deleteStatus)
+			if deleteStatus >= 300 {
+				_ = json.NewEncoder(w).Encode(map[string]any{"message": "boom", "code": deleteStatus, "type": "general_unknown"})
+			}
+		default:
+			var in map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			if answer == "echo" {
+				_ = json.NewEncoder(w).Encode(map[string]any{"$id": "wh1", "signatureKey": in["secret"]})
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"$id": "wh1", "signatureKey": answer})
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p := appwriteapi.New(srv.URL+"/v1", nil).Project("p1", "tok")
+	const sent = "derived-secret-0123456789"
+
+	for _, a := range []string{"echo", ""} {
+		answer = a
+		if _, err := p.CreateWebhook(ctx, "wh1", sent, appwriteapi.WebhookInput{URL: "https://x.example/h"}); err != nil {
+			t.Fatalf("create answered %q: %v", a, err)
+		}
+		if err := p.SetWebhookSecret(ctx, "wh1", sent); err != nil {
+			t.Fatalf("rotation answered %q: %v", a, err)
+		}
+	}
+	answer, calls = "generated-by-the-server", nil
+	_, err := p.CreateWebhook(ctx, "wh1", sent, appwriteapi.WebhookInput{URL: "https://x.example/h"})
+	var ve *appwriteapi.VersionError
+	if !errors.As(err, &ve) || !ve.IgnoredSecret || ve.Found != "cloud-build-7" || ve.Need != appwriteapi.MinVersion || ve.Leftover != nil {
+		t.Fatalf("create with the secret ignored: %v", err)
+	}
+	if len(calls) != 2 || calls[1] != "DELETE /v1/webhooks/wh1" {
+		t.Fatalf("calls %v: the created webhook must be deleted", calls)
+	}
+	deleteStatus = http.StatusInternalServerError
+	_, err = p.CreateWebhook(ctx, "wh1", sent, appwriteapi.WebhookInput{URL: "https://x.example/h"})
+	if !errors.As(err, &ve) || ve.Leftover == nil || !strings.Contains(err.Error(), "deleting the webhook it created failed") {
+		t.Fatalf("failed delete not named: %v", err)
+	}
+	if err := p.SetWebhookSecret(ctx, "wh1", sent); !errors.As(err, &ve) || !ve.IgnoredSecret ||
+		!strings.Contains(err.Error(), "reporting Appwrite cloud-build-7") || !strings.Contains(err.Error(), "needs 1.9.5 or later") {
+		t.Fatalf("rotation with the secret ignored: %v", err)
 	}
 }

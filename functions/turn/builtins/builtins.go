@@ -28,19 +28,22 @@ var (
 // the web tools and cache browser_fetch's page cache (a new one when nil). The function builds it once per
 // process, so the cache spares a re-fetch when the same page is asked for again within its TTL (a retry,
 // the planner fallback, the next turn of the same chat). Each turn gets its own appwrite_skill (per-turn
-// dedupe) and read_attachment (the turn's files); the other tools are stateless.
-func Registry(web tools.Web, cache *tools.PageCache) *engine.Registry {
+// dedupe) and read_attachment (the turn's files); the other tools are stateless. sk are the installed
+// skills appwrite_skill serves (NewSkills when nil), parsed on the first turn that builds the tool.
+func Registry(web tools.Web, cache *tools.PageCache, sk *Skills) *engine.Registry {
 	if cache == nil {
 		cache = tools.NewPageCache(0, 0)
 	}
-	installed := installedSkills()
+	if sk == nil {
+		sk = NewSkills()
+	}
 	r := engine.NewRegistry().
 		Register(engine.Static(tools.Calculator{})).
 		Register(engine.Static(tools.CurrentTime{Now: time.Now})).
 		Register(engine.Static(tools.WebSearch{Web: web})).
 		Register(engine.Static(tools.BrowserFetch{Web: web, Cache: cache})).
 		Register(engine.Static(tools.HTTPGet{Web: web})).
-		Register(func(*request.Turn) toolapi.Tool { return tools.NewSkillToolFrom(installed) }).
+		Register(func(*request.Turn) toolapi.Tool { return tools.NewSkillToolFrom(sk.Installed()) }).
 		Register(func(t *request.Turn) toolapi.Tool { return tools.ReadAttachment{Attachments: t.Attachments} }).
 		Register(engine.Static(tools.SandboxExec{})).
 		Register(engine.Static(tools.Console())).
@@ -53,16 +56,34 @@ func Registry(web tools.Web, cache *tools.PageCache) *engine.Registry {
 	return r
 }
 
-// installedSkills are the skills embedded at build time (functions/turn/skills): fixed for the life of
-// the process, so they are parsed once.
-var installedSkills = sync.OnceValue(func() []tools.Skill { return tools.LoadSkills(skills.FS) })
-
-// PromptSkills lists the installed skills (name and description, sorted by name) for the platform prompt
-// (engine.Engine.Skills): the same skills appwrite_skill serves.
-func PromptSkills() []engine.SkillInfo {
-	var out []engine.SkillInfo
-	for _, s := range installedSkills() {
-		out = append(out, engine.SkillInfo{Name: s.Name, Description: s.Description})
-	}
-	return out
+// Skills are the skills embedded at build time (functions/turn/skills). They are fixed for the life of
+// the process, so they are parsed once, on first use: a process that never loads a skill or builds the
+// platform prompt never parses them. The function keeps one in its process state; it is safe for
+// concurrent use.
+type Skills struct {
+	installed func() []tools.Skill
+	prompt    func() []engine.SkillInfo
 }
+
+// NewSkills returns the installed skills, not parsed yet.
+func NewSkills() *Skills {
+	s := &Skills{installed: sync.OnceValue(func() []tools.Skill { return tools.LoadSkills(skills.FS) })}
+	s.prompt = sync.OnceValue(func() []engine.SkillInfo {
+		var out []engine.SkillInfo
+		for _, k := range s.installed() {
+			out = append(out, engine.SkillInfo{Name: k.Name, Description: k.Description})
+		}
+		return out
+	})
+	return s
+}
+
+// Installed returns the skills appwrite_skill serves (parsed on the first call).
+func (s *Skills) Installed() []tools.Skill { return s.installed() }
+
+// Prompt lists the installed skills (name and description, sorted by name) for the platform prompt
+// (engine.Engine.Skills): the same skills appwrite_skill serves.
+func (s *Skills) Prompt() []engine.SkillInfo { return s.prompt() }
+
+// PromptSkills is NewSkills().Prompt(): the installed skills as the platform prompt lists them.
+func PromptSkills() []engine.SkillInfo { return NewSkills().Prompt() }

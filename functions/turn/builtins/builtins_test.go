@@ -26,7 +26,7 @@ func names(list []toolapi.Tool) []string {
 }
 
 func TestDefaultToolListsFollowTheReferenceOrder(t *testing.T) {
-	byAgent := builtins.Registry(tools.Web{}, nil).ForTurn(&request.Turn{})
+	byAgent := builtins.Registry(tools.Web{}, nil, nil).ForTurn(&request.Turn{})
 	want := map[string][]string{engine.AgentResearcher: builtins.GeneralToolOrder, engine.AgentPlanner: builtins.GeneralToolOrder, engine.AgentPlatform: builtins.PlatformToolOrder}
 	for agent, order := range want {
 		if got := names(byAgent[agent]); !slices.Equal(got, order) {
@@ -39,7 +39,7 @@ func TestDefaultToolListsFollowTheReferenceOrder(t *testing.T) {
 }
 
 func TestToolsArePerTurnAndSharedAcrossAgents(t *testing.T) {
-	reg := builtins.Registry(tools.Web{}, nil)
+	reg := builtins.Registry(tools.Web{}, nil, nil)
 	find := func(list []toolapi.Tool, name string) toolapi.Tool {
 		for _, t := range list {
 			if t.Name() == name {
@@ -72,7 +72,7 @@ func TestToolsArePerTurnAndSharedAcrossAgents(t *testing.T) {
 // description depends on the build and is left out.
 func TestToolSnapshots(t *testing.T) {
 	want := map[string]bool{}
-	for _, tool := range builtins.Registry(tools.Web{}, nil).ForTurn(&request.Turn{})[engine.AgentPlatform] {
+	for _, tool := range builtins.Registry(tools.Web{}, nil, nil).ForTurn(&request.Turn{})[engine.AgentPlatform] {
 		if _, shared := tool.(tools.Protocol); shared {
 			continue
 		}

@@ -45,7 +45,7 @@ func (m *instantModel) Complete(_ context.Context, req llm.Request) (llm.Result,
 // instant in-process model and reports the engine's cost per model round trip.
 func BenchmarkTurnRoundTrip(b *testing.B) {
 	const rounds = 10
-	reg := builtins.Registry(tools.Web{}, nil)
+	reg := builtins.Registry(tools.Web{}, nil, nil)
 	turn := request.Turn{Message: "What time is it?", History: []request.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
 		Memories: []request.Memory{{Key: "tone", Content: "Be brief.", Category: "preference", Priority: 1}}}
 	b.ReportAllocs()

@@ -98,10 +98,20 @@ type Engine struct {
 	MCP MCPSource
 	// Config are the limits.
 	Config Config
-	// Skills are the installed Appwrite skills the platform prompt names (none: the prompt says so).
-	Skills []SkillInfo
+	// Skills returns the installed Appwrite skills the platform prompt names (none when nil or empty: the
+	// prompt says so). It is called only when a platform prompt is built, so the skills are read only by
+	// a turn that needs them.
+	Skills func() []SkillInfo
 	// Log, when set, receives diagnostic lines (the function's error log).
 	Log func(string)
+}
+
+// skills are the skills agent's prompt names: Skills(), for the platform agent only.
+func (e *Engine) skills(agent string) []SkillInfo {
+	if e.Skills == nil || agent != AgentPlatform {
+		return nil
+	}
+	return e.Skills()
 }
 
 // Route is the router's structured decision.
@@ -396,7 +406,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 		byName[t.Name()] = t
 		specs = append(specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
 	}
-	msgs := []llm.Message{s.system(AgentPrompt(agent, s.e.Skills)), {Role: "system", Content: focus}}
+	msgs := []llm.Message{s.system(AgentPrompt(agent, s.e.skills(agent))), {Role: "system", Content: focus}}
 	msgs = append(msgs, s.history...)
 	msgs = append(msgs, s.human)
 

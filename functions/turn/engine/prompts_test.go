@@ -240,7 +240,7 @@ func TestRuleTableInDocs(t *testing.T) {
 func TestEngineSendsTheSkillListToPlatform(t *testing.T) {
 	skills := fixtureSkills(t)
 	m := &fakeModel{replies: []fakeReply{routeTo(AgentPlatform), answer("done")}}
-	e := &Engine{Model: m, Tools: NewRegistry(), Skills: skills}
+	e := &Engine{Model: m, Tools: NewRegistry(), Skills: func() []SkillInfo { return skills }}
 	run(t, e, request.Turn{Message: "how do I list users in Go?"})
 	if len(m.calls) != 2 {
 		t.Fatalf("%d model calls", len(m.calls))

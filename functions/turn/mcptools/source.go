@@ -37,7 +37,8 @@ type Source struct {
 	// HTTP is the SSRF policy for connection URLs and the OAuth endpoints (its timeouts are set per turn);
 	// the function reads it from SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP and SAFEHTTP_CA_FILE.
 	HTTP safehttp.Options
-	// HTTPErr, when set, is why the SSRF policy could not be read; every connection is then skipped.
+	// HTTPErr, when set, is why the SSRF policy could not be read; every connection is then skipped (so
+	// is every connection when HTTP.Roots cannot be loaded, which Load finds on its first connection).
 	HTTPErr error
 	// Budget bounds every MCP HTTP exchange (the turn's budget).
 	Budget time.Duration
@@ -82,8 +83,12 @@ func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]
 		return out
 	}
 	results := make([]loaded, len(conns))
+	httpErr := s.HTTPErr
+	if httpErr == nil {
+		httpErr = s.HTTP.Roots.Err()
+	}
 	var hc *http.Client
-	if s.HTTPErr == nil {
+	if httpErr == nil {
 		opts := s.HTTP
 		if s.Budget > 0 {
 			opts.HeaderTimeout, opts.TotalTimeout = s.Budget, s.Budget
@@ -107,8 +112,8 @@ func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]
 			continue
 		}
 		seen[srv.ID] = true
-		if s.HTTPErr != nil {
-			results[i].err = fmt.Errorf("the SSRF policy is misconfigured: %v", s.HTTPErr)
+		if httpErr != nil {
+			results[i].err = fmt.Errorf("the SSRF policy is misconfigured: %v", httpErr)
 			continue
 		}
 		wg.Add(1)

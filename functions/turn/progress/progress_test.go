@@ -47,6 +47,32 @@ func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 	}
 }
 
+// waitArmed blocks until at least one timer is armed and not stopped. Waiting on c.armed alone is not
+// enough: it also counts timers armed and stopped since (an urgent event stops a worker's batching timer),
+// and consuming such a stale signal would let the test advance the clock before the timer it means exists.
+func (c *fakeClock) waitArmed(t *testing.T) {
+	t.Helper()
+	watchdog := time.After(10 * time.Second) // against a hung test, not a timing assertion
+	for {
+		c.mu.Lock()
+		active := 0
+		for _, tm := range c.timers {
+			if !tm.stopped {
+				active++
+			}
+		}
+		c.mu.Unlock()
+		if active > 0 {
+			return
+		}
+		select {
+		case <-c.armed:
+		case <-watchdog:
+			t.Fatal("no timer was armed")
+		}
+	}
+}
+
 // Advance moves the clock and runs the timers that became due.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
@@ -195,7 +221,7 @@ func TestFailingSinkIsRetriedThenDroppedWithAStatusAndTheOtherSinkGetsEverything
 	}
 	// The failed batch is retried after the interval, with what came since (nothing here).
 	for attempt := 2; attempt <= DefaultMaxFailures; attempt++ {
-		<-clk.armed
+		clk.waitArmed(t) // the bad sink's retry timer (the good sink has nothing pending, so no timer)
 		clk.Advance(DefaultInterval)
 		if got := types(bad.next(t)); got != "1:status 2:route " {
 			t.Fatalf("retry %d: %q", attempt, got)

@@ -39,8 +39,8 @@ type Web struct {
 	// Policy is the SSRF policy every request goes through (https only, public addresses only unless the
 	// allowlist says otherwise).
 	Policy safehttp.Options
-	// PolicyErr, when set, is a configuration problem (a bad SAFEHTTP_ALLOW or SAFEHTTP_CA_FILE): every web
-	// tool then answers with it instead of fetching.
+	// PolicyErr, when set, is a configuration problem (a bad SAFEHTTP_ALLOW): every web tool then answers
+	// with it instead of fetching. A bad SAFEHTTP_CA_FILE is found on first use (Policy.Roots; Err).
 	PolicyErr error
 	// Search is the configured search API.
 	Search SearchConfig
@@ -65,10 +65,19 @@ const (
 // DefaultBraveURL is the Brave Search API web search endpoint.
 const DefaultBraveURL = "https://api.search.brave.com/res/v1/web/search"
 
+// Err is why outbound HTTP cannot be used: PolicyErr, or the error of loading Policy.Roots (which loads
+// them, once per process, on the first call).
+func (w Web) Err() error {
+	if w.PolicyErr != nil {
+		return w.PolicyErr
+	}
+	return w.Policy.Roots.Err()
+}
+
 // policyKey identifies the policy in cache keys, so a page fetched under one allowlist is never served
 // under another.
 func (w Web) policyKey() string {
-	return fmt.Sprintf("%v|%v|%v", w.Policy.AllowHTTP, w.Policy.AllowPrivate, w.Policy.TLSConfig != nil)
+	return fmt.Sprintf("%v|%v|%v", w.Policy.AllowHTTP, w.Policy.AllowPrivate, w.Policy.TLSConfig != nil || w.Policy.Roots != nil)
 }
 
 // fetcher makes GET requests through the SSRF-safe client and follows redirects itself, so every hop is
@@ -144,8 +153,8 @@ type fetchReq struct {
 // get performs r: the URL is checked, each redirect (at most MaxRedirects) is checked again, and the
 // safehttp client checks every address it dials.
 func (f *fetcher) get(ctx context.Context, r fetchReq) (*page, error) {
-	if f.web.PolicyErr != nil {
-		return nil, &policyError{"outbound HTTP is misconfigured: " + f.web.PolicyErr.Error()}
+	if err := f.web.Err(); err != nil {
+		return nil, &policyError{"outbound HTTP is misconfigured: " + err.Error()}
 	}
 	u, err := f.checkURL(r.url)
 	if err != nil {

@@ -410,7 +410,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Memory = append(rep.Memory, InstanceMemory{Instance: "webhook-ingress (before its restart)", Mem: stack.Mem{HWM: restart.hwm}})
 	rep.Memory = append(rep.Memory, InstanceMemory{Instance: "harness (stand-in, subscribers, balancer)", Mem: stack.ReadMem(os.Getpid())})
 
-	rep.analyze(f.snapshot(), rowSub, subIDs, subOf, cfg)
+	rep.analyze(f.snapshot(), rowSub, subIDs, subOf, bal.deliveredAt(), cfg)
 
 	// 3. The clean comparison: one healthy subscriber, the same stand-in, workers and producers; the plain
 	// relay and the ingress alternate so that both see the same machine load.

@@ -2,9 +2,11 @@ package loadtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -32,13 +34,17 @@ type balancer struct {
 	first, last time.Time       // first webhook request's start, last one's end
 	webhooks    []time.Duration // POST /appwrite/webhooks/... (Appwrite's deliveries)
 	jobs        []time.Duration // POST /jobs/retry (delayed retries)
+	// delivered is when the ingress first answered "delivered" for an eventId: from then on it has the
+	// subscriber's acknowledgement, so another POST of that event would be a real duplicate.
+	delivered map[string]time.Time
 }
 
 func newBalancer(backends ...string) *balancer {
 	return &balancer{
-		backends: backends,
-		draining: make([]atomic.Bool, len(backends)),
-		served:   make([]atomic.Int64, len(backends)),
+		backends:  backends,
+		draining:  make([]atomic.Bool, len(backends)),
+		served:    make([]atomic.Int64, len(backends)),
+		delivered: map[string]time.Time{},
 		client: &http.Client{Transport: &http.Transport{
 			Proxy:               nil,
 			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
@@ -82,11 +88,20 @@ func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header()[k] = vs
 		}
 		w.WriteHeader(res.StatusCode)
-		_, _ = io.Copy(w, res.Body)
+		answer, _ := io.ReadAll(res.Body)
 		res.Body.Close()
+		_, _ = w.Write(answer)
 		b.served[k].Add(1)
 		d := time.Since(start)
+		var outcome struct {
+			Status  string `json:"status"`
+			EventID string `json:"eventId"`
+		}
+		_ = json.Unmarshal(answer, &outcome)
 		b.mu.Lock()
+		if _, seen := b.delivered[outcome.EventID]; outcome.Status == "delivered" && outcome.EventID != "" && !seen {
+			b.delivered[outcome.EventID] = time.Now()
+		}
 		if strings.HasPrefix(r.URL.Path, "/jobs/") {
 			b.jobs = append(b.jobs, d)
 		} else {
@@ -113,6 +128,13 @@ func (b *balancer) span() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.last.Sub(b.first)
+}
+
+// deliveredAt returns when the ingress first reported each event delivered.
+func (b *balancer) deliveredAt() map[string]time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.delivered)
 }
 
 func (b *balancer) timings() (webhooks, jobs []time.Duration) {

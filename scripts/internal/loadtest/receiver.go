@@ -35,7 +35,8 @@ var kindNames = [numKinds]string{"200", "slow 200", "late 200 (sender gone)", "5
 type profile struct {
 	name                                      string
 	p5xx, pTimeout, pReset, pSlow, p410, p413 float64
-	// outage answers 503 to everything until the load phase is this old (0: none).
+	// outage answers 503 to everything until the load phase is this old and it has answered at least once
+	// (0: none).
 	outage time.Duration
 	// down answers 503 to everything, always (a subscriber that never recovers).
 	down bool
@@ -59,9 +60,10 @@ type farm struct {
 	hooks    []*standardwebhooks.Webhook
 	profiles []profile
 
-	armed     atomic.Bool  // failures apply only once the load starts (subscribe challenges always pass)
-	loadStart atomic.Int64 // unix nanos of the load phase's start
-	calm      atomic.Bool  // every subscriber answers 200 (the clean comparison)
+	armed      atomic.Bool  // failures apply only once the load starts (subscribe challenges always pass)
+	loadStart  atomic.Int64 // unix nanos of the load phase's start
+	outageSeen atomic.Bool  // the outage subscriber has answered 503 at least once
+	calm       atomic.Bool  // every subscriber answers 200 (the clean comparison)
 
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -116,7 +118,10 @@ func (f *farm) decide(i int) (kind int, slow time.Duration) {
 	if p.down {
 		return kind5xx, 0
 	}
-	if p.outage > 0 && time.Since(time.Unix(0, f.loadStart.Load())) < p.outage {
+	// The outage lasts its time and at least until it has answered once: on a loaded machine no event may
+	// reach the subscriber inside the window, and the run must still exercise a recovery.
+	if p.outage > 0 && (time.Since(time.Unix(0, f.loadStart.Load())) < p.outage || !f.outageSeen.Swap(true)) {
+		f.outageSeen.Store(true)
 		return kind5xx, 0
 	}
 	f.mu.Lock()

@@ -43,7 +43,10 @@ type Report struct {
 	// Expected is the number of changes, each matching exactly one subscription.
 	Expected int
 	// DeliveredOnce, DeliveredMore: events acknowledged (2xx) once, more than once; Unexplained are repeats
-	// not preceded by an answer the ingress did not wait for (must be 0).
+	// not preceded by an answer the ingress did not wait for and made after the ingress had reported the
+	// event delivered (must be 0). A 200 the subscriber sent in time can still reach the ingress after its
+	// attempt deadline on a loaded machine; the ingress then tries again, as at-least-once delivery must,
+	// and has not reported the event delivered yet.
 	DeliveredOnce, DeliveredMore, Unexplained int
 	// Abandoned410 and Abandoned413: events abandoned by rule (the subscriber answered 410 or 413).
 	Abandoned410, Abandoned413 int
@@ -91,7 +94,7 @@ func summarize(ds []time.Duration) Timing {
 	return Timing{N: len(ds), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: ds[len(ds)-1]}
 }
 
-func (r *Report) analyze(recs []record, rowSub []int, subIDs []string, subOf func(int) int, cfg Config) {
+func (r *Report) analyze(recs []record, rowSub []int, subIDs []string, subOf func(int) int, deliveredAt map[string]time.Time, cfg Config) {
 	r.Expected = len(rowSub)
 	byRow := map[string][]record{}
 	var first, last time.Time
@@ -124,7 +127,7 @@ func (r *Report) analyze(recs []record, rowSub []int, subIDs []string, subOf fun
 			switch rc.kind {
 			case kindOK, kindSlow:
 				acks++
-				if acks > 1 && !slow {
+				if at, reported := deliveredAt[rc.eventID]; acks > 1 && !slow && reported && rc.at.After(at) {
 					r.Unexplained++
 				}
 				slow = slow || rc.kind == kindSlow

@@ -190,7 +190,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 // Build stages every function into root/build/functions and builds it as the runtime does into
 // root/build/bin. Concurrent builds (parallel test packages) take turns; within one, the functions are
 // staged and built side by side (each in its own folders): most of a warm build is the go command's own
-// start-up and the link, which one function at a time leaves the second core idle for. turn is staged with
+// start-up and the link, which one function at a time leaves the second core idle for; a binary whose stamp
+// (stamp.go) matches the new staging is not rebuilt. turn is staged with
 // the installed skills, and with a warning to warn when there are none (only turn writes to warn).
 func Build(ctx context.Context, root string, warn io.Writer) error {
 	unlock, err := lockBuild(root)
@@ -211,7 +212,17 @@ func Build(ctx context.Context, root string, warn io.Writer) error {
 				errs[i] = err
 				return
 			}
-			errs[i] = staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), filepath.Join(root, "build", "bin", name))
+			// A binary built from exactly this staging (buildStamp) is kept: test packages start a stack
+			// per test, and a warm build still costs the go command and a link per function.
+			bin := filepath.Join(root, "build", "bin", name)
+			stamp, serr := buildStamp(staged)
+			if serr == nil && upToDate(bin, stamp) {
+				return
+			}
+			_ = os.Remove(bin + ".stamp")
+			if errs[i] = staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), bin); errs[i] == nil && serr == nil {
+				errs[i] = os.WriteFile(bin+".stamp", []byte(stamp+"\n"), 0o644)
+			}
 		}()
 	}
 	wg.Wait()

@@ -444,7 +444,11 @@ func (s *Server) listRules(c *call) (int, any, *APIError) {
 // serveHealthVersion answers GET /v1/health/version (no authentication), which `appwrite client --endpoint`
 // checks.
 func (s *Server) serveHealthVersion(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"version": s.opts.Version})
+	v := s.opts.Version
+	if s.opts.ReportedVersion != "" {
+		v = s.opts.ReportedVersion
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"version": v})
 }
 
 // DeploymentStatus returns a deployment's status and build logs (for tests and tools).

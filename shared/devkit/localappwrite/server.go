@@ -66,6 +66,10 @@ type Options struct {
 	EphemeralKeys bool
 	// Version is the Appwrite version reported in error bodies and the delivery User-Agent ("1.9.6").
 	Version string
+	// ReportedVersion, when set, is what GET /v1/health/version answers instead of Version, while the API
+	// keeps behaving as Version. Stand-in only: it plays a server whose version string does not reflect its
+	// features (a hosted build name, a wrong number), so a client's behavioural checks can be tested.
+	ReportedVersion string
 	// Workers is the number of queue workers (2).
 	Workers int
 	// Builds is how many deployment builds run at once (2); more wait with status "processing".
