@@ -399,6 +399,12 @@ func TestSubscribeErrors(t *testing.T) {
 func TestCallbackEndpointReasons(t *testing.T) {
 	st := newStack(t)
 	url := st.instance(st.server(mcpserver.Options{}))
+	// The hanging callback is the one case decided by the challenge timeout: its own server waits 1 s (the
+	// others answer at once, and a loaded machine must not turn them into timeouts).
+	generous := st.env["MCP_EVENTS_CHALLENGE_TIMEOUT"]
+	st.env["MCP_EVENTS_CHALLENGE_TIMEOUT"] = "1s"
+	hangURL := st.instance(st.server(mcpserver.Options{}))
+	st.env["MCP_EVENTS_CHALLENGE_TIMEOUT"] = generous
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -427,7 +433,11 @@ func TestCallbackEndpointReasons(t *testing.T) {
 			if cb == "" {
 				cb = st.recv.url("/" + c.mode)
 			}
-			r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+			u := url
+			if c.mode == "hang" {
+				u = hangURL
+			}
+			r := rpc(t, u, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
 			if r.Error == nil || r.Error.Code != -32015 || r.Error.Data["reason"] != c.reason {
 				t.Fatalf("got %s", r.Raw)
 			}

@@ -130,7 +130,7 @@ func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
 		"MCP_EVENTS_APPWRITE_ENDPOINT": st.la.Endpoint(),
 		"MCP_EVENTS_INGRESS_URL":       st.ingress.srv.URL,
 		"SAFEHTTP_CA_FILE":             caFile,
-		"MCP_EVENTS_CHALLENGE_TIMEOUT": "1s",
+		"MCP_EVENTS_CHALLENGE_TIMEOUT": "30s", // generous: only the test of a hanging callback waits for it (with its own 1s)
 		"SAFEHTTP_ALLOW":               "127.0.0.1/32",
 		"SEAL_KEYS":                    "k1:" + key32(),
 		"APPWRITE_WEBHOOK_SECRET_KEYS": "w1:" + key32(),

@@ -66,7 +66,7 @@ func TestConversationRowGetsItsTitleFromTheEventTrigger(t *testing.T) {
 	key, err := aw.CreateKey("agentapp", []string{"rows.read", "rows.write", "tables.read"})
 	must(t, err)
 
-	db := appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithEndpoint(api.URL+"/v1"), appwrite.WithProject("agentapp"), appwrite.WithKey(key)))
+	db := appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(api.URL+"/v1"), appwrite.WithProject("agentapp"), appwrite.WithKey(key)))
 	row, err := db.CreateRow("agent", "conversations", id.Unique(), map[string]any{"message": "how do I add Google OAuth to my app?"})
 	must(t, err)
 	other, err := db.CreateRow("agent", "messages", id.Unique(), map[string]any{"message": "not a conversation"})
@@ -116,3 +116,7 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
+// average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
+const sdkTimeout = 2 * time.Minute

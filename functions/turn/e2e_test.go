@@ -431,7 +431,7 @@ func TestBudget(t *testing.T) {
 			scriptedllm.Reply{Content: "one two three four five six", StallAfter: 2})
 		// The stream stalls after two words: only the budget can end it, with those words as the partial
 		// answer (the ceiling is a safety net).
-		t.Setenv("TURN_BUDGET", "1s")
+		t.Setenv("TURN_BUDGET", "3s") // room for the route and the first words on a loaded machine (1 s was not, at load 33)
 		start := time.Now()
 		evs := turn(t, srv, map[string]any{"message": "q"})
 		if el := time.Since(start); el > 20*time.Second {
@@ -454,8 +454,9 @@ func TestBudgetReasoningModelStream(t *testing.T) {
 	_, srv := env(t, route("platform", "x", ""),
 		scriptedllm.Reply{Content: "alpha beta gamma delta epsilon", StallAfter: 2})
 	t.Setenv("LLM_MODEL", "o4-mini")
-	t.Setenv("TURN_BUDGET", "1s")
-	evs := turn(t, srv, map[string]any{"message": "q"})
+	t.Setenv("TURN_BUDGET", "3s") // room for the route and the first words on a loaded machine (1 s was not, at load 33)
+	// Not a first turn: with this much budget a first turn would also ask for a title.
+	evs := turn(t, srv, map[string]any{"message": "q", "history": history})
 	e := find(evs, "error")
 	if len(e) != 1 || e[0].Str("code") != timeline.CodeBudget || e[0].Str("answer") != "alpha beta" {
 		t.Fatalf("types %s, error %v", types(evs), e)

@@ -84,7 +84,7 @@ func newStack(t *testing.T, opts localappwrite.Options) *stack {
 }
 
 func (st *stack) client() client.Client {
-	return appwrite.NewClient(appwrite.WithEndpoint(st.api.URL+"/v1"), appwrite.WithProject(projectID), appwrite.WithKey(st.userKey))
+	return appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(st.api.URL+"/v1"), appwrite.WithProject(projectID), appwrite.WithKey(st.userKey))
 }
 
 // subscribe creates the Appwrite webhook exactly as mcp-events does: deterministic id, ingress URL, derived
@@ -205,7 +205,7 @@ func TestExecutionFailedFiltersOnTheStandIn(t *testing.T) {
 	key, err := st.aw.CreateKey(projectID, []string{"functions.read", "executions.read", "executions.write"})
 	must(t, err)
 	st.subscribe("sub-standin-3", "execution.failed", map[string]string{"function_id": "resize"}, time.Now().Add(time.Hour))
-	fns := functions.New(appwrite.NewClient(appwrite.WithEndpoint(st.api.URL+"/v1"), appwrite.WithProject(projectID), appwrite.WithKey(key)))
+	fns := functions.New(appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(st.api.URL+"/v1"), appwrite.WithProject(projectID), appwrite.WithKey(key)))
 
 	ok, err := fns.CreateExecution("resize")
 	must(t, err)
@@ -275,3 +275,7 @@ func TestDelayedRetryOnTheStandIn(t *testing.T) {
 		t.Fatalf("%v", body)
 	}
 }
+
+// sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
+// average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
+const sdkTimeout = 2 * time.Minute

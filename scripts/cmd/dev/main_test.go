@@ -103,7 +103,7 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	if stack.Endpoint != "http://"+appwriteAddr+"/v1" || stack.Functions["turn"] != "http://127.0.0.1:"+strconv.Itoa(ports["turn"]) || stack.OAuthToken == "" || stack.APIKey == "" {
 		t.Fatalf("stack.json: %+v", stack)
 	}
-	client := appwrite.NewClient(appwrite.WithEndpoint(stack.Endpoint), appwrite.WithProject(stack.ProjectID), appwrite.WithKey(stack.APIKey))
+	client := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(stack.Endpoint), appwrite.WithProject(stack.ProjectID), appwrite.WithKey(stack.APIKey))
 	table, err := appwrite.NewTablesDB(client).GetTable(stack.DatabaseID, stack.TableID)
 	if err != nil || table.Id != stack.TableID {
 		t.Fatalf("seeded table: %+v %v", table, err)
@@ -137,3 +137,7 @@ func TestDemoPrintsAVerifiedDelivery(t *testing.T) {
 		}
 	}
 }
+
+// sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
+// average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
+const sdkTimeout = 2 * time.Minute

@@ -108,7 +108,7 @@ func TestSubscriptionCapacity(t *testing.T) {
 	}
 	args := map[string]string{"project_id": d.ProjectID, "database_id": db, "table_id": table}
 	mcp := &eventsclient.Client{Endpoint: st.URLs["mcp-events"] + "/mcp", Token: d.OAuthToken}
-	rows := appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithEndpoint(d.Endpoint), appwrite.WithProject(d.ProjectID), appwrite.WithKey(d.APIKey)))
+	rows := appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(d.Endpoint), appwrite.WithProject(d.ProjectID), appwrite.WithKey(d.APIKey)))
 
 	type result struct {
 		ID   string                    `json:"id"`

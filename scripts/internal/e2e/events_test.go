@@ -60,7 +60,7 @@ func start(t *testing.T, env map[string][]string) *world {
 	w.st = st
 	d := st.Demo
 	w.mcp = &eventsclient.Client{Endpoint: st.URLs["mcp-events"] + "/mcp", Token: d.OAuthToken}
-	w.db = appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithEndpoint(d.Endpoint), appwrite.WithProject(d.ProjectID), appwrite.WithKey(d.APIKey)))
+	w.db = appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(d.Endpoint), appwrite.WithProject(d.ProjectID), appwrite.WithKey(d.APIKey)))
 	if err := st.Appwrite.Server.SeedDatabase(d.ProjectID, localappwrite.DatabaseSpec{ID: d.DatabaseID, Tables: []localappwrite.TableSpec{{ID: "other"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -217,3 +217,7 @@ func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
 		t.Fatalf("the ingress answered 410 %d times, want 1", refused)
 	}
 }
+
+// sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
+// average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
+const sdkTimeout = 2 * time.Minute

@@ -61,12 +61,12 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Fatalf("token: %v", tok)
 	}
 
-	c := appwrite.NewClient(appwrite.WithEndpoint(base+"/v1"), appwrite.WithProject("p2"), appwrite.WithKey(key))
+	c := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(base+"/v1"), appwrite.WithProject("p2"), appwrite.WithKey(key))
 	u, err := users.New(c).Get("u1")
 	if err != nil || u.Email != "u1@example.test" {
 		t.Fatalf("seeded user: %+v %v", u, err)
 	}
-	bc := appwrite.NewClient(appwrite.WithEndpoint(base+"/v1"), appwrite.WithProject("p2"))
+	bc := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(base+"/v1"), appwrite.WithProject("p2"))
 	if _, err := bc.Call("GET", "/users/u1", map[string]any{"Authorization": "Bearer " + tok["access_token"].(string), "X-Appwrite-Mode": "admin"}, nil); err != nil {
 		t.Fatalf("admin-minted token: %v", err)
 	}
@@ -160,7 +160,7 @@ func TestSeedDemoAndStackJSON(t *testing.T) {
 	}
 
 	// Everything seeded is reachable with the stack's credentials, over TCP.
-	c := appwrite.NewClient(appwrite.WithEndpoint(back.Endpoint), appwrite.WithProject(back.ProjectID), appwrite.WithKey(back.APIKey))
+	c := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(back.Endpoint), appwrite.WithProject(back.ProjectID), appwrite.WithKey(back.APIKey))
 	db := tablesdb.New(c)
 	if _, err := db.GetTable(back.DatabaseID, back.TableID); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestSeedDemoAndStackJSON(t *testing.T) {
 	if reqs := rt.all(); len(reqs) != 1 || reqs[0].Header.Get("x-appwrite-trigger") != "event" || reqs[0].Header.Get("x-open-runtimes-secret") != "dev" {
 		t.Fatalf("title function not triggered: %+v", reqs)
 	}
-	bc := appwrite.NewClient(appwrite.WithEndpoint(back.Endpoint), appwrite.WithProject(back.ProjectID))
+	bc := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(back.Endpoint), appwrite.WithProject(back.ProjectID))
 	if _, err := bc.Call("GET", "/webhooks", map[string]any{"Authorization": "Bearer " + back.OAuthToken, "X-Appwrite-Mode": "admin"}, nil); err != nil {
 		t.Fatalf("demo token: %v", err)
 	}

@@ -32,7 +32,7 @@ func TestScopesAndProjectChecks(t *testing.T) {
 	}
 
 	// Unknown project: 404 project_not_found.
-	other := appwrite.NewClient(appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject("nope"), appwrite.WithKey(f.key))
+	other := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject("nope"), appwrite.WithKey(f.key))
 	_, err = callJSON(t, other, "GET", "/webhooks", nil)
 	wantErr(t, err, 404, ErrProjectNotFound)
 
@@ -40,14 +40,14 @@ func TestScopesAndProjectChecks(t *testing.T) {
 	if err := f.s.SeedProject(ProjectSpec{ID: "proj2"}); err != nil {
 		t.Fatal(err)
 	}
-	wrong := appwrite.NewClient(appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject("proj2"), appwrite.WithKey(f.key))
+	wrong := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject("proj2"), appwrite.WithKey(f.key))
 	_, err = callJSON(t, wrong, "GET", "/webhooks", nil)
 	wantErr(t, err, 401, ErrGeneralUnauthorizedScope)
 	if !strings.Contains(err.Error(), "(role: guests)") {
 		t.Errorf("message: %v", err)
 	}
 	// No project header at all.
-	none := appwrite.NewClient(appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithKey(f.key))
+	none := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithKey(f.key))
 	_, err = callJSON(t, none, "GET", "/webhooks", nil)
 	wantErr(t, err, 401, ErrGeneralUnauthorizedScope)
 
@@ -159,7 +159,7 @@ func TestOAuthIssuerAndAdminMode(t *testing.T) {
 		}
 		return h
 	}
-	c := appwrite.NewClient(appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject(testProject))
+	c := appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject(testProject))
 	if _, err := c.Call("POST", "/webhooks", bearer(tok, true), webhookParams("by-oauth")); err != nil {
 		t.Fatalf("admin-mode bearer: %v", err)
 	}

@@ -69,7 +69,7 @@ func newStrictFixture(t *testing.T, opts Options) *fixture {
 
 // sdk returns an Appwrite SDK v1.0.0 client for the fixture's project and the given key.
 func (f *fixture) sdk(key string) client.Client {
-	return appwrite.NewClient(appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject(testProject), appwrite.WithKey(key))
+	return appwrite.NewClient(appwrite.WithTimeout(sdkTimeout), appwrite.WithEndpoint(f.ts.URL+"/v1"), appwrite.WithProject(testProject), appwrite.WithKey(key))
 }
 
 func (f *fixture) flush(t *testing.T) {
@@ -219,3 +219,7 @@ func appwriteType(err error) string {
 	_ = json.Unmarshal([]byte(ae.GetResponse()), &body)
 	return body.Type
 }
+
+// sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
+// average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
+const sdkTimeout = 2 * time.Minute
