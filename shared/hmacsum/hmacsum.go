@@ -1,7 +1,8 @@
 // Package hmacsum computes HMAC-SHA1 and HMAC-SHA256 (RFC 2104) of a message given in parts, in one
 // allocation: crypto/hmac's New allocates two hash states, both pads and the hmac value on every call, which
 // the event path pays once per signature it checks or makes. The result is the same as crypto/hmac's (see
-// the tests and FuzzMatchesCryptoHMAC).
+// the tests and FuzzMatchesCryptoHMAC). It is not the Go FIPS 140 module's HMAC: a deployment that must run
+// with GODEBUG=fips140=only would have to go back to crypto/hmac.
 package hmacsum
 
 import (
