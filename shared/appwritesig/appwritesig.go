@@ -31,7 +31,6 @@ import (
 	"strings"
 	"sync"
 
-	"appwrite-agent/shared/hmacsum"
 	"appwrite-agent/shared/keylist"
 )
 
@@ -69,11 +68,14 @@ func Sign(secret, url string, body []byte) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// The secret and (usually) the URL are copied to the stack, so that the whole HMAC makes one allocation.
+// mac computes HMAC-SHA1(secret, url + body) with crypto/hmac.
 func mac(secret, url string, body []byte) [sha1.Size]byte {
-	var kb [64]byte
-	var ub [512]byte
-	return hmacsum.SHA1(append(kb[:0], secret...), append(ub[:0], url...), body)
+	m := hmac.New(sha1.New, []byte(secret))
+	m.Write([]byte(url))
+	m.Write(body)
+	var sum [sha1.Size]byte
+	m.Sum(sum[:0])
+	return sum
 }
 
 // strictStd is base64.StdEncoding.Strict(), made once (Strict returns a new Encoding each call).

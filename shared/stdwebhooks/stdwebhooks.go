@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/shared/hmacsum"
 )
 
 // Header names of a Standard Webhooks delivery (lower case, as the
@@ -125,13 +124,18 @@ func checkID(id string) error {
 	return nil
 }
 
-// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body), with "id.ts." in a buffer on the stack
-// (checkID bounds the id) and the hash in one allocation (shared/hmacsum).
+// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body) with crypto/hmac, "id.ts." in a buffer on
+// the stack (checkID bounds the id).
 func mac(secret Secret, id string, ts int64, body []byte) [sha256.Size]byte {
 	var buf [MaxIDLength + 22]byte
 	prefix := append(append(buf[:0], id...), '.')
 	prefix = append(strconv.AppendInt(prefix, ts, 10), '.')
-	return hmacsum.SHA256(secret, prefix, body)
+	m := hmac.New(sha256.New, secret)
+	m.Write(prefix)
+	m.Write(body)
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	return sum
 }
 
 // Sign returns the webhook-signature header value for one message: one
