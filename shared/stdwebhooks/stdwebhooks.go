@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // Header names of a Standard Webhooks delivery (lower case, as the
