@@ -77,13 +77,23 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	}()
 	// Counter lines are written in one rt.Log call at the end (deferred, so a panic keeps them): each
 	// call is a write to the execution's log file, and one delivery makes three to five lines.
-	var lines []string
+	// The lines are joined with "\n" as they come, in one buffer.
+	var lines strings.Builder
+	n := 0
 	defer func() {
-		if len(lines) > 0 {
-			rt.Log(strings.Join(lines, "\n"))
+		if n > 0 {
+			rt.Log(lines.String())
 		}
 	}()
-	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: func(line string) { lines = append(lines, line) }, Error: func(s string) { rt.Error(s) },
+	log := func(line string) {
+		if n++; n > 1 {
+			lines.WriteByte('\n')
+		} else {
+			lines.Grow(512)
+		}
+		lines.WriteString(line)
+	}
+	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: log, Error: func(s string) { rt.Error(s) },
 		Fault: func(f ingress.Fault) {
 			op := "webhook"
 			if req.Path == ingress.JobPath {

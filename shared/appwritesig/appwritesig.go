@@ -64,14 +64,28 @@ var (
 // Sign returns base64(HMAC-SHA1(secret, url + body)), the value Appwrite
 // sends in X-Appwrite-Webhook-Signature.
 func Sign(secret, url string, body []byte) string {
-	return base64.StdEncoding.EncodeToString(mac(secret, url, body))
+	sum := mac(secret, url, body)
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-func mac(secret, url string, body []byte) []byte {
-	h := hmac.New(sha1.New, []byte(secret))
-	h.Write([]byte(url))
-	h.Write(body)
-	return h.Sum(nil)
+// mac computes HMAC-SHA1(secret, url + body) with crypto/hmac.
+func mac(secret, url string, body []byte) [sha1.Size]byte {
+	m := hmac.New(sha1.New, []byte(secret))
+	m.Write([]byte(url))
+	m.Write(body)
+	var sum [sha1.Size]byte
+	m.Sum(sum[:0])
+	return sum
+}
+
+// strictStd is base64.StdEncoding.Strict(), made once (Strict returns a new Encoding each call).
+var strictStd = base64.StdEncoding.Strict()
+
+// decodeSignature decodes a signature header (at most MaxSignatureLength characters) into buf.
+func decodeSignature(buf *[MaxSignatureLength]byte, signature string) ([]byte, error) {
+	var sb [MaxSignatureLength]byte
+	n, err := strictStd.Decode(buf[:], append(sb[:0], signature...))
+	return buf[:n], err
 }
 
 // Verify reports whether signature is Appwrite's signature of url + body
@@ -81,11 +95,13 @@ func Verify(secret, url string, body []byte, signature string) bool {
 	if len(signature) > MaxSignatureLength || strings.ContainsAny(signature, "\r\n") {
 		return false
 	}
-	got, err := base64.StdEncoding.Strict().DecodeString(signature)
+	var buf [MaxSignatureLength]byte
+	got, err := decodeSignature(&buf, signature)
 	if err != nil {
 		return false
 	}
-	return hmac.Equal(mac(secret, url, body), got)
+	sum := mac(secret, url, body)
+	return hmac.Equal(sum[:], got)
 }
 
 // Keys is an ordered set of server keys: the first derives secrets, all
@@ -193,13 +209,14 @@ func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool
 	if webhookID == "" || len(webhookID) > 255 || len(signature) > MaxSignatureLength || strings.ContainsAny(signature, "\r\n") {
 		return false
 	}
-	got, err := base64.StdEncoding.Strict().DecodeString(signature)
+	var buf [MaxSignatureLength]byte
+	got, err := decodeSignature(&buf, signature)
 	if err != nil {
 		return false
 	}
 	ok := 0
 	for i := range k.keys {
-		if hmac.Equal(mac(k.secret(i, webhookID), url, body), got) {
+		if sum := mac(k.secret(i, webhookID), url, body); hmac.Equal(sum[:], got) {
 			ok = 1
 		}
 	}

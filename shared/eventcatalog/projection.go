@@ -5,7 +5,6 @@ package eventcatalog
 // PayloadSchema.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,8 +179,8 @@ var ErrNotThisSubscription = errors.New("eventcatalog: payload does not match th
 
 // Project decodes an Appwrite payload, applies the event's filter for args and projects it.
 func (e Event) Project(projectID string, args map[string]string, body []byte) (Occurrence, error) {
-	var p payload
-	if err := json.Unmarshal(body, &p); err != nil {
+	p, err := decodePayload(body)
+	if err != nil {
 		return Occurrence{}, fmt.Errorf("eventcatalog: payload is not a JSON resource model: %w", err)
 	}
 	if !e.filter(args, p) {

@@ -211,3 +211,51 @@ func TestChallenge(t *testing.T) {
 		t.Fatalf("closed receiver: %v", err)
 	}
 }
+
+// TestPostHeadersExactly: the request carries exactly these headers, under the names http.Header.Set gives
+// them (Post writes the map directly).
+func TestPostHeadersExactly(t *testing.T) {
+	r, client, target := setup(t)
+	now := time.Unix(1767225600, 0)
+	a := eventdelivery.Post(context.Background(), client, target, "evt_h", []byte(`{}`), now)
+	if !a.Delivered() {
+		t.Fatalf("%+v", a)
+	}
+	sig, err := stdwebhooks.Sign("evt_h", now, []byte(`{}`), target.Secrets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := http.Header{}
+	want.Set("Content-Type", "application/json")
+	want.Set("User-Agent", "appwrite-mcp-events/1")
+	want.Set(eventdelivery.HeaderSubscriptionID, "sub_1")
+	want.Set(stdwebhooks.HeaderID, "evt_h")
+	want.Set(stdwebhooks.HeaderTimestamp, "1767225600")
+	want.Set(stdwebhooks.HeaderSignature, sig)
+	want.Set("Content-Length", "2")
+	want.Set("Accept-Encoding", "gzip")
+	got := r.Deliveries()[0].Header
+	if len(got) != len(want) {
+		t.Fatalf("headers %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if strings.Join(got[k], "|") != strings.Join(v, "|") {
+			t.Fatalf("header %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// TestClientTimeoutStillBounds: a client Timeout shorter than the context's deadline still ends the attempt
+// (Post drops the Timeout only when the context's deadline comes first).
+func TestClientTimeoutStillBounds(t *testing.T) {
+	r, client, target := setup(t)
+	held := r.Hang()
+	client.Timeout = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := eventdelivery.Post(ctx, client, target, "evt_t", []byte(`{}`), time.Now())
+	held()
+	if a.Reason != safehttp.ReasonTimeout || ctx.Err() != nil {
+		t.Fatalf("attempt %+v (context: %v), want a timeout from the client's own Timeout", a, ctx.Err())
+	}
+}

@@ -123,52 +123,80 @@ func checkID(id string) error {
 	return nil
 }
 
-// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body).
-func mac(secret Secret, id string, ts int64, body []byte) []byte {
-	h := hmac.New(sha256.New, secret)
-	// "id.ts." in one write: one buffer rather than one per piece.
-	prefix := make([]byte, 0, len(id)+22)
-	prefix = append(append(prefix, id...), '.')
+// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body) with crypto/hmac, "id.ts." in a buffer on
+// the stack (checkID bounds the id).
+func mac(secret Secret, id string, ts int64, body []byte) [sha256.Size]byte {
+	var buf [MaxIDLength + 22]byte
+	prefix := append(append(buf[:0], id...), '.')
 	prefix = append(strconv.AppendInt(prefix, ts, 10), '.')
-	h.Write(prefix)
-	h.Write(body)
-	return h.Sum(prefix[:0:0])
+	m := hmac.New(sha256.New, secret)
+	m.Write(prefix)
+	m.Write(body)
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	return sum
 }
 
 // Sign returns the webhook-signature header value for one message: one
 // "v1,<base64>" entry per secret, space separated, in the order given (put the
 // current secret first, then the one being rotated out).
 func Sign(id string, ts time.Time, body []byte, secrets ...Secret) (string, error) {
-	if err := checkID(id); err != nil {
+	b, err := appendSignature(make([]byte, 0, signatureLen(len(secrets))), id, ts, body, secrets)
+	if err != nil {
 		return "", err
 	}
-	if len(secrets) == 0 {
-		return "", fmt.Errorf("%w: no secret", ErrInvalidSecret)
+	return string(b), nil
+}
+
+// signatureLen is the length of a webhook-signature value for n secrets (plus a separator).
+func signatureLen(n int) int {
+	return n * (len("v1,") + base64.StdEncoding.EncodedLen(sha256.Size) + 1)
+}
+
+// appendSignature appends Sign's value to b.
+func appendSignature(b []byte, id string, ts time.Time, body []byte, secrets []Secret) ([]byte, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
 	}
-	b := make([]byte, 0, len(secrets)*(len("v1,")+base64.StdEncoding.EncodedLen(sha256.Size)+1))
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("%w: no secret", ErrInvalidSecret)
+	}
 	for i, s := range secrets {
 		if !s.Valid() {
-			return "", checkSecretLen(len(s))
+			return nil, checkSecretLen(len(s))
 		}
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = base64.StdEncoding.AppendEncode(append(b, "v1,"...), mac(s, id, ts.Unix(), body))
+		sum := mac(s, id, ts.Unix(), body)
+		b = base64.StdEncoding.AppendEncode(append(b, "v1,"...), sum[:])
 	}
-	return string(b), nil
+	return b, nil
 }
+
+// The header names as http.Header.Set stores them (textproto.CanonicalMIMEHeaderKey of the Header*
+// constants); TestCanonicalHeaderNames keeps them in step.
+const (
+	canonicalID        = "Webhook-Id"
+	canonicalTimestamp = "Webhook-Timestamp"
+	canonicalSignature = "Webhook-Signature"
+)
 
 // SetHeaders signs body and sets webhook-id, webhook-timestamp and
 // webhook-signature on h. Call it again for every delivery attempt: the
 // timestamp is the attempt's.
 func SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...Secret) error {
-	sig, err := Sign(id, ts, body, secrets...)
+	// What h.Set does for each header, with the timestamp and the signature in one string and the three
+	// values in one slice: a delivery attempt makes this once.
+	b := strconv.AppendInt(make([]byte, 0, 20+signatureLen(len(secrets))), ts.Unix(), 10)
+	n := len(b)
+	b, err := appendSignature(b, id, ts, body, secrets)
 	if err != nil {
 		return err
 	}
-	h.Set(HeaderID, id)
-	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	h.Set(HeaderSignature, sig)
+	s := string(b)
+	vals := []string{id, s[:n], s[n:]}
+	h[canonicalID], h[canonicalTimestamp], h[canonicalSignature] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 	return nil
 }
 
@@ -238,7 +266,7 @@ func Verify(h http.Header, body []byte, now time.Time, tolerance time.Duration, 
 		}
 		want := mac(s, id, ts, body)
 		for _, got := range sigs {
-			match |= subtleEq(want, got)
+			match |= subtleEq(want[:], got)
 		}
 	}
 	if match == 1 {

@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/textproto"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -322,5 +324,46 @@ func BenchmarkRawHMACSHA256(b *testing.B) {
 		h := hmac.New(sha256.New, sec)
 		h.Write(body)
 		h.Sum(nil)
+	}
+}
+
+func TestCanonicalHeaderNames(t *testing.T) {
+	for name, canonical := range map[string]string{HeaderID: canonicalID, HeaderTimestamp: canonicalTimestamp, HeaderSignature: canonicalSignature} {
+		if got := textproto.CanonicalMIMEHeaderKey(name); got != canonical {
+			t.Errorf("canonical form of %q is %q, the constant says %q", name, got, canonical)
+		}
+	}
+}
+
+// TestSetHeadersAsHeaderSet: SetHeaders leaves h exactly as setting Sign's value and the timestamp with
+// http.Header.Set does, replacing values already there.
+func TestSetHeadersAsHeaderSet(t *testing.T) {
+	s1, s2 := Secret(bytes.Repeat([]byte{1}, 32)), Secret(bytes.Repeat([]byte{2}, 24))
+	ts := time.Unix(1767225600, 0)
+	for _, secrets := range [][]Secret{{s1}, {s1, s2}} {
+		got := http.Header{"Webhook-Id": {"old", "older"}, "Content-Type": {"application/json"}}
+		if err := SetHeaders(got, "msg_1", ts, []byte(`{"a":1}`), secrets...); err != nil {
+			t.Fatal(err)
+		}
+		sig, err := Sign("msg_1", ts, []byte(`{"a":1}`), secrets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := http.Header{"Content-Type": {"application/json"}}
+		want.Set(HeaderID, "msg_1")
+		want.Set(HeaderTimestamp, "1767225600")
+		want.Set(HeaderSignature, sig)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("SetHeaders made %v, Header.Set makes %v", got, want)
+		}
+		if err := Verify(got, []byte(`{"a":1}`), ts, 0, secrets[len(secrets)-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := SetHeaders(http.Header{}, "bad id", ts, nil, s1); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("bad id: %v", err)
+	}
+	if err := SetHeaders(http.Header{}, "msg_1", ts, nil); !errors.Is(err, ErrInvalidSecret) {
+		t.Fatalf("no secret: %v", err)
 	}
 }

@@ -83,6 +83,8 @@ type Deps struct {
 	// Fault receives server faults (nil drops them): failures on this side of a delivery that Appwrite
 	// proved genuine, never a forged request or a subscriber's failure.
 	Fault func(Fault)
+
+	appwriteKey string // the request's x-appwrite-key, for the default scheduler
 }
 
 // Fault is one server fault: what the operator must look at.
@@ -114,9 +116,15 @@ func (d *Deps) fill(appwriteKey string) {
 	if d.Log == nil {
 		d.Log = func(string) {}
 	}
-	if d.Scheduler == nil {
-		d.Scheduler = appwriteScheduler{self: d.Config.Appwrite, client: &http.Client{Timeout: 5 * time.Second}, key: appwriteKey}
+	d.appwriteKey = appwriteKey
+}
+
+// scheduler is d.Scheduler, or the Appwrite API's when nil (made only when a retry is scheduled).
+func (d *Deps) scheduler() Scheduler {
+	if d.Scheduler != nil {
+		return d.Scheduler
 	}
+	return appwriteScheduler{self: d.Config.Appwrite, client: &http.Client{Timeout: 5 * time.Second}, key: d.appwriteKey}
 }
 
 func (d *Deps) reject(status int, code, msg string) Answer {
@@ -226,7 +234,7 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 	}
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
-		if err := d.Scheduler.Schedule(ctx, job, at, d.Config); err == nil {
+		if err := d.scheduler().Schedule(ctx, job, at, d.Config); err == nil {
 			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason))
 			return Answer{http.StatusOK, Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 		} else {
@@ -248,10 +256,15 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 // so they differ in the body.
 func EventID(webhookID string, body []byte) string {
 	bodyHash := sha256.Sum256(body)
-	h := sha256.New()
-	h.Write([]byte("appwrite-webhook\x00" + webhookID + "\x00"))
-	h.Write(bodyHash[:])
-	return "evt_" + hex.EncodeToString(h.Sum(nil)[:16])
+	// SHA-256("appwrite-webhook\x00" + webhookID + "\x00" + bodyHash), in a buffer on the stack for
+	// the ids Appwrite allows (at most 36 characters).
+	var buf [128]byte
+	msg := append(append(append(buf[:0], "appwrite-webhook\x00"...), webhookID...), 0)
+	sum := sha256.Sum256(append(msg, bodyHash[:]...))
+	var id [len("evt_") + 32]byte
+	copy(id[:], "evt_")
+	hex.Encode(id[len("evt_"):], sum[:16])
+	return string(id[:])
 }
 
 // ParsePath splits a webhook delivery path, WebhookPathPrefix + id, or WebhookPathPrefix + id + "/" + the

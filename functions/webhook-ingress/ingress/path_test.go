@@ -1,6 +1,8 @@
 package ingress
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -45,4 +47,23 @@ func FuzzParsePath(f *testing.F) {
 			t.Fatalf("%q parsed as %q, %q", path, id, tail)
 		}
 	})
+}
+
+// TestEventIDAsBefore: EventID is the hash it always was (streamed through a sha256 hash before it was
+// built on the stack), for ids of every length, short and over the stack buffer.
+func TestEventIDAsBefore(t *testing.T) {
+	old := func(webhookID string, body []byte) string {
+		bodyHash := sha256.Sum256(body)
+		h := sha256.New()
+		h.Write([]byte("appwrite-webhook\x00" + webhookID + "\x00"))
+		h.Write(bodyHash[:])
+		return "evt_" + hex.EncodeToString(h.Sum(nil)[:16])
+	}
+	for _, id := range []string{"", "a", "sub-rows-1", strings.Repeat("x", 36), strings.Repeat("y", 300)} {
+		for _, body := range []string{"", "{}", strings.Repeat("b", 5000)} {
+			if got, want := EventID(id, []byte(body)), old(id, []byte(body)); got != want {
+				t.Fatalf("EventID(%q, %d bytes) = %s, before %s", id, len(body), got, want)
+			}
+		}
+	}
 }
