@@ -285,14 +285,7 @@ func (p *Publisher) take(w *worker) (batch []Envelope, exit bool) {
 	}
 	ready := w.due || (!w.backoff && (w.urgent || p.drain))
 	if !ready {
-		if w.timer == nil {
-			w.timer = p.opts.Clock.AfterFunc(p.opts.Interval, func() {
-				p.mu.Lock()
-				w.due, w.timer = true, nil
-				p.mu.Unlock()
-				w.wake()
-			})
-		}
+		p.armLocked(w)
 		return nil, false
 	}
 	if w.timer != nil {
@@ -322,15 +315,22 @@ func (p *Publisher) delivered(w *worker, batch []Envelope, n int, err error) {
 		return
 	}
 	w.backoff = true
-	if w.timer == nil {
-		w.timer = p.opts.Clock.AfterFunc(p.opts.Interval, func() {
-			p.mu.Lock()
-			w.due, w.timer = true, nil
-			p.mu.Unlock()
-			w.wake()
-		})
-	}
+	p.armLocked(w)
 	p.changed.Broadcast()
+}
+
+// armLocked makes w due one interval from now, unless a deadline is already armed: the batching deadline of
+// pending events and the retry of a failed batch are the same timer. p.mu is held.
+func (p *Publisher) armLocked(w *worker) {
+	if w.timer != nil {
+		return
+	}
+	w.timer = p.opts.Clock.AfterFunc(p.opts.Interval, func() {
+		p.mu.Lock()
+		w.due, w.timer = true, nil
+		p.mu.Unlock()
+		w.wake()
+	})
 }
 
 func (p *Publisher) dropLocked(w *worker, err error) {
