@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -167,16 +166,8 @@ func (st *stack) putWebhook(project string, wh map[string]any, set map[string]an
 		body[k] = v
 	}
 	raw, _ := json.Marshal(body)
-	req, _ := http.NewRequest("PUT", st.la.Endpoint()+"/webhooks/"+wh["$id"].(string), bytes.NewReader(raw))
-	req.Header.Set("X-Appwrite-Project", project)
-	req.Header.Set("X-Appwrite-Key", st.apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	must(st.t, err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		st.t.Fatalf("update webhook: %d %s", resp.StatusCode, b)
+	if status, b := st.call(project, st.apiKey, "PUT", "/webhooks/"+wh["$id"].(string), "application/json", bytes.NewReader(raw)); status != http.StatusOK {
+		st.t.Fatalf("update webhook: %d %s", status, b)
 	}
 }
 

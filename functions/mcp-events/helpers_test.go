@@ -177,19 +177,33 @@ func (st *stack) token(sub string, scopes []string) string {
 	return tok
 }
 
-// webhooks lists the project's webhooks with the API key (both field spellings of format 1.8.0).
-func (st *stack) webhooks(project string) []map[string]any {
+// call sends one request to the stand-in as an API-key client of project and returns the status and the raw
+// answer: the one way these tests talk to Appwrite with a key.
+func (st *stack) call(project, key, method, path, contentType string, body io.Reader) (int, []byte) {
 	st.t.Helper()
-	req, _ := http.NewRequest("GET", st.la.Endpoint()+"/webhooks", nil)
+	req, err := http.NewRequest(method, st.la.Endpoint()+path, body)
+	must(st.t, err)
 	req.Header.Set("X-Appwrite-Project", project)
-	req.Header.Set("X-Appwrite-Key", st.apiKey)
+	req.Header.Set("X-Appwrite-Key", key)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	must(st.t, err)
 	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	must(st.t, err)
+	return resp.StatusCode, raw
+}
+
+// webhooks lists the project's webhooks with the API key (both field spellings of format 1.8.0).
+func (st *stack) webhooks(project string) []map[string]any {
+	st.t.Helper()
+	_, raw := st.call(project, st.apiKey, "GET", "/webhooks", "", nil)
 	var out struct {
 		Webhooks []map[string]any `json:"webhooks"`
 	}
-	must(st.t, json.NewDecoder(resp.Body).Decode(&out))
+	must(st.t, json.Unmarshal(raw, &out))
 	return out.Webhooks
 }
 
@@ -197,32 +211,16 @@ func (st *stack) webhooks(project string) []map[string]any {
 func (st *stack) createRow(table, title string) {
 	st.t.Helper()
 	body := fmt.Sprintf(`{"rowId":"unique()","data":{"title":%q}}`, title)
-	req, _ := http.NewRequest("POST", st.la.Endpoint()+"/tablesdb/"+dbID+"/tables/"+table+"/rows", strings.NewReader(body))
-	req.Header.Set("X-Appwrite-Project", projectID)
-	req.Header.Set("X-Appwrite-Key", st.apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	must(st.t, err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		st.t.Fatalf("create row: %d %s", resp.StatusCode, b)
+	if status, b := st.call(projectID, st.apiKey, "POST", "/tablesdb/"+dbID+"/tables/"+table+"/rows", "application/json", strings.NewReader(body)); status != http.StatusCreated {
+		st.t.Fatalf("create row: %d %s", status, b)
 	}
 }
 
 // execute runs the (failing) function once with the API key.
 func (st *stack) execute() {
 	st.t.Helper()
-	req, _ := http.NewRequest("POST", st.la.Endpoint()+"/functions/"+fnID+"/executions", strings.NewReader(`{"body":"x"}`))
-	req.Header.Set("X-Appwrite-Project", projectID)
-	req.Header.Set("X-Appwrite-Key", st.apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	must(st.t, err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		st.t.Fatalf("execute: %d %s", resp.StatusCode, b)
+	if status, b := st.call(projectID, st.apiKey, "POST", "/functions/"+fnID+"/executions", "application/json", strings.NewReader(`{"body":"x"}`)); status >= 300 {
+		st.t.Fatalf("execute: %d %s", status, b)
 	}
 }
 

@@ -69,16 +69,10 @@ func (p *appwriteProxy) count(call string) int {
 func (st *stack) apiKeyCall(method, path string, body any) (int, map[string]any) {
 	st.t.Helper()
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, st.la.Endpoint()+path, bytes.NewReader(b))
-	req.Header.Set("X-Appwrite-Project", projectID)
-	req.Header.Set("X-Appwrite-Key", st.apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	must(st.t, err)
-	defer resp.Body.Close()
+	status, raw := st.call(projectID, st.apiKey, method, path, "application/json", bytes.NewReader(b))
 	out := map[string]any{}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	_ = json.Unmarshal(raw, &out)
+	return status, out
 }
 
 // lastDeliveryVerifies creates a watched row and reports whether Appwrite's signature on the delivery to the

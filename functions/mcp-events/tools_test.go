@@ -21,18 +21,9 @@ import (
 // apiCall sends one request to the stand-in with an API key and decodes the JSON answer.
 func (st *stack) apiCall(key, method, path, contentType string, body io.Reader) map[string]any {
 	st.t.Helper()
-	req, _ := http.NewRequest(method, st.la.Endpoint()+path, body)
-	req.Header.Set("X-Appwrite-Project", projectID)
-	req.Header.Set("X-Appwrite-Key", key)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	must(st.t, err)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		st.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	status, raw := st.call(projectID, key, method, path, contentType, body)
+	if status >= 300 {
+		st.t.Fatalf("%s %s: %d %s", method, path, status, raw)
 	}
 	var m map[string]any
 	must(st.t, json.Unmarshal(raw, &m))
