@@ -42,6 +42,9 @@ type Target struct {
 	SubscriptionID string
 	// Secrets sign each attempt: the current secret first, then one being rotated out.
 	Secrets []stdwebhooks.Secret
+	// Signer, when set, signs (it keeps the HMAC states of recent secrets; share one per process); nil
+	// signs with stdwebhooks.SetHeaders.
+	Signer *stdwebhooks.Signer
 }
 
 // Attempt is the outcome of one POST.
@@ -89,7 +92,7 @@ func Post(ctx context.Context, client *http.Client, t Target, msgID string, body
 	// What req.Header.Set does, in one slice for the three values (every attempt makes these).
 	vals := []string{"application/json", "appwrite-mcp-events/1", t.SubscriptionID}
 	req.Header["Content-Type"], req.Header["User-Agent"], req.Header[canonicalSubscriptionID] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
-	if err := stdwebhooks.SetHeaders(req.Header, msgID, now, body, t.Secrets...); err != nil {
+	if err := t.Signer.SetHeaders(req.Header, msgID, now, body, t.Secrets...); err != nil {
 		return Attempt{Reason: safehttp.ReasonConnectionFailed, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
 	res, err := withoutLaterTimeout(ctx, client, start).Do(req)

@@ -72,19 +72,28 @@ type Deps struct {
 	Config Config
 	// Client posts to subscribers; nil means safehttp.NewClient(Config.HTTP).
 	Client *http.Client
+	// Signer signs the deliveries, keeping the HMAC states of recent secrets (share one per process); nil
+	// signs with fresh ones.
+	Signer *stdwebhooks.Signer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Log receives the counter lines (shared/opsmetrics), one JSON object each.
-	Log func(string)
-	// Error receives diagnostic text (the function's error log); nil drops it.
-	Error func(string)
+	// Counters collects the counter lines (shared/opsmetrics); nil drops them.
+	Counters *opsmetrics.Lines
+	// Report receives diagnostic text and server faults; nil drops them.
+	Report Reporter
 	// Scheduler creates delayed executions; nil means the Appwrite API (see jobs.go).
 	Scheduler Scheduler
-	// Fault receives server faults (nil drops them): failures on this side of a delivery that Appwrite
-	// proved genuine, never a forged request or a subscriber's failure.
-	Fault func(Fault)
 
 	appwriteKey string // the request's x-appwrite-key, for the default scheduler
+}
+
+// Reporter receives what an operator must look at.
+type Reporter interface {
+	// Error receives diagnostic text (the function's error log).
+	Error(text string)
+	// Fault receives a server fault: a failure on this side of a delivery that Appwrite proved genuine,
+	// never a forged request or a subscriber's failure.
+	Fault(f Fault)
 }
 
 // Fault is one server fault: what the operator must look at.
@@ -98,8 +107,14 @@ type Fault struct {
 }
 
 func (d *Deps) fault(f Fault) {
-	if d.Fault != nil {
-		d.Fault(f)
+	if d.Report != nil {
+		d.Report.Fault(f)
+	}
+}
+
+func (d *Deps) error(text string) {
+	if d.Report != nil {
+		d.Report.Error(text)
 	}
 }
 
@@ -109,12 +124,6 @@ func (d *Deps) fill(appwriteKey string) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
-	}
-	if d.Error == nil {
-		d.Error = func(string) {}
-	}
-	if d.Log == nil {
-		d.Log = func(string) {}
 	}
 	d.appwriteKey = appwriteKey
 }
@@ -128,12 +137,12 @@ func (d *Deps) scheduler() Scheduler {
 }
 
 func (d *Deps) reject(status int, code, msg string) Answer {
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "rejected", "reason", code))
+	d.Counters.Add(MetricIngress, "outcome", "rejected", "reason", code)
 	return Answer{status, fnhttp.ErrorBody{Error: code, Message: msg}}
 }
 
 func (d *Deps) ignore(reason string) Answer {
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "ignored", "reason", reason))
+	d.Counters.Add(MetricIngress, "outcome", "ignored", "reason", reason)
 	return Answer{http.StatusOK, Outcome{Status: "ignored", Reason: reason}}
 }
 
@@ -147,7 +156,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if !ok {
 		return d.reject(http.StatusNotFound, "not_found", "no subscription id in the path "+r.Path)
 	}
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "received"))
+	d.Counters.Add(MetricIngress, "outcome", "received")
 	if got := r.Headers[hdrWebhookID]; got != id {
 		return d.reject(http.StatusUnauthorized, "webhook_id_mismatch", "X-Appwrite-Webhook-Id does not name the subscription in the path")
 	}
@@ -202,14 +211,14 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "internal", Detail: "encoding the event: " + err.Error()})
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
 	}
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "accepted", "event", sub.Event))
+	d.Counters.Add(MetricIngress, "outcome", "accepted", "event", sub.Event)
 	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, URLTail: tail, Args: sub.Args, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
 	return deliver(ctx, d, sub, job)
 }
 
 // deliver runs one execution's worth of attempts and, when they all fail retryably, schedules the next.
 func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer {
-	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID}
+	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID, Signer: d.Signer}
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
 	}
@@ -219,9 +228,9 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 	switch {
 	case res.Delivered():
 		if job.Attempts > 1 {
-			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "retried"))
+			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "retried")
 		}
-		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "delivered"))
+		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "delivered")
 		return Answer{http.StatusOK, Outcome{Status: "delivered", EventID: job.EventID, Attempts: job.Attempts}}
 	case !last.Retryable():
 		reason := string(last.Reason)
@@ -229,22 +238,22 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 			reason = "status_" + http.StatusText(last.Status)
 			reason = strings.ToLower(strings.ReplaceAll(reason, " ", "_"))
 		}
-		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))
+		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason)
 		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 	}
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
 		if err := d.scheduler().Schedule(ctx, job, at, d.Config); err == nil {
-			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason))
+			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason)
 			return Answer{http.StatusOK, Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 		} else {
-			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed", "reason", reason))
-			d.Error("webhook-ingress: scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error())
+			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed", "reason", reason)
+			d.error("webhook-ingress: scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error())
 			d.fault(Fault{Event: job.Event, ProjectID: job.ProjectID, Outcome: "schedule_failed", Reason: reason,
 				Detail: "scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error()})
 		}
 	}
-	d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))
+	d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason)
 	return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 }
 

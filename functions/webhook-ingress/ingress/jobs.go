@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/seal"
 )
 
@@ -137,7 +136,7 @@ func HandleJob(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "subscription_rejected", "the job's subscription no longer opens")
 	}
 	if sub.Expired(d.Now()) {
-		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", "expired"))
+		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", "expired")
 		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: "expired"}}
 	}
 	job.Runs++
