@@ -84,8 +84,11 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		rt.Error("webhook-ingress is not configured: " + err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ingress.ExecutionTimeout)
-	defer cancel()
+	// No deadline for the whole execution: each of its waits has its own (the delivery budget with a
+	// deadline per attempt, and ScheduleReserve for scheduling a delayed retry), and together they fit in
+	// ingress.ExecutionTimeout. A context of its own would add a timer and its cancellation links to every
+	// attempt's context.
+	ctx := context.Background()
 	defer p.faults.Flush()
 	e := &execution{rt: rt, faults: p.faults, op: "webhook"}
 	if req.Path == ingress.JobPath {
@@ -112,6 +115,9 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		a = ingress.HandleJob(ctx, deps, r)
 	} else {
 		a = ingress.HandleWebhook(ctx, deps, r)
+	}
+	if o, ok := a.Body.(ingress.Outcome); ok {
+		return fnhttp.Encoded(a.Status, o.AppendJSON(make([]byte, 0, 128)))
 	}
 	return fnhttp.JSON(e.rt, a.Status, a.Body)
 }

@@ -99,7 +99,12 @@ func Post(ctx context.Context, client *http.Client, t Target, msgID string, body
 	a := Attempt{}
 	if err == nil {
 		a.Status = res.StatusCode
-		a.Body, err = safehttp.ReadLimited(res.Body, maxResponseBytes)
+		if res.ContentLength == 0 {
+			// Nothing to read (http.NoBody): what ReadLimited would return, without its reader and buffer.
+			a.Body = []byte{}
+		} else {
+			a.Body, err = safehttp.ReadLimited(res.Body, maxResponseBytes)
+		}
 		res.Body.Close()
 		if errors.Is(err, safehttp.ErrResponseTooLarge) {
 			err = nil // the answer's size does not matter; its status does

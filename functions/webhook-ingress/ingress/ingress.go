@@ -146,7 +146,8 @@ func (d *Deps) ignore(reason string) Answer {
 	return Answer{http.StatusOK, Outcome{Status: "ignored", Reason: reason}}
 }
 
-// HandleWebhook verifies and delivers one Appwrite webhook delivery.
+// HandleWebhook verifies and delivers one Appwrite webhook delivery. Its waits are bounded by the delivery
+// budget and ScheduleReserve (see ExecutionTimeout); ctx may end them earlier.
 func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	d.fill(r.AppwriteKey)
 	if r.Method != http.MethodPost {
@@ -206,7 +207,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if timestamp == "" {
 		timestamp = now.UTC().Format(time.RFC3339)
 	}
-	body, err := appendEvent(make([]byte, 0, 512), eventID, sub.Event, timestamp, occ.Data)
+	body, err := appendEvent(make([]byte, 0, 512), eventID, sub.Event, timestamp, occ.Fields)
 	if err != nil {
 		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "internal", Detail: "encoding the event: " + err.Error()})
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
@@ -243,7 +244,10 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 	}
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
-		if err := d.scheduler().Schedule(ctx, job, at, d.Config); err == nil {
+		sctx, cancel := context.WithTimeout(ctx, ScheduleReserve)
+		err := d.scheduler().Schedule(sctx, job, at, d.Config)
+		cancel()
+		if err == nil {
 			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason)
 			return Answer{http.StatusOK, Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 		} else {
