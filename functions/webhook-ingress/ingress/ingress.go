@@ -69,7 +69,8 @@ type Outcome struct {
 
 // Deps are the ingress's collaborators, replaceable in tests.
 type Deps struct {
-	Config Config
+	// Config is the configuration (a pointer: every call down the delivery path would copy it).
+	Config *Config
 	// Client posts to subscribers; nil means safehttp.NewClient(Config.HTTP).
 	Client *http.Client
 	// Signer signs the deliveries, keeping the HMAC states of recent secrets (share one per process); nil
@@ -119,6 +120,9 @@ func (d *Deps) error(text string) {
 }
 
 func (d *Deps) fill(appwriteKey string) {
+	if d.Config == nil {
+		d.Config = &Config{}
+	}
 	if d.Client == nil {
 		d.Client = safehttp.NewClient(d.Config.HTTP)
 	}
@@ -214,11 +218,11 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	}
 	d.Counters.Add(MetricIngress, "outcome", "accepted", "event", sub.Event)
 	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, URLTail: tail, Args: sub.Args, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
-	return deliver(ctx, d, sub, job)
+	return deliver(ctx, &d, &sub, &job)
 }
 
 // deliver runs one execution's worth of attempts and, when they all fail retryably, schedules the next.
-func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer {
+func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Answer {
 	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID, Signer: d.Signer}
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
@@ -245,7 +249,7 @@ func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
 		sctx, cancel := context.WithTimeout(ctx, ScheduleReserve)
-		err := d.scheduler().Schedule(sctx, job, at, d.Config)
+		err := d.scheduler().Schedule(sctx, *job, at, *d.Config)
 		cancel()
 		if err == nil {
 			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason)
