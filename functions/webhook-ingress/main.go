@@ -12,22 +12,21 @@ import (
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/safehttp"
-	"appwrite-agent/shared/stdwebhooks"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
-// process is what the function builds from its environment and keeps between requests: the configuration,
-// the subscriber HTTP client (a client per request would pay a TLS handshake to every subscriber for every
-// event) and the signer (which keeps the HMAC state of recent subscription secrets).
+// process is what the function builds from its environment and keeps between requests: the configuration
+// and the sender, with the subscriber HTTP client (a client per request would pay a TLS handshake to every
+// subscriber for every event) and the HMAC states of recent subscription secrets.
 type process struct {
 	cfg    ingress.Config
-	client *http.Client
-	signer *stdwebhooks.Signer
+	sender *eventdelivery.Sender
 	faults *faultreport.Reporter // nil without SENTRY_DSN
 }
 
@@ -41,7 +40,7 @@ var state = envcache.New(func() (*process, error) {
 	} else {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
-	return &process{cfg: cfg, client: safehttp.NewClient(cfg.HTTP), signer: stdwebhooks.NewSigner(), faults: faults}, err
+	return &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults}, err
 })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
@@ -109,7 +108,7 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 			e.rt.Log(e.lines.String())
 		}
 	}()
-	deps := ingress.Deps{Config: &p.cfg, Client: p.client, Signer: p.signer, Now: now, Counters: &e.lines, Report: e}
+	deps := ingress.Deps{Config: &p.cfg, Sender: p.sender, Now: now, Counters: &e.lines, Report: e}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {
@@ -117,10 +116,10 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	} else {
 		a = ingress.HandleWebhook(ctx, deps, r)
 	}
-	if o, ok := a.Body.(ingress.Outcome); ok {
-		return fnhttp.Encoded(a.Status, o.AppendJSON(make([]byte, 0, 128)))
+	if a.Status == http.StatusOK {
+		return fnhttp.Encoded(a.Status, a.Outcome.AppendJSON(make([]byte, 0, 128)))
 	}
-	return fnhttp.JSON(e.rt, a.Status, a.Body)
+	return fnhttp.JSON(e.rt, a.Status, a.Error)
 }
 
 // growStack grows the goroutine's stack once, here at the top of an execution where little of it is in

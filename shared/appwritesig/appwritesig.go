@@ -79,11 +79,12 @@ func mac(secret, url string, body []byte) [sha1.Size]byte {
 	return sum
 }
 
-// pooledMAC is mac with an HMAC of macs (the same crypto/hmac HMAC, keyed once per secret).
-func pooledMAC(macs *hmacpool.Pool, secret, url string, body []byte) [sha1.Size]byte {
+// pooledMAC is mac(secret, base + path, body) with an HMAC of macs (the same crypto/hmac HMAC, keyed once
+// per secret).
+func pooledMAC(macs *hmacpool.Pool, secret, base, path string, body []byte) [sha1.Size]byte {
 	var kb [SecretLength]byte
 	m := macs.Get(append(kb[:0], secret...))
-	m.Scratch = append(m.Scratch[:0], url...)
+	m.Scratch = append(append(m.Scratch[:0], base...), path...)
 	m.Write(m.Scratch)
 	m.Write(body)
 	var sum [sha1.Size]byte
@@ -222,6 +223,11 @@ func derive(key []byte, webhookID string) string {
 // under the secret derived from any configured key. Every key is tried (no
 // early exit) and each comparison is constant time.
 func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool {
+	return k.VerifyAt(webhookID, url, "", body, signature)
+}
+
+// VerifyAt is Verify for the URL base + path, without joining them.
+func (k *Keys) VerifyAt(webhookID, base, path string, body []byte, signature string) bool {
 	if webhookID == "" || len(webhookID) > 255 || len(signature) > MaxSignatureLength || strings.ContainsAny(signature, "\r\n") {
 		return false
 	}
@@ -234,9 +240,9 @@ func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool
 	for i := range k.keys {
 		var sum [sha1.Size]byte
 		if k.macs != nil {
-			sum = pooledMAC(k.macs, k.secret(i, webhookID), url, body)
+			sum = pooledMAC(k.macs, k.secret(i, webhookID), base, path, body)
 		} else {
-			sum = mac(k.secret(i, webhookID), url, body)
+			sum = mac(k.secret(i, webhookID), base+path, body)
 		}
 		if hmac.Equal(sum[:], got) {
 			ok = 1

@@ -7,7 +7,6 @@ package eventcatalog
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -257,7 +256,11 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 		return Occurrence{}, ErrNotThisSubscription
 	}
 	f := e.project(p, fieldList{}).str(ArgProject, projectID)
-	slices.SortFunc(f.list, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+	for i := 1; i < len(f.list); i++ { // insertion sort: at most maxFields, most already in order
+		for j := i; j > 0 && f.list[j].Name < f.list[j-1].Name; j-- {
+			f.list[j], f.list[j-1] = f.list[j-1], f.list[j]
+		}
+	}
 	ts := p.UpdatedAt
 	if ts == "" {
 		ts = p.CreatedAt
@@ -343,6 +346,13 @@ func (e Event) argsFrom(patterns [][]string, delivered []string) (map[string]str
 // segmentsMatch reports whether ev has as many dot-separated segments as the split pattern ps and equals
 // it in every segment that is neither "*" nor a placeholder.
 func segmentsMatch(ps []string, ev string) bool {
+	// Cheap rejections first: an event and a pattern mostly differ in their first or last segment.
+	if first := ps[0]; first != "*" && !isPlaceholder(first) && !strings.HasPrefix(ev, first) {
+		return false
+	}
+	if last := ps[len(ps)-1]; last != "*" && !isPlaceholder(last) && !strings.HasSuffix(ev, last) {
+		return false
+	}
 	for i, seg := range ps {
 		es, rest, more := strings.Cut(ev, ".")
 		if more != (i < len(ps)-1) || (seg != "*" && !isPlaceholder(seg) && seg != es) {

@@ -58,7 +58,7 @@ func AppendLine(b []byte, name string, labels ...string) []byte {
 // (each log call of the runtime is a write to the execution's log file). The zero value is empty and
 // ready; a nil *Lines drops what is added.
 type Lines struct {
-	b []byte
+	b strings.Builder // String gives its bytes without a copy
 }
 
 // Add appends Line(name, labels...) as a line of its own.
@@ -66,19 +66,20 @@ func (l *Lines) Add(name string, labels ...string) {
 	if l == nil {
 		return
 	}
-	if len(l.b) > 0 {
-		l.b = append(l.b, '\n')
-	} else if l.b == nil {
-		l.b = make([]byte, 0, 512) // the lines of one delivery
+	if l.b.Len() > 0 {
+		l.b.WriteByte('\n')
+	} else {
+		l.b.Grow(512) // the lines of one delivery
 	}
-	l.b = AppendLine(l.b, name, labels...)
+	var buf [256]byte // a line is made here, then copied in
+	l.b.Write(AppendLine(buf[:0], name, labels...))
 }
 
 // Len is the length of the collected text (0 when nothing was added).
-func (l *Lines) Len() int { return len(l.b) }
+func (l *Lines) Len() int { return l.b.Len() }
 
 // String returns the collected lines, separated by "\n" (no trailing newline).
-func (l *Lines) String() string { return string(l.b) }
+func (l *Lines) String() string { return l.b.String() }
 
 // appendJSON appends s as a JSON string exactly as encoding/json writes it. Label names and values are
 // almost always plain identifiers, written as they are; anything else goes through encoding/json (the
@@ -97,6 +98,12 @@ func appendJSON(b []byte, s string) []byte {
 
 // plain reports whether encoding/json writes c unchanged inside a string (no escaping, not HTML-escaped,
 // not part of a multi-byte character).
-func plain(c byte) bool {
-	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-}
+func plain(c byte) bool { return plainByte[c] }
+
+// plainByte is plain as a table: a label is checked byte by byte.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

@@ -51,7 +51,7 @@ func appendEvent(b []byte, eventID, name, timestamp string, data []eventcatalog.
 // escape (no '"', '\\', '<', '>', '&') is written as is; any other goes through encoding/json.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !jsonPlain[s[i]] {
 			raw, _ := json.Marshal(s) // a string always marshals
 			return append(b, raw...)
 		}
@@ -80,3 +80,12 @@ func (o Outcome) AppendJSON(b []byte) []byte {
 	}
 	return append(b, '}')
 }
+
+// jsonPlain tells the bytes encoding/json writes unchanged inside a string: printable ASCII but '"', '\\'
+// and the HTML-escaped '<', '>', '&'.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

@@ -53,10 +53,11 @@ type Request struct {
 	AppwriteKey string
 }
 
-// Answer is the ingress's reply: an HTTP status and a JSON body.
+// Answer is the ingress's reply: an HTTP status and its JSON body, Outcome for a 200, Error otherwise.
 type Answer struct {
-	Status int
-	Body   any
+	Status  int
+	Outcome Outcome
+	Error   fnhttp.ErrorBody
 }
 
 // Outcome is the body of a 200 answer.
@@ -71,11 +72,9 @@ type Outcome struct {
 type Deps struct {
 	// Config is the configuration (a pointer: every call down the delivery path would copy it).
 	Config *Config
-	// Client posts to subscribers; nil means safehttp.NewClient(Config.HTTP).
-	Client *http.Client
-	// Signer signs the deliveries, keeping the HMAC states of recent secrets (share one per process); nil
-	// signs with fresh ones.
-	Signer *stdwebhooks.Signer
+	// Sender posts to subscribers and signs (share one per process: it keeps the HMAC states of recent
+	// secrets); nil means eventdelivery.NewSender(safehttp.NewClient(Config.HTTP)).
+	Sender *eventdelivery.Sender
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Counters collects the counter lines (shared/opsmetrics); nil drops them.
@@ -123,8 +122,8 @@ func (d *Deps) fill(appwriteKey string) {
 	if d.Config == nil {
 		d.Config = &Config{}
 	}
-	if d.Client == nil {
-		d.Client = safehttp.NewClient(d.Config.HTTP)
+	if d.Sender == nil {
+		d.Sender = eventdelivery.NewSender(safehttp.NewClient(d.Config.HTTP))
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -142,12 +141,12 @@ func (d *Deps) scheduler() Scheduler {
 
 func (d *Deps) reject(status int, code, msg string) Answer {
 	d.Counters.Add(MetricIngress, "outcome", "rejected", "reason", code)
-	return Answer{status, fnhttp.ErrorBody{Error: code, Message: msg}}
+	return Answer{Status: status, Error: fnhttp.ErrorBody{Error: code, Message: msg}}
 }
 
 func (d *Deps) ignore(reason string) Answer {
 	d.Counters.Add(MetricIngress, "outcome", "ignored", "reason", reason)
-	return Answer{http.StatusOK, Outcome{Status: "ignored", Reason: reason}}
+	return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "ignored", Reason: reason}}
 }
 
 // HandleWebhook verifies and delivers one Appwrite webhook delivery. Its waits are bounded by the delivery
@@ -166,7 +165,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "webhook_id_mismatch", "X-Appwrite-Webhook-Id does not name the subscription in the path")
 	}
 	// Appwrite signs the URL it stores: the ingress URL and this path, sealed part included.
-	if !d.Config.SigKeys.Verify(id, d.Config.PublicURL+r.Path, r.Body, r.Headers[hdrSignature]) {
+	if !d.Config.SigKeys.VerifyAt(id, d.Config.PublicURL, r.Path, r.Body, r.Headers[hdrSignature]) {
 		return d.reject(http.StatusUnauthorized, "bad_signature", "X-Appwrite-Webhook-Signature does not verify for this webhook")
 	}
 	user, pass, ok := basicAuth(r.Headers["authorization"])
@@ -223,11 +222,11 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 
 // deliver runs one execution's worth of attempts and, when they all fail retryably, schedules the next.
 func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Answer {
-	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID, Signer: d.Signer}
+	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID}
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
 	}
-	res := eventdelivery.Deliver(ctx, d.Client, target, job.EventID, job.Body, d.Config.Policy, d.Now)
+	res := d.Sender.Deliver(ctx, target, job.EventID, job.Body, d.Config.Policy, d.Now)
 	job.Attempts += len(res.Attempts)
 	last := res.Last()
 	switch {
@@ -236,7 +235,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "retried")
 		}
 		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "delivered")
-		return Answer{http.StatusOK, Outcome{Status: "delivered", EventID: job.EventID, Attempts: job.Attempts}}
+		return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "delivered", EventID: job.EventID, Attempts: job.Attempts}}
 	case !last.Retryable():
 		reason := string(last.Reason)
 		if last.Status == http.StatusGone || last.Status == http.StatusRequestEntityTooLarge {
@@ -244,7 +243,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 			reason = strings.ToLower(strings.ReplaceAll(reason, " ", "_"))
 		}
 		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason)
-		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+		return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 	}
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
@@ -253,7 +252,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 		cancel()
 		if err == nil {
 			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason)
-			return Answer{http.StatusOK, Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+			return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 		} else {
 			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed", "reason", reason)
 			d.error("webhook-ingress: scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error())
@@ -262,7 +261,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 		}
 	}
 	d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason)
-	return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+	return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 }
 
 // EventID is the delivery's stable id, derived only from what Appwrite signs (X-Appwrite-Webhook-Signature is

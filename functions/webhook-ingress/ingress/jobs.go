@@ -137,7 +137,7 @@ func HandleJob(ctx context.Context, d Deps, r Request) Answer {
 	}
 	if sub.Expired(d.Now()) {
 		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", "expired")
-		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: "expired"}}
+		return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: "expired"}}
 	}
 	job.Runs++
 	return deliver(ctx, &d, &sub, &job)
