@@ -492,6 +492,7 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 	end := len(s) - 1
 	base := len(d.mems)
 	var index map[string]int
+	var seen uint64 // keyBit of every key so far, while index is nil
 	idx = skipWS(s, idx)
 	if idx > end || s[idx] != '}' {
 		for {
@@ -513,6 +514,8 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 				if p, ok := index[key]; ok {
 					pos = p
 				}
+			} else if bit := keyBit(key); seen&bit == 0 {
+				seen |= bit // no key of this object has key's hash: a new key
 			} else {
 				cur := d.mems[base:]
 				for i := range cur {
@@ -557,6 +560,17 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 		}
 	}
 	return d.memSlice(base), idx + 1, true
+}
+
+// keyBit returns a one-bit mask picked by a hash of key's length and first
+// and last bytes: parseObject compares a key with the ones before it only
+// when their bits meet.
+func keyBit(key string) uint64 {
+	h := uint64(len(key))
+	if len(key) > 0 {
+		h |= uint64(key[0])<<8 | uint64(key[len(key)-1])<<16
+	}
+	return 1 << ((h * 0x9e3779b97f4a7c15) >> 58)
 }
 
 // failObject drops the members of the object being parsed and records the
