@@ -228,11 +228,11 @@ func (d *decoder) scanNested(idx int) (Value, int, bool) {
 	if d.s[idx] == '{' {
 		m, end, ok := d.parseObject(idx + 1)
 		d.depth--
-		return Value{Kind: Object, O: m}, end, ok
+		return ObjectValue(m), end, ok
 	}
 	a, end, ok := d.parseArray(idx + 1)
 	d.depth--
-	return Value{Kind: Array, A: a}, end, ok
+	return ArrayValue(a), end, ok
 }
 
 // scanLeaf decodes the value at idx, which is not an array or an object,
@@ -249,7 +249,7 @@ func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		dst.Kind, dst.S = String, str
+		dst.Kind, dst.p, dst.n = String, strData(str), uint64(len(str))
 		return end, true
 	case 'n':
 		if idx+3 < n && s[idx+1:idx+4] == "ull" {
@@ -258,7 +258,7 @@ func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 		}
 	case 't':
 		if idx+3 < n && s[idx+1:idx+4] == "rue" {
-			dst.Kind, dst.B = Bool, true
+			dst.Kind, dst.n = Bool, 1
 			return idx + 4, true
 		}
 	case 'f':
@@ -268,17 +268,17 @@ func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 		}
 	case 'N':
 		if idx+2 < n && s[idx+1:idx+3] == "aN" {
-			dst.Kind, dst.F = Float, math.NaN()
+			dst.Kind, dst.n = Float, math.Float64bits(math.NaN())
 			return idx + 3, true
 		}
 	case 'I':
 		if idx+7 < n && s[idx+1:idx+8] == "nfinity" {
-			dst.Kind, dst.F = Float, math.Inf(1)
+			dst.Kind, dst.n = Float, math.Float64bits(math.Inf(1))
 			return idx + 8, true
 		}
 	case '-':
 		if idx+8 < n && s[idx+1:idx+9] == "Infinity" {
-			dst.Kind, dst.F = Float, math.Inf(-1)
+			dst.Kind, dst.n = Float, math.Float64bits(math.Inf(-1))
 			return idx + 9, true
 		}
 	}
@@ -333,13 +333,13 @@ func (d *decoder) matchNumber(start int, dst *Value) (int, bool) {
 	lit := s[start:idx]
 	if isFloat {
 		f, _ := strconv.ParseFloat(lit, 64) // out of range gives ±Inf or 0, as float() does
-		dst.Kind, dst.F = Float, f
+		dst.Kind, dst.n = Float, math.Float64bits(f)
 		return idx, true
 	}
 	if lit == "-0" {
 		lit = "0"
 	}
-	dst.Kind, dst.S = Int, lit
+	dst.Kind, dst.p, dst.n = Int, strData(lit), uint64(len(lit))
 	return idx, true
 }
 

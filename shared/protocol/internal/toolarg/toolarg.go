@@ -46,7 +46,7 @@ func Items(v pyjson.Value, name string) ([]pyjson.Value, error) {
 	case pyjson.Object:
 		return []pyjson.Value{v}, nil
 	case pyjson.Array:
-		return v.A, nil
+		return v.Elems(), nil
 	}
 	return nil, Fail(name + " JSON must be an object or an array of objects")
 }
@@ -103,7 +103,7 @@ func RequiredString(raw *pyjson.Value, key string, where Where) (string, error) 
 	if v.Kind != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
-	t := pyjson.Strip(v.S)
+	t := pyjson.Strip(v.Text())
 	if t == "" {
 		return "", where.fail(raw, key, " is required")
 	}
@@ -119,7 +119,7 @@ func OptionalString(raw *pyjson.Value, key string, where Where) (string, error) 
 	if v.Kind != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
-	return pyjson.Strip(v.S), nil
+	return pyjson.Strip(v.Text()), nil
 }
 
 // OptionalBool reads raw[key]: absent or null is nil, otherwise a boolean.
@@ -131,6 +131,6 @@ func OptionalBool(raw *pyjson.Value, key string, where Where) (*bool, error) {
 	if v.Kind != pyjson.Bool {
 		return nil, where.fail(raw, key, " must be a boolean")
 	}
-	b := v.B
+	b := v.Bool()
 	return &b, nil
 }
