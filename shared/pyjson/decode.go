@@ -178,8 +178,18 @@ func newErr(s, msg string, bytePos int) *SyntaxError {
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// skipWS returns the index of the first non-white-space byte at or after
+// i. The test for a byte that cannot be white space is inlined; the loop is
+// not.
 func skipWS(s string, i int) int {
-	for i < len(s) && s[i] <= ' ' && isWS(s[i]) {
+	if i < len(s) && s[i] <= ' ' {
+		return skipWSLoop(s, i)
+	}
+	return i
+}
+
+func skipWSLoop(s string, i int) int {
+	for i < len(s) && isWS(s[i]) {
 		i++
 	}
 	return i
@@ -350,8 +360,12 @@ func (d *decoder) scanString(end int) (string, int, bool) {
 	i := end
 	for ; i+8 <= len(s); i += 8 {
 		if m := specials(load8(s, i)); m != 0 {
+			// The lowest marked byte is the first special one.
 			i += bits.TrailingZeros64(m) >> 3
-			break
+			if s[i] == '"' {
+				return s[end:i], i + 1, true
+			}
+			return d.scanEscaped(end)
 		}
 	}
 	for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
@@ -499,8 +513,20 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 			if idx > end || s[idx] != '"' {
 				return d.failObject(base, "Expecting property name enclosed in double quotes", idx)
 			}
-			key, next, ok := d.scanString(idx + 1)
-			if !ok {
+			// A key with no escape is cut here, without a call (the
+			// scan of stringStop, written out: it is too big to inline).
+			next := idx + 1
+			for ; next+8 <= len(s); next += 8 {
+				if m := specials(load8(s, next)); m != 0 {
+					next += bits.TrailingZeros64(m) >> 3
+					break
+				}
+			}
+			var key string
+			var ok bool
+			if next < len(s) && s[next] == '"' {
+				key, next = s[idx+1:next], next+1
+			} else if key, next, ok = d.scanString(idx + 1); !ok {
 				return d.failObject(base, "", 0)
 			}
 			idx = skipWS(s, next)
@@ -539,11 +565,28 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 			} else {
 				d.mems[base+pos].Value = Value{}
 			}
-			if d.nested(idx) {
+			switch {
+			case idx < len(s) && s[idx] == '"':
+				// A string with no escape, cut as the key is.
+				next = idx + 1
+				for ; next+8 <= len(s); next += 8 {
+					if m := specials(load8(s, next)); m != 0 {
+						next += bits.TrailingZeros64(m) >> 3
+						break
+					}
+				}
+				if next < len(s) && s[next] == '"' {
+					v := &d.mems[base+pos].Value
+					v.Kind, v.p, v.n = String, strData(s[idx+1:next]), uint64(next-idx-1)
+					next, ok = next+1, true
+				} else {
+					next, ok = d.scanLeaf(idx, &d.mems[base+pos].Value)
+				}
+			case d.nested(idx):
 				var v Value
 				v, next, ok = d.scanNested(idx)
 				d.mems[base+pos].Value = v
-			} else {
+			default:
 				next, ok = d.scanLeaf(idx, &d.mems[base+pos].Value)
 			}
 			if !ok {
