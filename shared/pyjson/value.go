@@ -113,8 +113,9 @@ func (v *Value) Get(key string) (Value, bool) {
 	if v.Kind != Object {
 		return Value{}, false
 	}
-	for _, m := range unsafe.Slice((*Member)(v.p), int(v.n)) {
-		if m.Key == key {
+	// A walk by pointer: a range over Members copies each member.
+	for i := uint64(0); i < v.n; i++ {
+		if m := (*Member)(unsafe.Add(v.p, i*uint64(unsafe.Sizeof(Member{})))); m.Key == key {
 			return m.Value, true
 		}
 	}

@@ -415,27 +415,50 @@ func validateItem(raw *pyjson.Value, ctx func() string, ar *itemArena) (Resource
 	if raw.Kind != pyjson.Object {
 		return ResourceItem{}, fail(ctx() + ": item must be an object")
 	}
+	// One pass over the members instead of one lookup per key (the
+	// decoded keys are distinct); the checks run in the engine's order.
+	var id, title, subtitle, href, status, metadata, fields pyjson.Value
+	members := raw.Members()
+	for i := range members {
+		m := &members[i]
+		switch m.Key {
+		case "resourceId":
+			id = m.Value
+		case "title":
+			title = m.Value
+		case "subtitle":
+			subtitle = m.Value
+		case "href":
+			href = m.Value
+		case "status":
+			status = m.Value
+		case "metadata":
+			metadata = m.Value
+		case "fields":
+			fields = m.Value
+		}
+	}
 	var it ResourceItem
 	var err error
-	if it.ResourceID, err = requireStr(raw, "resourceId"); err != nil {
+	if it.ResourceID, err = toolarg.RequiredStringValue(raw, "resourceId", id, prefix); err != nil {
 		return it, err
 	}
-	if it.Title, err = requireStr(raw, "title"); err != nil {
+	if it.Title, err = toolarg.RequiredStringValue(raw, "title", title, prefix); err != nil {
 		return it, err
 	}
-	if it.Subtitle, err = optionalStr(raw, "subtitle"); err != nil {
+	if it.Subtitle, err = toolarg.OptionalStringValue(raw, "subtitle", subtitle, prefix); err != nil {
 		return it, err
 	}
-	if it.Href, err = optionalStr(raw, "href"); err != nil {
+	if it.Href, err = toolarg.OptionalStringValue(raw, "href", href, prefix); err != nil {
 		return it, err
 	}
-	if it.Status, err = optionalStr(raw, "status"); err != nil {
+	if it.Status, err = toolarg.OptionalStringValue(raw, "status", status, prefix); err != nil {
 		return it, err
 	}
-	if it.Metadata, err = validateMetadata(raw.Lookup("metadata"), ctx, ar); err != nil {
+	if it.Metadata, err = validateMetadata(metadata, ctx, ar); err != nil {
 		return it, err
 	}
-	if it.Fields, err = validateFields(raw.Lookup("fields"), ctx, ar); err != nil {
+	if it.Fields, err = validateFields(fields, ctx, ar); err != nil {
 		return it, err
 	}
 	return it, nil
@@ -479,8 +502,16 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 		return nil, fail(ctx() + ": at most 40 field entries")
 	}
 	out := ar.fieldSlots(v.Len())
-	for _, m := range v.Members() {
+	members := v.Members()
+	// The decoded keys are distinct: two entries can meet only once
+	// stripping has changed a key.
+	changed := false
+	for j := range members {
+		m := &members[j]
 		k := pyjson.Strip(m.Key)
+		if len(k) != len(m.Key) {
+			changed = true
+		}
 		if k == "" {
 			return nil, fail(ctx() + ": fields keys must be non-empty strings")
 		}
@@ -504,7 +535,7 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 			return nil, fail(ctx() + ": fields." + m.Key + " must be string, number, boolean, or null")
 		}
 		replaced := false
-		for i := range out {
+		for i := 0; changed && i < len(out); i++ {
 			if out[i].Key == k {
 				out[i].Value = fv
 				replaced = true

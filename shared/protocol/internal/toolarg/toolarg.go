@@ -99,7 +99,11 @@ func (w Where) fail(raw *pyjson.Value, key, problem string) error {
 
 // RequiredString reads raw[key]: a string, stripped, not empty.
 func RequiredString(raw *pyjson.Value, key string, where Where) (string, error) {
-	v := raw.Lookup(key)
+	return RequiredStringValue(raw, key, raw.Lookup(key), where)
+}
+
+// RequiredStringValue is RequiredString for a caller that has looked up v = raw[key] already.
+func RequiredStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Where) (string, error) {
 	if v.Kind != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
@@ -112,7 +116,11 @@ func RequiredString(raw *pyjson.Value, key string, where Where) (string, error) 
 
 // OptionalString reads raw[key]: absent or null is "", otherwise a string, stripped.
 func OptionalString(raw *pyjson.Value, key string, where Where) (string, error) {
-	v := raw.Lookup(key)
+	return OptionalStringValue(raw, key, raw.Lookup(key), where)
+}
+
+// OptionalStringValue is OptionalString for a caller that has looked up v = raw[key] already.
+func OptionalStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Where) (string, error) {
 	if v.Kind == pyjson.Null {
 		return "", nil
 	}
