@@ -1,7 +1,6 @@
 package handler
 
 import (
-
 	"appwrite-agent/functions/title/rowevent"
 	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/fnhttp"
