@@ -79,7 +79,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -163,9 +162,9 @@ type Subscription struct {
 	PrevSecretUntil time.Time
 	// Event is the MCP event name, e.g. "row.created". Bound, not stored (version 1 stored it).
 	Event string
-	// Args are the filter arguments other than the project id. Bound, not stored (version 1 stored them).
-	// After Open they are the map of the Target that opened the envelope.
-	Args map[string]string
+	// Args are the filter arguments other than the project id, in canonical order. Bound, not stored
+	// (version 1 stored them). After Open they are those of the Target that opened the envelope.
+	Args Args
 	// ProjectID is the Appwrite project. Bound, not stored: Open returns the project id it was given.
 	ProjectID string
 	// Expiry is when the subscription ends; required. Stored.
@@ -192,7 +191,7 @@ func (s Subscription) SigningSecrets(now time.Time) [][]byte {
 // of a delivery, mcp-events from the subscription it acts on.
 type Target struct {
 	Event string
-	Args  map[string]string
+	Args  Args
 }
 
 // Fields are the three webhook fields that carry a sealed subscription.
@@ -349,10 +348,7 @@ func fixedPlaintext(sub Subscription) int {
 // sub.Event and sub.Args, and returns the webhook fields. A subscription that does not fit the budget is
 // refused with a *TooLongError; an invalid field with a *FieldError.
 func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
-	var argl argList
-	argl.collect(sub.Args)
-	args := argl.list()
-	if err := checkBinding(webhookID, sub.ProjectID, sub.Event, args); err != nil {
+	if err := checkBinding(webhookID, sub.ProjectID, sub.Event, sub.Args); err != nil {
 		return Fields{}, err
 	}
 	kid := s.ring.ids[0]
@@ -383,7 +379,7 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 		return Fields{}, err
 	}
 	// The plaintext is encrypted in place: once sealed, the scratch memory holds no secret.
-	ad := appendADV2(sc[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
+	ad := appendADV2(sc[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, sub.Args)
 	env := s.ring.list[0].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
 	return s.split(b64EncodeInto(make([]byte, b64EncodedLen(envLen)+8), env)), nil
 }
@@ -398,7 +394,7 @@ func (s *Sealer) scratch(n int) (*[]byte, []byte) {
 	if p, ok := s.pool.Get().(*[]byte); ok && len(*p) >= n {
 		return p, *p
 	}
-	b := make([]byte, max(n, 1024))
+	b := make([]byte, max(n, 2048))
 	return &b, b
 }
 
@@ -411,7 +407,7 @@ func (s *Sealer) split(text string) Fields {
 	return Fields{Username: text[:u], Password: text[u : u+p], URLTail: text[u+p:]}
 }
 
-func checkBinding(webhookID, projectID, event string, args []arg) error {
+func checkBinding(webhookID, projectID, event string, args Args) error {
 	if webhookID == "" || len(webhookID) > MaxIDBytes {
 		return &FieldError{"webhookId", fmt.Sprintf("must be 1 to %d bytes", MaxIDBytes)}
 	}
@@ -425,12 +421,15 @@ func checkBinding(webhookID, projectID, event string, args []arg) error {
 		return &FieldError{"arguments", fmt.Sprintf("more than %d", MaxArgs)}
 	}
 	for _, a := range args {
-		if a.name == "" || len(a.name) > MaxArgNameBytes {
+		if a.Name == "" || len(a.Name) > MaxArgNameBytes {
 			return &FieldError{"arguments", fmt.Sprintf("name must be 1 to %d bytes", MaxArgNameBytes)}
 		}
-		if len(a.value) > MaxArgValueBytes {
-			return &FieldError{"arguments." + a.name, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
+		if len(a.Value) > MaxArgValueBytes {
+			return &FieldError{"arguments." + a.Name, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
 		}
+	}
+	if !args.canonical() {
+		return &FieldError{"arguments", "not in canonical order (sorted by name, each name once: see ArgsOf)"}
 	}
 	return nil
 }
@@ -615,54 +614,78 @@ func parsePlaintextV2(pt []byte) (sub Subscription, rest int, err error) {
 	return sub, len(pt) - len(r), nil
 }
 
-// arg is one filter argument.
-type arg struct{ name, value string }
+// Arg is one filter argument: a name and its value, e.g. table_id and the table's id.
+type Arg struct{ Name, Value string }
 
-// argList is a map's arguments sorted by name, kept in place when there are at most 8.
-type argList struct {
-	a    [8]arg
-	n    int
-	more []arg
-}
+// Args are filter arguments in canonical order: sorted by name, each name once (the order in which the
+// associated data binds them). Seal refuses others with a *FieldError and Open skips a Target that holds
+// others, so that one set of arguments has exactly one binding. Build them with ArgsOf or AppendArgs, or
+// in order by hand; they are read, never written, by Seal and Open.
+type Args []Arg
 
-// collect fills l with args sorted by name, in one map iteration (map iteration is the dearest step of a
-// seal).
-func (l *argList) collect(args map[string]string) {
-	if len(args) > len(l.a) {
-		for k, v := range args {
-			l.more = append(l.more, arg{k, v})
-		}
-		sort.Slice(l.more, func(i, j int) bool { return l.more[i].name < l.more[j].name })
-		return
+// ArgsOf returns the arguments of m in canonical order (nil when m is empty).
+func ArgsOf(m map[string]string) Args { return AppendArgs(nil, m) }
+
+// AppendArgs appends the arguments of m to a, sorted by name among themselves, and returns the result:
+// the arguments of several targets can share one allocation.
+func AppendArgs(a Args, m map[string]string) Args {
+	start := len(a)
+	for k, v := range m {
+		a = append(a, Arg{k, v})
 	}
-	for k, v := range args {
-		l.a[l.n] = arg{k, v}
-		l.n++
-	}
-	for i := 1; i < l.n; i++ { // insertion sort: a handful of names
-		for j := i; j > 0 && l.a[j].name < l.a[j-1].name; j-- {
-			l.a[j], l.a[j-1] = l.a[j-1], l.a[j]
+	add := a[start:]
+	for i := 1; i < len(add); i++ { // insertion sort: a handful of names
+		for j := i; j > 0 && add[j].Name < add[j-1].Name; j-- {
+			add[j], add[j-1] = add[j-1], add[j]
 		}
 	}
+	return a
 }
 
-// list returns the sorted arguments.
-func (l *argList) list() []arg {
-	if l.more != nil {
-		return l.more
+// Get returns the value of the argument name and whether a holds it.
+func (a Args) Get(name string) (string, bool) {
+	for _, x := range a {
+		if x.Name == name {
+			return x.Value, true
+		}
 	}
-	return l.a[:l.n]
+	return "", false
 }
 
-// sortedArgs returns args sorted by name (tests and benchmarks).
-func sortedArgs(args map[string]string) []arg {
-	var l argList
-	l.collect(args)
-	return l.list()
+// Map returns the arguments as a new map (empty, not nil, when there are none).
+func (a Args) Map() map[string]string {
+	m := make(map[string]string, len(a))
+	for _, x := range a {
+		m[x.Name] = x.Value
+	}
+	return m
 }
 
-// appendADV2 appends the version 2 associated data; args are sorted by name.
-func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args []arg) []byte {
+// Equal reports whether a holds exactly the arguments of m.
+func (a Args) Equal(m map[string]string) bool {
+	if len(a) != len(m) {
+		return false
+	}
+	for _, x := range a {
+		if v, ok := m[x.Name]; !ok || v != x.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical reports whether the names are non-empty and strictly ascending.
+func (a Args) canonical() bool {
+	for i := range a {
+		if a[i].Name == "" || i > 0 && a[i].Name <= a[i-1].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// appendADV2 appends the version 2 associated data; args are canonical.
+func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args Args) []byte {
 	ad = append(ad, adLabelV2...)
 	ad = append(ad, hdr...)
 	ad = appendLenString(ad, webhookID)
@@ -670,8 +693,8 @@ func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args []arg) 
 	ad = appendLenString(ad, event)
 	ad = binary.AppendUvarint(ad, uint64(len(args)))
 	for _, a := range args {
-		ad = appendLenString(ad, a.name)
-		ad = appendLenString(ad, a.value)
+		ad = appendLenString(ad, a.Name)
+		ad = appendLenString(ad, a.Value)
 	}
 	return ad
 }
@@ -700,14 +723,14 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if webhookID == "" || len(webhookID) > MaxIDBytes || projectID == "" || len(projectID) > MaxIDBytes {
 		return Subscription{}, ErrMalformed
 	}
-	// Scratch memory holds the decoded envelope and the associated data. The plaintext and the callback
-	// URL go into the one allocation the returned subscription keeps (its secrets and URL point into it;
-	// nothing writes to it after); a failed trial open may overwrite it, so the ciphertext is never opened
-	// in place.
-	dl := n * 3 / 4
-	scp, sc := s.scratch(dl + 8 + scratchAD)
+	// Scratch memory holds the decoded envelope, then the associated data, then the text gathered from
+	// the fields (consumed before the associated data is built). The plaintext and the callback URL go
+	// into the one allocation the returned subscription keeps (its secrets and URL point into it; nothing
+	// writes to it after); a failed trial open may overwrite it, so the ciphertext is never opened in place.
+	dl := n*3/4 + 16 // the decoder stores 16 bytes at a time
+	scp, sc := s.scratch(dl + scratchAD + n)
 	defer s.release(scp)
-	m, ok := b64DecodeParts(sc, [3]string{f.Username, f.Password, f.URLTail})
+	m, ok := b64DecodeParts(sc[:dl], sc[dl+scratchAD:], [3]string{f.Username, f.Password, f.URLTail})
 	if !ok || m < 1 {
 		return Subscription{}, ErrMalformed
 	}
@@ -735,15 +758,13 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	}
 	var keep []byte
 	for _, t := range targets {
-		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs {
+		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs || !t.Args.canonical() {
 			continue
 		}
 		if keep == nil {
 			keep = make([]byte, len(ct)-tagSize+len(httpsPfx))
 		}
-		var argl argList
-		argl.collect(t.Args)
-		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, argl.list())
+		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, t.Args)
 		pt, err := aead.Open(keep[:0], nonce, ct, ad)
 		if err != nil {
 			continue

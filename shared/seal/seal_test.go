@@ -66,7 +66,7 @@ func sampleSub() Subscription {
 		CallbackURL: "https://proxy.example.com/hooks/client123",
 		Secret:      bytes.Repeat([]byte{0xA5, 0x5A, 0x01, 0x02}, 8),
 		Event:       "row.created",
-		Args:        map[string]string{"database_id": "main", "table_id": "orders"},
+		Args:        Args{{"database_id", "main"}, {"table_id", "orders"}},
 		ProjectID:   "6512a9f3c0ffee",
 		Expiry:      time.Unix(1_800_000_000, 0).UTC(),
 		VerifiedAt:  time.Unix(1_799_000_000, 0).UTC(),
@@ -76,7 +76,7 @@ func sampleSub() Subscription {
 // bigSub spreads over all three fields: 36-character ids and a 300-byte callback URL.
 func bigSub() Subscription {
 	s := sampleSub()
-	s.Args = map[string]string{"database_id": id36a, "table_id": id36b}
+	s.Args = Args{{"database_id", id36a}, {"table_id", id36b}}
 	s.CallbackURL = padURL("https://hooks.chatgpt-connectors.example.com/v1/callbacks/", 300)
 	return s
 }
@@ -263,16 +263,13 @@ func TestTamperSwapsAndBinding(t *testing.T) {
 	}
 	ta := targetOf(a)
 	other := func(k, v string) Target {
-		args := map[string]string{}
-		for k2, v2 := range a.Args {
-			args[k2] = v2
-		}
+		args := a.Args.Map()
 		if v == "" {
 			delete(args, k)
 		} else {
 			args[k] = v
 		}
-		return Target{Event: a.Event, Args: args}
+		return Target{Event: a.Event, Args: ArgsOf(args)}
 	}
 	type c struct {
 		wid, proj string
@@ -330,9 +327,9 @@ func TestTargets(t *testing.T) {
 	s := newSealer(t, "k1:"+keyB64(t))
 	sub := bigSub()
 	f := allFields(t, s, "w", sub)
-	decoys := []Target{{"row.updated", sub.Args}, {"row.deleted", sub.Args}, {"file.created", map[string]string{"bucket_id": "b"}}}
+	decoys := []Target{{"row.updated", sub.Args}, {"row.deleted", sub.Args}, {"file.created", Args{{"bucket_id", "b"}}}}
 	got, err := s.Open("w", sub.ProjectID, f, append(decoys, targetOf(sub))...)
-	if err != nil || got.Event != "row.created" || got.Args["table_id"] != id36b {
+	if err != nil || got.Event != "row.created" || got.Args[1] != (Arg{"table_id", id36b}) {
 		t.Fatalf("%+v %v", got, err)
 	}
 	many := make([]Target, 0, MaxTargets+1)
@@ -493,7 +490,7 @@ func TestSealRejectsInvalid(t *testing.T) {
 		"expiry":              func(s *Subscription) { s.Expiry = time.Time{} },
 		"verifiedAt":          func(s *Subscription) { s.VerifiedAt = time.Unix(1_700_000_000, 0) }, // before Epoch
 		"projectId":           func(s *Subscription) { s.ProjectID = "" },
-		"arguments":           func(s *Subscription) { s.Args = map[string]string{"": "x"} },
+		"arguments":           func(s *Subscription) { s.Args = Args{{"", "x"}} },
 	}
 	for field, f := range mut {
 		sub := sampleSub()
@@ -525,7 +522,7 @@ func sealRawV2(s *Sealer, pt []byte, tg Target) Fields {
 	hdr := append([]byte{byte(Version<<4 | (len(kid) - 1))}, kid...)
 	nonce := make([]byte, nonceSize)
 	rand.Read(nonce)
-	env := append(append(bytes.Clone(hdr), nonce...), s.ring.aeads[kid].Seal(nil, nonce, pt, appendADV2(nil, hdr, "w1", "p", tg.Event, sortedArgs(tg.Args)))...)
+	env := append(append(bytes.Clone(hdr), nonce...), s.ring.aeads[kid].Seal(nil, nonce, pt, appendADV2(nil, hdr, "w1", "p", tg.Event, tg.Args))...)
 	return s.split(base64.RawURLEncoding.EncodeToString(env))
 }
 
@@ -649,10 +646,11 @@ func randSub(r *mrand.Rand) Subscription {
 		sub.PrevSecretUntil = randTime(r)
 	}
 	if n := r.IntN(4); n > 0 {
-		sub.Args = map[string]string{}
+		m := map[string]string{}
 		for range n {
-			sub.Args[randString(r, 1, 12)] = randString(r, 0, 36)
+			m[randString(r, 1, 12)] = randString(r, 0, 36)
 		}
+		sub.Args = ArgsOf(m)
 	}
 	return sub
 }
@@ -956,7 +954,7 @@ func rawFloor(b *testing.B, sub Subscription) (func(), int) {
 	block, _ := aes.NewCipher(key)
 	aead, _ := cipher.NewGCM(block)
 	pt, _ := appendPlaintextV2(nil, sub)
-	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sortedArgs(sub.Args))
+	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sub.Args)
 	nonce := make([]byte, nonceSize)
 	return func() {
 		rand.Read(nonce)
