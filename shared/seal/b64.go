@@ -120,10 +120,21 @@ func b64DecodeParts(dst, tmp []byte, parts [3]string) (int, bool) {
 }
 
 // b64DecodeQuads decodes text, a whole number of 4-character groups, into dst (room for len(text)*3/4).
+// Blocks of 16 characters go to b64DecodeBlocks; when 4 to 12 characters are left, and room allows, the
+// last 16 characters are decoded as one more block, which writes again the bytes it shares with the one
+// before.
 func b64DecodeQuads(dst, text []byte) (int, bool) {
 	n, ok := b64DecodeBlocks(dst, text)
 	if !ok {
 		return 0, false
+	}
+	if n > 0 && n < len(text) {
+		if last := len(text) - 16; len(dst) >= last/4*3+16 {
+			if m, ok := b64DecodeBlocks(dst[last/4*3:], text[last:]); !ok || m != 16 {
+				return 0, false
+			}
+			return len(text) / 4 * 3, true
+		}
 	}
 	di, ok := b64DecodeQuadsScalar(dst[n/4*3:], text[n:])
 	return n/4*3 + di, ok

@@ -530,7 +530,7 @@ func sealRawV2(s *Sealer, pt []byte, tg Target) Fields {
 func TestNonCanonicalPlaintextV2(t *testing.T) {
 	s := newSealer(t, "k1:"+keyB64(t))
 	tg := targetOf(sampleSub())
-	good, err := appendPlaintextV2(nil, sampleSub())
+	good, err := appendPlaintextV2(nil, ptr(sampleSub()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +540,7 @@ func TestNonCanonicalPlaintextV2(t *testing.T) {
 	set := func(i int, v byte) []byte { b := bytes.Clone(good); b[i] = v; return b }
 	stored := sampleSub()
 	stored.CallbackURL = "http://x.example/"
-	plainHTTP, _ := appendPlaintextV2(nil, stored)
+	plainHTTP, _ := appendPlaintextV2(nil, &stored)
 	withPrefix := append(bytes.Clone(plainHTTP[:len(plainHTTP)-len(stored.CallbackURL)]), "https://x.example/"...)
 	for name, pt := range map[string][]byte{
 		"empty":                 {},
@@ -801,7 +801,7 @@ func FuzzOpen(f *testing.F) {
 			}
 			return
 		}
-		if _, err := appendPlaintextV2(nil, got); err != nil {
+		if _, err := appendPlaintextV2(nil, &got); err != nil {
 			t.Fatalf("opened an invalid subscription: %v", err)
 		}
 	})
@@ -824,7 +824,7 @@ func FuzzOpenFields(f *testing.F) {
 			}
 			return
 		}
-		if _, err := appendPlaintextV2(nil, got); err != nil {
+		if _, err := appendPlaintextV2(nil, &got); err != nil {
 			t.Fatalf("opened an invalid subscription: %v", err)
 		}
 	})
@@ -833,12 +833,12 @@ func FuzzOpenFields(f *testing.F) {
 // FuzzDecodePlaintextV2 reaches the version 2 plaintext decoder directly (the fuzzer cannot forge GCM
 // tags): it must never panic and must accept only canonical encodings.
 func FuzzDecodePlaintextV2(f *testing.F) {
-	good, _ := appendPlaintextV2(nil, sampleSub())
+	good, _ := appendPlaintextV2(nil, ptr(sampleSub()))
 	f.Add(good)
 	rot := bigSub()
 	rot.PrevSecret = bytes.Repeat([]byte{9}, 24)
 	rot.PrevSecretUntil = time.Unix(1_800_000_100, 0)
-	rotated, _ := appendPlaintextV2(nil, rot)
+	rotated, _ := appendPlaintextV2(nil, &rot)
 	f.Add(rotated)
 	f.Add([]byte{})
 	f.Add([]byte{1, 0, 0, 0, 1, 24})
@@ -847,7 +847,7 @@ func FuzzDecodePlaintextV2(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := appendPlaintextV2(nil, sub)
+		again, err := appendPlaintextV2(nil, &sub)
 		if err != nil || !bytes.Equal(again, pt) {
 			t.Fatalf("accepted non-canonical plaintext %x (re-encodes to %x, %v)", pt, again, err)
 		}
@@ -953,7 +953,7 @@ func rawFloor(b *testing.B, sub Subscription) (func(), int) {
 	key := bytes.Repeat([]byte{7, 3}, 16)
 	block, _ := aes.NewCipher(key)
 	aead, _ := cipher.NewGCM(block)
-	pt, _ := appendPlaintextV2(nil, sub)
+	pt, _ := appendPlaintextV2(nil, &sub)
 	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sub.Args)
 	nonce := make([]byte, nonceSize)
 	return func() {
@@ -1007,3 +1007,5 @@ func BenchmarkSealOpenOverRaw(b *testing.B) {
 
 func BenchmarkRawAESGCM(b *testing.B)        { benchRaw(b, sampleSub()) }
 func BenchmarkRawAESGCMLargest(b *testing.B) { benchRaw(b, bigSub()) }
+
+func ptr[T any](v T) *T { return &v }
