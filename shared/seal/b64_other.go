@@ -2,7 +2,7 @@
 
 package seal
 
-const hasSSSE3 = false
+const hasSSSE3, hasAVX2 = false, false
 
 // b64EncodeBlocks leaves all of src to the portable code on this architecture.
 func b64EncodeBlocks(dst, src []byte) int { return 0 }

@@ -130,3 +130,25 @@ func FuzzBase64Parts(f *testing.F) {
 		}
 	})
 }
+
+// The portable codec, which runs alone on other machines and for the tails here, matches encoding/base64
+// on its own.
+func TestBase64Portable(t *testing.T) {
+	for n := range 300 {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*61 + n)
+		}
+		want := base64.RawURLEncoding.EncodeToString(src)
+		dst := make([]byte, len(want)+8)
+		if got := dst[:b64EncodeScalar(dst, src, 0)]; string(got) != want {
+			t.Fatalf("%d bytes: %q, want %q", n, got, want)
+		}
+		q := len(want) &^ 3
+		out := make([]byte, len(want))
+		m, ok := b64DecodeQuadsScalar(out, []byte(want[:q]))
+		if !ok || !bytes.Equal(out[:m], src[:m]) || m != q/4*3 {
+			t.Fatalf("%d bytes: decoded %d %v", n, m, ok)
+		}
+	}
+}
