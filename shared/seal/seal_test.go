@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	mrand "math/rand/v2"
 	"reflect"
@@ -341,6 +342,79 @@ func TestTargets(t *testing.T) {
 	}
 	if _, err := s.Open("w", sub.ProjectID, f); !errors.Is(err, ErrAuth) {
 		t.Fatalf("no targets: %v", err)
+	}
+}
+
+// Arguments are bound in one canonical order: Seal (and SealVersion1) refuses others, Open skips a
+// target that holds others (an unsorted copy of the right arguments included), and ArgsOf and AppendArgs
+// make the order from a map.
+func TestArgsCanonical(t *testing.T) {
+	s := newSealer(t, "k1:"+keyB64(t))
+	sub := bigSub()
+	f := allFields(t, s, "w", sub)
+	unsorted := Args{sub.Args[1], sub.Args[0]}
+	for name, args := range map[string]Args{
+		"unsorted":       unsorted,
+		"name repeated":  Args{sub.Args[0], sub.Args[0]},
+		"names repeated": Args{{"a", "1"}, {"b", "2"}, {"b", "3"}},
+		"empty name":     Args{{"", "x"}, {"table_id", "t"}},
+	} {
+		bad := sub
+		bad.Args = args
+		var fe *FieldError
+		if _, err := s.Seal("w", bad); !errors.As(err, &fe) || fe.Field != "arguments" {
+			t.Errorf("Seal, %s: %v", name, err)
+		}
+		if _, err := s.SealVersion1("w", bad); !errors.As(err, &fe) || fe.Field != "arguments" {
+			t.Errorf("SealVersion1, %s: %v", name, err)
+		}
+	}
+	if _, err := s.Open("w", sub.ProjectID, f, Target{sub.Event, unsorted}); !errors.Is(err, ErrAuth) {
+		t.Fatalf("opened for unsorted arguments: %v", err)
+	}
+	got, err := s.Open("w", sub.ProjectID, f, Target{sub.Event, unsorted}, targetOf(sub))
+	if err != nil || !reflect.DeepEqual(got.Args, sub.Args) {
+		t.Fatalf("canonical target after a skipped one: %+v %v", got.Args, err)
+	}
+
+	m := map[string]string{"table_id": "t", "database_id": "d", "a": "", "zz": "z"}
+	a := ArgsOf(m)
+	if want := (Args{{"a", ""}, {"database_id", "d"}, {"table_id", "t"}, {"zz", "z"}}); !reflect.DeepEqual(a, want) || !a.canonical() {
+		t.Fatalf("ArgsOf: %v, want %v", a, want)
+	}
+	if !a.Equal(m) || a[:3].Equal(m) || !reflect.DeepEqual(a.Map(), m) {
+		t.Fatal("Equal or Map")
+	}
+	m2 := maps.Clone(m)
+	m2["zz"] = "other"
+	if a.Equal(m2) {
+		t.Fatal("Equal with another value")
+	}
+	if v, ok := a.Get("table_id"); !ok || v != "t" {
+		t.Fatalf("Get: %q %v", v, ok)
+	}
+	if _, ok := a.Get("bucket_id"); ok {
+		t.Fatal("Get of a missing name")
+	}
+	if ArgsOf(nil) != nil || len(Args(nil).Map()) != 0 || Args(nil).Map() == nil || !Args(nil).Equal(map[string]string{}) {
+		t.Fatal("no arguments")
+	}
+	both := AppendArgs(AppendArgs(nil, map[string]string{"y": "1", "x": "2"}), map[string]string{"b": "3", "a": "4"})
+	if want := (Args{{"x", "2"}, {"y", "1"}, {"a", "4"}, {"b", "3"}}); !reflect.DeepEqual(both, want) {
+		t.Fatalf("AppendArgs sorts what it appends, among itself: %v", both)
+	}
+	many := map[string]string{}
+	for i := range MaxArgs {
+		many[fmt.Sprintf("n%02d", (i*37)%MaxArgs)] = "v"
+	}
+	if l := ArgsOf(many); len(l) != MaxArgs || !l.canonical() {
+		t.Fatalf("ArgsOf of %d arguments: %d, canonical %v", MaxArgs, len(l), l.canonical())
+	}
+}
+
+func TestEpochUnix(t *testing.T) {
+	if Epoch.Unix() != epochUnix {
+		t.Fatalf("epochUnix %d, Epoch %d", epochUnix, Epoch.Unix())
 	}
 }
 
