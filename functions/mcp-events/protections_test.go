@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,5 +244,40 @@ func TestEventsTransport2026(t *testing.T) {
 				t.Fatalf("%d %s, want %d with %d", status, raw, c.status, c.code)
 			}
 		})
+	}
+}
+
+// TestIssuerOutageIsRetryable: while the issuer's JWKS answers 503, a well-formed token whose key the
+// server has not cached cannot be checked. That is HTTP 503 with Retry-After (when the next fetch may run)
+// and error temporarily_unavailable, not a 401 that would send the user through authorization again; the
+// second request within the refresh interval fetches nothing; a malformed token is still a 401.
+func TestIssuerOutageIsRetryable(t *testing.T) {
+	st := newStack(t)
+	var fetches atomic.Int64
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	st.env["MCP_EVENTS_OAUTH_JWKS_URL"] = down.URL + "/jwks"
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, []string{"webhooks.read", "webhooks.write", "rows.read"})
+	list := `{"jsonrpc":"2.0","id":1,"method":"events/list","params":{}}`
+	for i := range 2 {
+		status, hdr, body, raw := post(t, "POST", url, tok, list, nil)
+		retry, err := strconv.Atoi(hdr.Get("Retry-After"))
+		if status != http.StatusServiceUnavailable || err != nil || retry < 1 || retry > 10 || hdr.Get("WWW-Authenticate") != "" {
+			t.Fatalf("request %d: %d Retry-After %q WWW-Authenticate %q: %s", i, status, hdr.Get("Retry-After"), hdr.Get("WWW-Authenticate"), raw)
+		}
+		desc, _ := body["error_description"].(string)
+		if body["error"] != "temporarily_unavailable" || !strings.Contains(desc, "JWKS") || !strings.Contains(desc, "HTTP 503") || !strings.HasSuffix(desc, "retry later") {
+			t.Fatalf("request %d: %s", i, raw)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Fatalf("two requests within the refresh interval fetched the JWKS %d times, want 1", n)
+	}
+	if status, _, body, raw := post(t, "POST", url, "not.a.jwt", list, nil); status != http.StatusUnauthorized || body["error"] != "invalid_token" {
+		t.Fatalf("malformed token during the outage: %d %s", status, raw)
 	}
 }

@@ -1,9 +1,6 @@
 package handler
 
 import (
-	"os"
-	"strings"
-
 	"appwrite-agent/functions/title/rowevent"
 	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/fnhttp"
@@ -19,7 +16,7 @@ const EnvCORSOrigins = "TITLE_CORS_ORIGINS"
 type Config struct {
 	// Auth is AGENT_API_KEY and AGENT_ALLOW_UNAUTHENTICATED (the HTTP route).
 	Auth sessionauth.Policy
-	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL.
+	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL and the SSRF policy of a per-request llm.base_url.
 	LLM llm.Env
 	// CORS is TITLE_CORS_ORIGINS.
 	CORS fnhttp.CORS
@@ -33,7 +30,7 @@ type Config struct {
 func LoadConfig() Config {
 	c := Config{
 		Auth: sessionauth.FromEnv(),
-		LLM:  llm.Env{APIKey: strings.TrimSpace(os.Getenv("LLM_API_KEY")), Model: strings.TrimSpace(os.Getenv("LLM_MODEL")), BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL"))},
+		LLM:  llm.EnvFromOS(),
 		Rows: rowevent.ConfigFromEnv(),
 	}
 	var err error

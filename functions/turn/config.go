@@ -23,7 +23,7 @@ import (
 type Config struct {
 	// Auth is AGENT_API_KEY (compared with X-Session-API-Key) and AGENT_ALLOW_UNAUTHENTICATED.
 	Auth sessionauth.Policy
-	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL.
+	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL and the SSRF policy of a per-request llm.base_url.
 	LLM llm.Env
 	// Limits are ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
 	Limits request.Limits
@@ -54,7 +54,7 @@ const EnvCORSOrigins = "TURN_CORS_ORIGINS"
 func LoadConfig() Config {
 	c := Config{
 		Auth:      sessionauth.FromEnv(),
-		LLM:       llm.Env{APIKey: strings.TrimSpace(os.Getenv("LLM_API_KEY")), Model: strings.TrimSpace(os.Getenv("LLM_MODEL")), BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL"))},
+		LLM:       llm.EnvFromOS(),
 		BuildTime: os.Getenv("AGENT_BUILD_TIME"),
 	}
 	if c.BuildTime == "" {

@@ -20,22 +20,25 @@ const userMaxResponseBytes = 16 << 20
 // connections; call release when the request ends, so no connection outlives it.
 //
 // The environment's endpoint is trusted and gets a plain transport of its own. A per-request base_url
-// comes from a user, so it goes through the SSRF-safe client: https only, public addresses only, no
-// redirects, with SAFEHTTP_ALLOW / SAFEHTTP_ALLOW_HTTP / SAFEHTTP_CA_FILE read from the environment for tests
-// and local development. timeout bounds response headers and the whole exchange (the request's context
-// deadline is what really bounds a call; a reasoning model may take long before its headers).
+// comes from a user, so it goes through the SSRF-safe client of Env.UserPolicy: https only, public
+// addresses only, no redirects (SAFEHTTP_ALLOW / SAFEHTTP_ALLOW_HTTP / SAFEHTTP_CA_FILE open it for tests
+// and local development). The policy was read once with the Env; its CA roots are parsed on the first such
+// call and kept. timeout bounds response headers and the whole exchange (the request's context deadline is
+// what really bounds a call; a reasoning model may take long before its headers).
 func HTTPClient(s Settings, timeout time.Duration) (*http.Client, func(), error) {
 	if !s.UserBaseURL {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		return &http.Client{Transport: tr}, tr.CloseIdleConnections, nil
 	}
-	opts, err := safehttp.FromEnv(safehttp.Options{HeaderTimeout: timeout, TotalTimeout: timeout, MaxResponseBytes: userMaxResponseBytes})
+	err := s.userPolicyErr
 	if err == nil {
-		opts, err = safehttp.CAFromEnv(opts)
+		err = s.userPolicy.Roots.Err()
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("the SSRF policy for llm.base_url is misconfigured: %w", err)
 	}
+	opts := s.userPolicy
+	opts.HeaderTimeout, opts.TotalTimeout, opts.MaxResponseBytes = timeout, timeout, userMaxResponseBytes
 	if !opts.AllowHTTP && !strings.HasPrefix(strings.ToLower(s.BaseURL), "https://") {
 		return nil, nil, ErrUserURLScheme
 	}

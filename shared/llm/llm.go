@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"appwrite-agent/shared/safehttp"
 )
 
 // DefaultModel is LLM_MODEL when unset, as in the reference engine.
@@ -34,9 +37,30 @@ var ErrNoAPIKey = errors.New("LLM_API_KEY is not configured")
 // never sent to an endpoint chosen by a user.
 var ErrUserURLNeedsKey = errors.New("llm.api_key is required when llm.base_url is given (the server's key is never sent to another endpoint)")
 
-// Env is the LLM part of the environment: LLM_API_KEY, LLM_MODEL, LLM_BASE_URL.
+// Env is the LLM part of the environment: LLM_API_KEY, LLM_MODEL, LLM_BASE_URL, and the SSRF policy a
+// per-request base_url goes through. Read it once per process (EnvFromOS) and pass it down.
 type Env struct {
 	APIKey, Model, BaseURL string
+	// UserPolicy is the SSRF policy of a per-request base_url: SAFEHTTP_ALLOW and SAFEHTTP_ALLOW_HTTP as
+	// read, and the roots of SAFEHTTP_CA_FILE, parsed on the first such request and then kept, shared by
+	// every copy of the Env.
+	UserPolicy safehttp.Options
+	// UserPolicyErr is why UserPolicy could not be read (a bad SAFEHTTP_ALLOW); HTTPClient then refuses
+	// every per-request base_url with it.
+	UserPolicyErr error
+}
+
+// EnvFromOS reads Env from the process environment. Nothing is parsed beyond the variables themselves:
+// the CA file is read on the first request to a per-request base_url.
+func EnvFromOS() Env {
+	e := Env{
+		APIKey:  strings.TrimSpace(os.Getenv("LLM_API_KEY")),
+		Model:   strings.TrimSpace(os.Getenv("LLM_MODEL")),
+		BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL")),
+	}
+	opts, err := safehttp.FromEnv(safehttp.Options{})
+	e.UserPolicy, e.UserPolicyErr = safehttp.LazyCAFromEnv(opts), err
+	return e
 }
 
 // Override is the per-turn "llm" request field: any OpenAI-compatible endpoint chosen by the user.
@@ -61,6 +85,10 @@ type Settings struct {
 	UserBaseURL bool
 	// Reasoning reports a reasoning model (Responses API, no temperature).
 	Reasoning bool
+
+	// userPolicy and userPolicyErr are Env's, for HTTPClient.
+	userPolicy    safehttp.Options
+	userPolicyErr error
 }
 
 // ChatModel is the environment model name with everything up to the first "/" removed
@@ -109,7 +137,7 @@ func strictChatModel(model string) bool {
 // is prefix-stripped (ChatModel); an override model is used as given. ErrNoAPIKey when no key is left;
 // ErrUserURLNeedsKey when the override names a base URL without its own key.
 func Resolve(env Env, o *Override) (Settings, error) {
-	s := Settings{APIKey: env.APIKey, BaseURL: env.BaseURL}
+	s := Settings{APIKey: env.APIKey, BaseURL: env.BaseURL, userPolicy: env.UserPolicy, userPolicyErr: env.UserPolicyErr}
 	model := env.Model
 	if model == "" {
 		model = DefaultModel

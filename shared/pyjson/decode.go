@@ -178,8 +178,18 @@ func newErr(s, msg string, bytePos int) *SyntaxError {
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// skipWS returns the index of the first non-white-space byte at or after
+// i. The test for a byte that cannot be white space is inlined; the loop is
+// not.
 func skipWS(s string, i int) int {
-	for i < len(s) && s[i] <= ' ' && isWS(s[i]) {
+	if i < len(s) && s[i] <= ' ' {
+		return skipWSLoop(s, i)
+	}
+	return i
+}
+
+func skipWSLoop(s string, i int) int {
+	for i < len(s) && isWS(s[i]) {
 		i++
 	}
 	return i
@@ -228,11 +238,11 @@ func (d *decoder) scanNested(idx int) (Value, int, bool) {
 	if d.s[idx] == '{' {
 		m, end, ok := d.parseObject(idx + 1)
 		d.depth--
-		return Value{Kind: Object, O: m}, end, ok
+		return ObjectValue(m), end, ok
 	}
 	a, end, ok := d.parseArray(idx + 1)
 	d.depth--
-	return Value{Kind: Array, A: a}, end, ok
+	return ArrayValue(a), end, ok
 }
 
 // scanLeaf decodes the value at idx, which is not an array or an object,
@@ -249,7 +259,7 @@ func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		dst.Kind, dst.S = String, str
+		dst.Kind, dst.p, dst.n = String, strData(str), uint64(len(str))
 		return end, true
 	case 'n':
 		if idx+3 < n && s[idx+1:idx+4] == "ull" {
@@ -258,7 +268,7 @@ func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 		}
 	case 't':
 		if idx+3 < n && s[idx+1:idx+4] == "rue" {
-			dst.Kind, dst.B = Bool, true
+			dst.Kind, dst.n = Bool, 1
 			return idx + 4, true
 		}
 	case 'f':
@@ -268,17 +278,17 @@ func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 		}
 	case 'N':
 		if idx+2 < n && s[idx+1:idx+3] == "aN" {
-			dst.Kind, dst.F = Float, math.NaN()
+			dst.Kind, dst.n = Float, math.Float64bits(math.NaN())
 			return idx + 3, true
 		}
 	case 'I':
 		if idx+7 < n && s[idx+1:idx+8] == "nfinity" {
-			dst.Kind, dst.F = Float, math.Inf(1)
+			dst.Kind, dst.n = Float, math.Float64bits(math.Inf(1))
 			return idx + 8, true
 		}
 	case '-':
 		if idx+8 < n && s[idx+1:idx+9] == "Infinity" {
-			dst.Kind, dst.F = Float, math.Inf(-1)
+			dst.Kind, dst.n = Float, math.Float64bits(math.Inf(-1))
 			return idx + 9, true
 		}
 	}
@@ -333,13 +343,13 @@ func (d *decoder) matchNumber(start int, dst *Value) (int, bool) {
 	lit := s[start:idx]
 	if isFloat {
 		f, _ := strconv.ParseFloat(lit, 64) // out of range gives ±Inf or 0, as float() does
-		dst.Kind, dst.F = Float, f
+		dst.Kind, dst.n = Float, math.Float64bits(f)
 		return idx, true
 	}
 	if lit == "-0" {
 		lit = "0"
 	}
-	dst.Kind, dst.S = Int, lit
+	dst.Kind, dst.p, dst.n = Int, strData(lit), uint64(len(lit))
 	return idx, true
 }
 
@@ -350,8 +360,12 @@ func (d *decoder) scanString(end int) (string, int, bool) {
 	i := end
 	for ; i+8 <= len(s); i += 8 {
 		if m := specials(load8(s, i)); m != 0 {
+			// The lowest marked byte is the first special one.
 			i += bits.TrailingZeros64(m) >> 3
-			break
+			if s[i] == '"' {
+				return s[end:i], i + 1, true
+			}
+			return d.scanEscaped(end)
 		}
 	}
 	for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
@@ -492,14 +506,27 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 	end := len(s) - 1
 	base := len(d.mems)
 	var index map[string]int
+	var seen uint64 // keyBit of every key so far, while index is nil
 	idx = skipWS(s, idx)
 	if idx > end || s[idx] != '}' {
 		for {
 			if idx > end || s[idx] != '"' {
 				return d.failObject(base, "Expecting property name enclosed in double quotes", idx)
 			}
-			key, next, ok := d.scanString(idx + 1)
-			if !ok {
+			// A key with no escape is cut here, without a call (the
+			// scan of stringStop, written out: it is too big to inline).
+			next := idx + 1
+			for ; next+8 <= len(s); next += 8 {
+				if m := specials(load8(s, next)); m != 0 {
+					next += bits.TrailingZeros64(m) >> 3
+					break
+				}
+			}
+			var key string
+			var ok bool
+			if next < len(s) && s[next] == '"' {
+				key, next = s[idx+1:next], next+1
+			} else if key, next, ok = d.scanString(idx + 1); !ok {
 				return d.failObject(base, "", 0)
 			}
 			idx = skipWS(s, next)
@@ -513,6 +540,8 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 				if p, ok := index[key]; ok {
 					pos = p
 				}
+			} else if bit := keyBit(key); seen&bit == 0 {
+				seen |= bit // no key of this object has key's hash: a new key
 			} else {
 				cur := d.mems[base:]
 				for i := range cur {
@@ -536,11 +565,28 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 			} else {
 				d.mems[base+pos].Value = Value{}
 			}
-			if d.nested(idx) {
+			switch {
+			case idx < len(s) && s[idx] == '"':
+				// A string with no escape, cut as the key is.
+				next = idx + 1
+				for ; next+8 <= len(s); next += 8 {
+					if m := specials(load8(s, next)); m != 0 {
+						next += bits.TrailingZeros64(m) >> 3
+						break
+					}
+				}
+				if next < len(s) && s[next] == '"' {
+					v := &d.mems[base+pos].Value
+					v.Kind, v.p, v.n = String, strData(s[idx+1:next]), uint64(next-idx-1)
+					next, ok = next+1, true
+				} else {
+					next, ok = d.scanLeaf(idx, &d.mems[base+pos].Value)
+				}
+			case d.nested(idx):
 				var v Value
 				v, next, ok = d.scanNested(idx)
 				d.mems[base+pos].Value = v
-			} else {
+			default:
 				next, ok = d.scanLeaf(idx, &d.mems[base+pos].Value)
 			}
 			if !ok {
@@ -557,6 +603,17 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 		}
 	}
 	return d.memSlice(base), idx + 1, true
+}
+
+// keyBit returns a one-bit mask picked by a hash of key's length and first
+// and last bytes: parseObject compares a key with the ones before it only
+// when their bits meet.
+func keyBit(key string) uint64 {
+	h := uint64(len(key))
+	if len(key) > 0 {
+		h |= uint64(key[0])<<8 | uint64(key[len(key)-1])<<16
+	}
+	return 1 << ((h * 0x9e3779b97f4a7c15) >> 58)
 }
 
 // failObject drops the members of the object being parsed and records the

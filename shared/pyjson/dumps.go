@@ -3,42 +3,69 @@ package pyjson
 import (
 	"math"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Set sets key in an Object the way a Python dict assignment does: a new key is appended, an existing one
-// keeps its position and takes the new value. It does nothing on a non-object.
+// keeps its position and takes the new value. It does nothing on a non-object. Adding a key copies the
+// members (a Value does not keep spare capacity): to build a large object, make its members and call
+// ObjectValue.
 func (v *Value) Set(key string, val Value) {
 	if v.Kind != Object {
 		return
 	}
-	for i := range v.O {
-		if v.O[i].Key == key {
-			v.O[i].Value = val
+	ms := v.Members()
+	for i := range ms {
+		if ms[i].Key == key {
+			ms[i].Value = val
 			return
 		}
 	}
-	v.O = append(v.O, Member{Key: key, Value: val})
+	*v = ObjectValue(append(ms, Member{Key: key, Value: val}))
 }
 
 // Clone is a shallow copy (dict.copy(), list.copy()): the copy's members or elements can be set without
 // touching v.
 func (v Value) Clone() Value {
-	v.A = append([]Value(nil), v.A...)
-	v.O = append([]Member(nil), v.O...)
+	switch v.Kind {
+	case Array:
+		return ArrayValue(append([]Value(nil), v.Elems()...))
+	case Object:
+		return ObjectValue(append([]Member(nil), v.Members()...))
+	}
 	return v
 }
 
 // NewObject returns an empty Object ({}).
 func NewObject() Value { return Value{Kind: Object} }
 
-// ArrayValue returns an Array of items (a nil slice is the empty list).
-func ArrayValue(items []Value) Value { return Value{Kind: Array, A: items} }
+// ArrayValue returns an Array of items (a nil slice is the empty list). The value shares items' memory.
+func ArrayValue(items []Value) Value {
+	if len(items) == 0 {
+		return Value{Kind: Array}
+	}
+	return Value{Kind: Array, p: unsafe.Pointer(unsafe.SliceData(items)), n: uint64(len(items))}
+}
+
+// ObjectValue returns an Object of members, which must have distinct keys (a nil slice is the empty dict).
+// The value shares members' memory.
+func ObjectValue(members []Member) Value {
+	if len(members) == 0 {
+		return Value{Kind: Object}
+	}
+	return Value{Kind: Object, p: unsafe.Pointer(unsafe.SliceData(members)), n: uint64(len(members))}
+}
 
 // BoolValue returns a Bool value.
-func BoolValue(b bool) Value { return Value{Kind: Bool, B: b} }
+func BoolValue(b bool) Value {
+	if b {
+		return Value{Kind: Bool, n: 1}
+	}
+	return Value{Kind: Bool}
+}
 
 // FloatValue returns a Float value.
-func FloatValue(f float64) Value { return Value{Kind: Float, F: f} }
+func FloatValue(f float64) Value { return Value{Kind: Float, n: math.Float64bits(f)} }
 
 // Dumps is json.dumps(v, separators=(",", ":"), ensure_ascii=ensureASCII): compact, keys in insertion
 // order, floats as their repr (NaN, Infinity and -Infinity as Python writes them), and with ensureASCII
@@ -52,42 +79,43 @@ func AppendDumps(b []byte, v Value, ensureASCII bool) []byte {
 	case Null:
 		return append(b, "null"...)
 	case Bool:
-		if v.B {
+		if v.n != 0 {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)
 	case Int:
-		return append(b, v.S...)
+		return append(b, v.Text()...)
 	case Float:
+		f := v.Float()
 		switch {
-		case math.IsNaN(v.F):
+		case math.IsNaN(f):
 			return append(b, "NaN"...)
-		case math.IsInf(v.F, 1):
+		case math.IsInf(f, 1):
 			return append(b, "Infinity"...)
-		case math.IsInf(v.F, -1):
+		case math.IsInf(f, -1):
 			return append(b, "-Infinity"...)
 		}
-		return appendFloat(b, v.F)
+		return appendFloat(b, f)
 	case String:
-		return appendDumpsString(b, v.S, ensureASCII)
+		return appendDumpsString(b, v.Text(), ensureASCII)
 	case Array:
 		b = append(b, '[')
-		for i := range v.A {
+		for i, e := range v.Elems() {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendDumps(b, v.A[i], ensureASCII)
+			b = AppendDumps(b, e, ensureASCII)
 		}
 		return append(b, ']')
 	default:
 		b = append(b, '{')
-		for i := range v.O {
+		for i, m := range v.Members() {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendDumpsString(b, v.O[i].Key, ensureASCII)
+			b = appendDumpsString(b, m.Key, ensureASCII)
 			b = append(b, ':')
-			b = AppendDumps(b, v.O[i].Value, ensureASCII)
+			b = AppendDumps(b, m.Value, ensureASCII)
 		}
 		return append(b, '}')
 	}

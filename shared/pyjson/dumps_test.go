@@ -53,7 +53,7 @@ func TestSetAndClone(t *testing.T) {
 	if s.Kind != String {
 		t.Fatal("Set changed a non-object")
 	}
-	if got := Dumps(Value{Kind: String, S: "a\xffb"}, false); got != "\"a\ufffdb\"" {
+	if got := Dumps(StringValue("a\xffb"), false); got != "\"a\ufffdb\"" {
 		t.Fatalf("invalid UTF-8 %q", got)
 	}
 }

@@ -162,7 +162,7 @@ func TestDecoderReuse(t *testing.T) {
 				t.Fatalf("Decode(%.40q) = %.80s, want %.80s", doc, got.Repr(), want.Repr())
 			}
 			if err == nil && got.Kind == Object {
-				kept = append(kept, got.O[0].Key)
+				kept = append(kept, got.Members()[0].Key)
 			}
 		}
 	}

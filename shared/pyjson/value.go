@@ -11,8 +11,10 @@
 package pyjson
 
 import (
+	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Kind is the Python type a decoded JSON value has.
@@ -29,21 +31,21 @@ const (
 	Object             // dict
 )
 
-// Value is one decoded JSON value.
+// Value is one decoded JSON value: its Kind, and what the kind holds, read
+// through Text, Bool, Float, Elems and Members. It is 24 bytes and holds one
+// pointer, so that a decoded document is cheap to build, copy and clear. The
+// zero Value is None; the other values are made by Decode and by the
+// constructors (StringValue, IntValue, IntLiteral, FloatValue, BoolValue,
+// ArrayValue, ObjectValue, NewObject).
 type Value struct {
-	// Kind says which of the other fields is meaningful.
+	// Kind says what the value is.
 	Kind Kind
-	// B is the value of a Bool.
-	B bool
-	// S is the text of a String, or the canonical decimal literal of an Int.
-	S string
-	// F is the value of a Float.
-	F float64
-	// A holds the elements of an Array.
-	A []Value
-	// O holds the members of an Object in first-insertion order; a key given
-	// twice keeps its first position and its last value, like a Python dict.
-	O []Member
+	// p is the first byte of a String's text or an Int's literal, the first
+	// element of an Array, the first member of an Object; nil when n is 0.
+	p unsafe.Pointer
+	// n is the length of that text or of those elements or members, the bits
+	// of a Float, 1 for True.
+	n uint64
 }
 
 // Member is one key/value pair of an Object.
@@ -54,15 +56,67 @@ type Member struct {
 	Value Value
 }
 
+// Text returns the text of a String, or the canonical decimal literal of an
+// Int; "" for any other kind.
+func (v Value) Text() string {
+	if v.Kind != String && v.Kind != Int {
+		return ""
+	}
+	return unsafe.String((*byte)(v.p), int(v.n))
+}
+
+// Bool returns the value of a Bool; false for any other kind.
+func (v Value) Bool() bool { return v.Kind == Bool && v.n != 0 }
+
+// Float returns the value of a Float; 0 for any other kind.
+func (v Value) Float() float64 {
+	if v.Kind != Float {
+		return 0
+	}
+	return math.Float64frombits(v.n)
+}
+
+// Elems returns the elements of an Array; nil for any other kind. The
+// slice shares the value's memory: setting an element sets it in v.
+func (v Value) Elems() []Value {
+	if v.Kind != Array {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.p), int(v.n))
+}
+
+// Members returns the members of an Object in first-insertion order (a key
+// given twice keeps its first position and its last value, like a Python
+// dict); nil for any other kind. The slice shares the value's memory:
+// setting a member's Value sets it in v.
+func (v Value) Members() []Member {
+	if v.Kind != Object {
+		return nil
+	}
+	return unsafe.Slice((*Member)(v.p), int(v.n))
+}
+
+// Len returns the number of elements of an Array or members of an Object,
+// and the length in bytes of a String's text or an Int's literal; 0 for the
+// other kinds.
+func (v Value) Len() int {
+	switch v.Kind {
+	case String, Int, Array, Object:
+		return int(v.n)
+	}
+	return 0
+}
+
 // Get returns the value of key in an Object, and whether it is present.
 // It mirrors dict.get: a missing key and a non-object both give (Null, false).
 func (v *Value) Get(key string) (Value, bool) {
 	if v.Kind != Object {
 		return Value{}, false
 	}
-	for i := range v.O {
-		if v.O[i].Key == key {
-			return v.O[i].Value, true
+	// A walk by pointer: a range over Members copies each member.
+	for i := uint64(0); i < v.n; i++ {
+		if m := (*Member)(unsafe.Add(v.p, i*uint64(unsafe.Sizeof(Member{})))); m.Key == key {
+			return m.Value, true
 		}
 	}
 	return Value{}, false
@@ -83,17 +137,13 @@ func (v Value) Truthy() bool {
 	case Null:
 		return false
 	case Bool:
-		return v.B
+		return v.n != 0
 	case Int:
-		return v.S != "0"
+		return v.Text() != "0"
 	case Float:
-		return v.F != 0
-	case String:
-		return v.S != ""
-	case Array:
-		return len(v.A) > 0
+		return v.Float() != 0
 	default:
-		return len(v.O) > 0
+		return v.n > 0
 	}
 }
 
@@ -108,7 +158,7 @@ func (v Value) Repr() string {
 // repr() for everything else.
 func (v Value) PyStr() string {
 	if v.Kind == String {
-		return v.S
+		return v.Text()
 	}
 	return v.Repr()
 }
@@ -118,42 +168,50 @@ func (v Value) appendRepr(b *strings.Builder) {
 	case Null:
 		b.WriteString("None")
 	case Bool:
-		if v.B {
+		if v.n != 0 {
 			b.WriteString("True")
 		} else {
 			b.WriteString("False")
 		}
 	case Int:
-		b.WriteString(v.S)
+		b.WriteString(v.Text())
 	case Float:
-		b.WriteString(FloatRepr(v.F))
+		b.WriteString(FloatRepr(v.Float()))
 	case String:
-		b.WriteString(ReprString(v.S))
+		b.WriteString(ReprString(v.Text()))
 	case Array:
 		b.WriteByte('[')
-		for i := range v.A {
+		for i, e := range v.Elems() {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			v.A[i].appendRepr(b)
+			e.appendRepr(b)
 		}
 		b.WriteByte(']')
 	default:
 		b.WriteByte('{')
-		for i := range v.O {
+		for i, m := range v.Members() {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(ReprString(v.O[i].Key))
+			b.WriteString(ReprString(m.Key))
 			b.WriteString(": ")
-			v.O[i].Value.appendRepr(b)
+			m.Value.appendRepr(b)
 		}
 		b.WriteByte('}')
 	}
 }
 
 // IntValue returns an Int value holding n.
-func IntValue(n int64) Value { return Value{Kind: Int, S: strconv.FormatInt(n, 10)} }
+func IntValue(n int64) Value { return IntLiteral(strconv.FormatInt(n, 10)) }
+
+// IntLiteral returns an Int value whose canonical decimal literal is lit
+// (digits with no leading zero, "-" before a non-zero one), for an int
+// beyond int64.
+func IntLiteral(lit string) Value { return Value{Kind: Int, p: strData(lit), n: uint64(len(lit))} }
 
 // StringValue returns a String value.
-func StringValue(s string) Value { return Value{Kind: String, S: s} }
+func StringValue(s string) Value { return Value{Kind: String, p: strData(s), n: uint64(len(s))} }
+
+// strData is the pointer a Value keeps for s.
+func strData(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -226,6 +227,15 @@ func (s *Server) unauthorized(w http.ResponseWriter, path, desc string) {
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
 }
 
+// keysUnavailable answers a request whose token could not be checked because the issuer's keys could not
+// be fetched: HTTP 503 with Retry-After (the next fetch may run then), not a 401, which would tell the
+// client its token is bad and send the user through authorization again for nothing.
+func (s *Server) keysUnavailable(w http.ResponseWriter, ue *oauth.UnavailableError) {
+	w.Header().Set("Retry-After", strconv.Itoa(int((ue.RetryAfter+time.Second-1)/time.Second)))
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable",
+		"error_description": "the token could not be checked: " + ue.Error() + "; retry later"})
+}
+
 // noCredentials answers a request without a bearer token: the challenge carries no error code (RFC 6750
 // §3.1), only where the metadata is and which scopes to ask for.
 func (s *Server) noCredentials(w http.ResponseWriter, path string) {
@@ -265,6 +275,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if sink := logSink(ctx); sink != nil {
 			sink("auth: " + err.Error())
+		}
+		if ue := (*oauth.UnavailableError)(nil); errors.As(err, &ue) {
+			s.keysUnavailable(w, ue)
+			return
 		}
 		desc := strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
 		s.unauthorized(w, r.URL.Path, desc)

@@ -2,10 +2,12 @@ package oauth_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,8 +109,11 @@ func TestJWKSFailureIsCachedToo(t *testing.T) {
 	is, f, clk, v := jwksSetup(t)
 	f.mode.Store("503")
 	for i := 0; i < 10; i++ {
-		if _, err := v.Verify(ctx(t), is.Mint(testissuer.Token{Sub: "u", Aud: aud, Kid: fmt.Sprint("made-up-", i)})); err == nil {
-			t.Fatal("a token verified against an unreachable JWKS")
+		_, err := v.Verify(ctx(t), is.Mint(testissuer.Token{Sub: "u", Aud: aud, Kid: fmt.Sprint("made-up-", i)}))
+		var ue *oauth.UnavailableError
+		if !errors.Is(err, oauth.ErrKeysUnavailable) || errors.Is(err, oauth.ErrInvalidToken) || !errors.As(err, &ue) ||
+			ue.RetryAfter < time.Second || ue.RetryAfter > oauth.DefaultMinRefresh || !strings.Contains(err.Error(), "HTTP 503") {
+			t.Fatalf("unknown key id against an unreachable JWKS: %v", err)
 		}
 	}
 	var wg sync.WaitGroup

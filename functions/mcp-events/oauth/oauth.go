@@ -39,6 +39,10 @@ var (
 	ErrNoToken = errors.New("oauth: no bearer token")
 	// ErrInvalidToken: the token did not verify; the wrapped error says why.
 	ErrInvalidToken = errors.New("oauth: invalid token")
+	// ErrKeysUnavailable: the token names a key the cache does not hold and the issuer's JWKS could not be
+	// fetched (or the request could not wait for the fetch). Nothing says the token is bad: the client should
+	// retry later. Such errors are *UnavailableError values.
+	ErrKeysUnavailable = errors.New("oauth: the issuer's keys are unavailable")
 )
 
 // Principal is the verified caller.
@@ -119,7 +123,37 @@ func NewJWKSWithOptions(url string, client *http.Client, o JWKSOptions) *JWKS {
 	return j
 }
 
-// Key returns the key with id kid (see JWKS for when it fetches and when it waits).
+// UnavailableError is the error of a token whose key is not cached while the issuer's JWKS cannot be
+// fetched. It matches ErrKeysUnavailable with errors.Is.
+type UnavailableError struct {
+	// Reason is why the key set could not be read (the last fetch's error, or the request's context).
+	Reason error
+	// RetryAfter is when the next fetch may run (at least one second).
+	RetryAfter time.Duration
+}
+
+// Error says which key set failed and why.
+func (e *UnavailableError) Error() string {
+	return "the issuer's keys (JWKS) are unavailable: " + e.Reason.Error()
+}
+
+// Is reports ErrKeysUnavailable.
+func (e *UnavailableError) Is(target error) bool { return target == ErrKeysUnavailable }
+
+// Unwrap returns Reason.
+func (e *UnavailableError) Unwrap() error { return e.Reason }
+
+// unavailableLocked is the UnavailableError of reason, with the time until the next fetch may start.
+func (j *JWKS) unavailableLocked(reason error) *UnavailableError {
+	retry := j.minRefresh - j.now().Sub(j.attemptedAt)
+	if retry < time.Second {
+		retry = time.Second
+	}
+	return &UnavailableError{Reason: reason, RetryAfter: retry}
+}
+
+// Key returns the key with id kid (see JWKS for when it fetches and when it waits). A kid that is not
+// cached while the key set cannot be fetched is an *UnavailableError.
 func (j *JWKS) Key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	j.mu.Lock()
 	now := j.now()
@@ -133,10 +167,9 @@ func (j *JWKS) Key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	}
 	if j.inflight == nil {
 		if !j.mayFetchLocked(now) {
-			err := j.lastErr
-			j.mu.Unlock()
-			if err != nil {
-				return nil, fmt.Errorf("unknown key id %q (last JWKS fetch failed: %w)", kid, err)
+			defer j.mu.Unlock()
+			if j.lastErr != nil {
+				return nil, j.unavailableLocked(fmt.Errorf("unknown key id %q, last fetch failed: %w", kid, j.lastErr))
 			}
 			return nil, fmt.Errorf("unknown key id %q", kid)
 		}
@@ -148,7 +181,9 @@ func (j *JWKS) Key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for the JWKS: %w", ctx.Err())
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return nil, j.unavailableLocked(fmt.Errorf("waiting for the fetch: %w", ctx.Err()))
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -156,7 +191,7 @@ func (j *JWKS) Key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 		return k, nil
 	}
 	if j.lastErr != nil {
-		return nil, j.lastErr
+		return nil, j.unavailableLocked(j.lastErr)
 	}
 	return nil, fmt.Errorf("unknown key id %q", kid)
 }
@@ -264,7 +299,8 @@ func BearerToken(authorization string) (string, bool) {
 	return tok, tok != ""
 }
 
-// Verify checks token and returns its principal. Failures wrap ErrInvalidToken with the reason.
+// Verify checks token and returns its principal. Failures wrap ErrInvalidToken with the reason, except a
+// token whose key cannot be read now, which is the JWKS's *UnavailableError (ErrKeysUnavailable).
 func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
 		return nil, ErrNoToken
@@ -282,6 +318,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error)
 		jwt.WithTimeFunc(v.now),
 	)
 	if err != nil {
+		if ue := (*UnavailableError)(nil); errors.As(err, &ue) {
+			return nil, ue
+		}
 		return nil, fmt.Errorf("%w: %s", ErrInvalidToken, reason(err))
 	}
 	sub, _ := claims["sub"].(string)

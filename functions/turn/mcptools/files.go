@@ -17,7 +17,7 @@ func resolveFileArgument(args pyjson.Value, atts []request.Attachment) pyjson.Va
 	if !ok || v.Kind != pyjson.String {
 		return args
 	}
-	raw := strings.TrimSpace(v.S)
+	raw := strings.TrimSpace(v.Text())
 	if raw == "" || strings.HasPrefix(raw, "{") || strings.Contains(raw, "://") || strings.Contains(raw, "/") {
 		return args
 	}

@@ -184,7 +184,7 @@ func (g *writeGuard) recover(ctx context.Context, payload pyjson.Value, tool str
 // payloadToolName is tool_name (or toolName), stripped.
 func payloadToolName(p pyjson.Value) string {
 	v, ok := p.Get("tool_name")
-	if !ok || v.Kind != pyjson.String || v.S == "" {
+	if !ok || v.Kind != pyjson.String || v.Text() == "" {
 		v, _ = p.Get("toolName")
 	}
 	if v.IsNone() {

@@ -40,8 +40,8 @@ func normalizeQueries(args pyjson.Value) pyjson.Value {
 		return args
 	}
 	out := args.Clone()
-	items := make([]pyjson.Value, len(v.A))
-	for i, item := range v.A {
+	items := make([]pyjson.Value, v.Len())
+	for i, item := range v.Elems() {
 		items[i] = normalizeQueryItem(item)
 	}
 	out.Set("queries", pyjson.ArrayValue(items))
@@ -70,14 +70,14 @@ func dumpQuery(method string, attribute *string, values []pyjson.Value, hasValue
 
 func normalizeQueryDict(item pyjson.Value) string {
 	mv, _ := item.Get("method")
-	if mv.Kind != pyjson.String || strings.TrimSpace(mv.S) == "" {
+	if mv.Kind != pyjson.String || strings.TrimSpace(mv.Text()) == "" {
 		return compactJSON(item)
 	}
 	var attr *string
 	if av, has := item.Get("attribute"); has && !av.IsNone() {
 		s := av.PyStr()
 		if av.Kind == pyjson.String {
-			s = canonicalAttr(av.S)
+			s = canonicalAttr(av.Text())
 		}
 		attr = &s
 	}
@@ -86,12 +86,12 @@ func normalizeQueryDict(item pyjson.Value) string {
 	hasValues := has && !vv.IsNone()
 	if hasValues {
 		if vv.Kind == pyjson.Array {
-			values = vv.A
+			values = vv.Elems()
 		} else {
 			values = []pyjson.Value{vv}
 		}
 	}
-	return dumpQuery(strings.TrimSpace(mv.S), attr, values, hasValues)
+	return dumpQuery(strings.TrimSpace(mv.Text()), attr, values, hasValues)
 }
 
 func normalizeQueryItem(item pyjson.Value) pyjson.Value {
@@ -101,7 +101,7 @@ func normalizeQueryItem(item pyjson.Value) pyjson.Value {
 	if item.Kind != pyjson.String {
 		return item
 	}
-	return pyjson.StringValue(normalizeQueryString(strings.TrimSpace(item.S)))
+	return pyjson.StringValue(normalizeQueryString(strings.TrimSpace(item.Text())))
 }
 
 // normalizeQueryString is the Query JSON of one query string, or raw itself when it is none.
@@ -158,13 +158,14 @@ func normalizeQueryCall(raw string) (string, bool) {
 			return dumpQuery(method, nil, nil, false), true
 		}
 		if args[0].Kind == pyjson.Array && len(args) == 1 {
-			return dumpQuery(method, nil, args[0].A, true), true
+			return dumpQuery(method, nil, args[0].Elems(), true), true
 		}
 		return dumpQuery(method, nil, args, true), true
 	}
 	if attrOnly[method] && len(args) == 1 {
 		if args[0].Kind == pyjson.String {
-			return dumpQuery(method, &args[0].S, nil, false), true
+			attr := args[0].Text()
+			return dumpQuery(method, &attr, nil, false), true
 		}
 	}
 	if len(args) == 0 {
@@ -173,12 +174,12 @@ func normalizeQueryCall(raw string) (string, bool) {
 	if args[0].Kind != pyjson.String {
 		return "", false
 	}
-	attr := args[0].S
+	attr := args[0].Text()
 	rest := args[1:]
 	values := rest
 	if len(rest) == 1 {
 		if rest[0].Kind == pyjson.Array {
-			values = rest[0].A
+			values = rest[0].Elems()
 		}
 	}
 	return dumpQuery(method, &attr, values, len(values) > 0), true
@@ -317,7 +318,7 @@ func (p *pyParser) dict() (pyjson.Value, error) {
 		if err != nil {
 			return pyjson.Value{}, err
 		}
-		o.Set(k.S, v)
+		o.Set(k.Text(), v)
 		p.space()
 		if p.i >= len(p.s) {
 			return pyjson.Value{}, errPy
@@ -348,7 +349,7 @@ func (p *pyParser) number() (pyjson.Value, error) {
 		if !ok {
 			return pyjson.Value{}, errPy
 		}
-		return pyjson.Value{Kind: pyjson.Int, S: n.String()}, nil
+		return pyjson.IntLiteral(n.String()), nil
 	}
 	f, err := strconv.ParseFloat(m, 64)
 	if err != nil || math.IsInf(f, 0) {

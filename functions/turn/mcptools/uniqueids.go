@@ -82,12 +82,12 @@ func idFromArguments(args pyjson.Value) (key, value string, ok bool) {
 	}
 	for _, k := range idKeys {
 		if v, has := args.Get(k); has && concreteID(v) {
-			return k, v.S, true
+			return k, v.Text(), true
 		}
 	}
-	for _, m := range args.O {
+	for _, m := range args.Members() {
 		if strings.HasSuffix(m.Key, "_id") && concreteID(m.Value) {
-			return m.Key, m.Value.S, true
+			return m.Key, m.Value.Text(), true
 		}
 	}
 	return "", "", false
@@ -104,7 +104,7 @@ func dedupeKey(tool string, args pyjson.Value) string {
 	var parts []string
 	add := func(k string, v pyjson.Value) {
 		if concreteID(v) {
-			parts = append(parts, k+"="+v.S)
+			parts = append(parts, k+"="+v.Text())
 		}
 	}
 	preferred := map[string]bool{}
@@ -112,7 +112,7 @@ func dedupeKey(tool string, args pyjson.Value) string {
 		preferred[k] = true
 		add(k, args.Lookup(k))
 	}
-	for _, m := range args.O {
+	for _, m := range args.Members() {
 		if strings.HasSuffix(m.Key, "_id") && !preferred[m.Key] {
 			add(m.Key, m.Value)
 		}
@@ -125,7 +125,7 @@ func dedupeKey(tool string, args pyjson.Value) string {
 
 // concreteID reports an id argument with a value: a non-empty string other than "unique()".
 func concreteID(v pyjson.Value) bool {
-	return v.Kind == pyjson.String && v.S != "" && v.S != UniqueToken
+	return v.Kind == pyjson.String && v.Text() != "" && v.Text() != UniqueToken
 }
 
 // expander replaces "unique()" with generated ids, one per slot (the value's path: key, a.b, list[0]),
@@ -140,8 +140,9 @@ type expander struct {
 func (e *expander) expand(v pyjson.Value, prefix string, fresh map[string]bool, attempt int) pyjson.Value {
 	switch v.Kind {
 	case pyjson.Object:
-		out := pyjson.Value{Kind: pyjson.Object, O: make([]pyjson.Member, 0, len(v.O))}
-		for _, m := range v.O {
+		members := v.Members()
+		out := make([]pyjson.Member, 0, len(members))
+		for _, m := range members {
 			k, val := m.Key, m.Value
 			slot := k
 			if prefix != "" {
@@ -156,12 +157,12 @@ func (e *expander) expand(v pyjson.Value, prefix string, fresh map[string]bool, 
 			default:
 				val = e.scalar(val, slot)
 			}
-			out.O = append(out.O, pyjson.Member{Key: k, Value: val}) // keys of a decoded object are unique
+			out = append(out, pyjson.Member{Key: k, Value: val}) // keys of a decoded object are unique
 		}
-		return out
+		return pyjson.ObjectValue(out)
 	case pyjson.Array:
-		out := make([]pyjson.Value, len(v.A))
-		for i, item := range v.A {
+		out := make([]pyjson.Value, v.Len())
+		for i, item := range v.Elems() {
 			out[i] = e.expand(item, prefix+"["+strconv.Itoa(i)+"]", fresh, attempt)
 		}
 		return pyjson.ArrayValue(out)
@@ -173,7 +174,7 @@ func (e *expander) expand(v pyjson.Value, prefix string, fresh map[string]bool, 
 	}
 }
 
-func isUniqueToken(v pyjson.Value) bool { return v.Kind == pyjson.String && v.S == UniqueToken }
+func isUniqueToken(v pyjson.Value) bool { return v.Kind == pyjson.String && v.Text() == UniqueToken }
 
 func (e *expander) scalar(v pyjson.Value, slot string) pyjson.Value {
 	if !isUniqueToken(v) {

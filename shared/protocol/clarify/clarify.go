@@ -103,7 +103,7 @@ func Call(args json.RawMessage) string {
 	var list []pyjson.Value
 	switch pv.Kind {
 	case pyjson.String:
-		if list, err = parseArg(pv.S); err != nil {
+		if list, err = parseArg(pv.Text()); err != nil {
 			return ErrorPrefix + err.Error()
 		}
 	case pyjson.Object, pyjson.Array:
@@ -119,7 +119,7 @@ func Call(args json.RawMessage) string {
 	switch tv := v.Lookup("title"); tv.Kind {
 	case pyjson.Null:
 	case pyjson.String:
-		title = tv.S
+		title = tv.Text()
 	default:
 		return ErrorPrefix + "title must be a string"
 	}

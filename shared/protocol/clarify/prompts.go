@@ -298,10 +298,10 @@ var idPattern = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0
 func ValidID(s string) bool { return idPattern.Match(s) }
 
 func requireID(v pyjson.Value, ctx string) (string, error) {
-	if v.Kind != pyjson.String || !ValidID(pyjson.Strip(v.S)) {
+	if v.Kind != pyjson.String || !ValidID(pyjson.Strip(v.Text())) {
 		return "", fail(ctx + ": id must match ^[a-z][a-z0-9_.-]{0,63}$ (got " + v.Repr() + ")")
 	}
-	return pyjson.Strip(v.S), nil
+	return pyjson.Strip(v.Text()), nil
 }
 
 func validatePrompt(raw *pyjson.Value) (Prompt, error) {
@@ -311,7 +311,7 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 	kv := raw.Lookup("kind")
 	kind := ""
 	if kv.Kind == pyjson.String {
-		kind = pyjson.Strip(kv.S)
+		kind = pyjson.Strip(kv.Text())
 	}
 	if kind != "choice" && kind != "confirm" && kind != "text" {
 		return nil, fail("unknown or missing kind " + kv.Repr() + "; expected one of ['choice', 'confirm', 'text']")
@@ -343,15 +343,16 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 	switch kind {
 	case "choice":
 		ov := raw.Lookup("options")
-		if ov.Kind != pyjson.Array || len(ov.A) < MinOptions {
+		options := ov.Elems()
+		if ov.Kind != pyjson.Array || len(options) < MinOptions {
 			return nil, fail("choice.options must be an array with at least 2 items")
 		}
-		if len(ov.A) > MaxOptions {
+		if len(options) > MaxOptions {
 			return nil, fail("choice.options: at most 12 options")
 		}
-		opts := make([]Option, 0, len(ov.A))
-		for i := range ov.A {
-			o, err := validateOption(&ov.A[i], "choice.options["+strconv.Itoa(i)+"]")
+		opts := make([]Option, 0, len(options))
+		for i := range options {
+			o, err := validateOption(&options[i], "choice.options["+strconv.Itoa(i)+"]")
 			if err != nil {
 				return nil, err
 			}

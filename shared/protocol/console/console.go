@@ -95,7 +95,7 @@ func Call(args json.RawMessage) string {
 	}
 	switch v.Kind {
 	case pyjson.String:
-		return Result(v.S)
+		return Result(v.Text())
 	case pyjson.Object, pyjson.Array:
 		list, _ := listOf(v)
 		env, err := validateList(list)

@@ -103,10 +103,10 @@ func optionalNonNegInt(raw *pyjson.Value, key string) (*int64, error) {
 	if v.Kind != pyjson.Int {
 		return nil, fail(prefix(raw) + ": " + key + " must be an integer")
 	}
-	if strings.HasPrefix(v.S, "-") {
+	if strings.HasPrefix(v.Text(), "-") {
 		return nil, fail(prefix(raw) + ": " + key + " must be >= 0")
 	}
-	n, err := strconv.ParseInt(v.S, 10, 64)
+	n, err := strconv.ParseInt(v.Text(), 10, 64)
 	if err != nil {
 		// Python has no upper bound; totals beyond int64 are refused here.
 		return nil, fail(prefix(raw) + ": " + key + " must be an integer")
@@ -161,7 +161,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 	tv := raw.Lookup("type")
 	t := ""
 	if tv.Kind == pyjson.String {
-		t = pyjson.Strip(tv.S)
+		t = pyjson.Strip(tv.Text())
 	}
 	switch t {
 	case "set_theme":
@@ -269,15 +269,15 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 
 	case "refresh":
 		sv := raw.Lookup("scopes")
-		if sv.Kind != pyjson.Array || len(sv.A) == 0 {
+		if sv.Kind != pyjson.Array || sv.Len() == 0 {
 			return nil, fail("refresh.scopes must be a non-empty array of strings")
 		}
-		scopes := make([]string, 0, len(sv.A))
-		for _, s := range sv.A {
+		scopes := make([]string, 0, sv.Len())
+		for _, s := range sv.Elems() {
 			if s.Kind != pyjson.String {
 				return nil, fail("refresh.scopes entries must be non-empty strings")
 			}
-			t := pyjson.Strip(s.S)
+			t := pyjson.Strip(s.Text())
 			if t == "" {
 				return nil, fail("refresh.scopes entries must be non-empty strings")
 			}
@@ -293,14 +293,15 @@ func validateResourceList(raw *pyjson.Value) (Action, error) {
 	if iv.Kind != pyjson.Array {
 		return nil, fail("resource_list.items must be an array")
 	}
-	if len(iv.A) > MaxListItems {
+	items := iv.Elems()
+	if len(items) > MaxListItems {
 		return nil, fail("resource_list.items: at most 50 items per list")
 	}
-	out := ResourceList{Items: make([]ResourceItem, 0, len(iv.A))}
-	ar := newItemArena(iv.A)
-	for i := range iv.A {
+	out := ResourceList{Items: make([]ResourceItem, 0, len(items))}
+	ar := newItemArena(items)
+	for i := range items {
 		idx := i
-		item, err := validateItem(&iv.A[i], func() string { return "resource_list.items[" + strconv.Itoa(idx) + "]" }, ar)
+		item, err := validateItem(&items[i], func() string { return "resource_list.items[" + strconv.Itoa(idx) + "]" }, ar)
 		if err != nil {
 			return nil, err
 		}
@@ -342,25 +343,26 @@ func validateColumns(v pyjson.Value) ([]Column, error) {
 		return nil, nil
 	case v.Kind != pyjson.Array:
 		return nil, fail(ctx + ": columns must be an array")
-	case len(v.A) == 0:
+	case v.Len() == 0:
 		return nil, fail(ctx + ": columns must not be empty when set")
-	case len(v.A) > MaxColumns:
+	case v.Len() > MaxColumns:
 		return nil, fail(ctx + ": at most 12 columns")
 	}
-	cols := make([]Column, 0, len(v.A))
-	for i := range v.A {
-		c := &v.A[i]
+	elems := v.Elems()
+	cols := make([]Column, 0, len(elems))
+	for i := range elems {
+		c := &elems[i]
 		if c.Kind != pyjson.Object {
 			return nil, fail(ctx + ": columns items must be objects")
 		}
 		k, l := c.Lookup("key"), c.Lookup("label")
-		if k.Kind != pyjson.String || pyjson.Strip(k.S) == "" {
+		if k.Kind != pyjson.String || pyjson.Strip(k.Text()) == "" {
 			return nil, fail(ctx + ": columns[].key must be a non-empty string")
 		}
-		if l.Kind != pyjson.String || pyjson.Strip(l.S) == "" {
+		if l.Kind != pyjson.String || pyjson.Strip(l.Text()) == "" {
 			return nil, fail(ctx + ": columns[].label must be a non-empty string")
 		}
-		cols = append(cols, Column{Key: pyjson.Strip(k.S), Label: pyjson.Strip(l.S)})
+		cols = append(cols, Column{Key: pyjson.Strip(k.Text()), Label: pyjson.Strip(l.Text())})
 	}
 	return cols, nil
 }
@@ -377,11 +379,11 @@ type itemArena struct {
 func newItemArena(items []pyjson.Value) *itemArena {
 	nm, nf := 0, 0
 	for i := range items {
-		if m := items[i].Lookup("metadata"); m.Kind == pyjson.Array && len(m.A) <= MaxMetadata {
-			nm += len(m.A)
+		if m := items[i].Lookup("metadata"); m.Kind == pyjson.Array && m.Len() <= MaxMetadata {
+			nm += m.Len()
 		}
-		if f := items[i].Lookup("fields"); f.Kind == pyjson.Object && len(f.O) <= MaxFields {
-			nf += len(f.O)
+		if f := items[i].Lookup("fields"); f.Kind == pyjson.Object && f.Len() <= MaxFields {
+			nf += f.Len()
 		}
 	}
 	return &itemArena{meta: make([]MetadataEntry, 0, nm), fields: make(Fields, 0, nf)}
@@ -413,27 +415,50 @@ func validateItem(raw *pyjson.Value, ctx func() string, ar *itemArena) (Resource
 	if raw.Kind != pyjson.Object {
 		return ResourceItem{}, fail(ctx() + ": item must be an object")
 	}
+	// One pass over the members instead of one lookup per key (the
+	// decoded keys are distinct); the checks run in the engine's order.
+	var id, title, subtitle, href, status, metadata, fields pyjson.Value
+	members := raw.Members()
+	for i := range members {
+		m := &members[i]
+		switch m.Key {
+		case "resourceId":
+			id = m.Value
+		case "title":
+			title = m.Value
+		case "subtitle":
+			subtitle = m.Value
+		case "href":
+			href = m.Value
+		case "status":
+			status = m.Value
+		case "metadata":
+			metadata = m.Value
+		case "fields":
+			fields = m.Value
+		}
+	}
 	var it ResourceItem
 	var err error
-	if it.ResourceID, err = requireStr(raw, "resourceId"); err != nil {
+	if it.ResourceID, err = toolarg.RequiredStringValue(raw, "resourceId", id, prefix); err != nil {
 		return it, err
 	}
-	if it.Title, err = requireStr(raw, "title"); err != nil {
+	if it.Title, err = toolarg.RequiredStringValue(raw, "title", title, prefix); err != nil {
 		return it, err
 	}
-	if it.Subtitle, err = optionalStr(raw, "subtitle"); err != nil {
+	if it.Subtitle, err = toolarg.OptionalStringValue(raw, "subtitle", subtitle, prefix); err != nil {
 		return it, err
 	}
-	if it.Href, err = optionalStr(raw, "href"); err != nil {
+	if it.Href, err = toolarg.OptionalStringValue(raw, "href", href, prefix); err != nil {
 		return it, err
 	}
-	if it.Status, err = optionalStr(raw, "status"); err != nil {
+	if it.Status, err = toolarg.OptionalStringValue(raw, "status", status, prefix); err != nil {
 		return it, err
 	}
-	if it.Metadata, err = validateMetadata(raw.Lookup("metadata"), ctx, ar); err != nil {
+	if it.Metadata, err = validateMetadata(metadata, ctx, ar); err != nil {
 		return it, err
 	}
-	if it.Fields, err = validateFields(raw.Lookup("fields"), ctx, ar); err != nil {
+	if it.Fields, err = validateFields(fields, ctx, ar); err != nil {
 		return it, err
 	}
 	return it, nil
@@ -445,23 +470,24 @@ func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]Metad
 		return nil, nil
 	case v.Kind != pyjson.Array:
 		return nil, fail(ctx() + ": metadata must be an array")
-	case len(v.A) > MaxMetadata:
+	case v.Len() > MaxMetadata:
 		return nil, fail(ctx() + ": at most 20 metadata entries")
 	}
-	out := ar.metaSlots(len(v.A))
-	for i := range v.A {
-		m := &v.A[i]
+	elems := v.Elems()
+	out := ar.metaSlots(len(elems))
+	for i := range elems {
+		m := &elems[i]
 		if m.Kind != pyjson.Object {
 			return nil, fail(ctx() + ": metadata items must be objects")
 		}
 		label, value := m.Lookup("label"), m.Lookup("value")
-		if label.Kind != pyjson.String || pyjson.Strip(label.S) == "" {
+		if label.Kind != pyjson.String || pyjson.Strip(label.Text()) == "" {
 			return nil, fail(ctx() + ": metadata[].label must be a non-empty string")
 		}
 		if value.Kind == pyjson.Null {
 			return nil, fail(ctx() + ": metadata[].value is required")
 		}
-		out = append(out, MetadataEntry{Label: pyjson.Strip(label.S), Value: value.PyStr()})
+		out = append(out, MetadataEntry{Label: pyjson.Strip(label.Text()), Value: value.PyStr()})
 	}
 	return out, nil
 }
@@ -472,12 +498,20 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 		return nil, nil
 	case v.Kind != pyjson.Object:
 		return nil, fail(ctx() + ": fields must be an object")
-	case len(v.O) > MaxFields:
+	case v.Len() > MaxFields:
 		return nil, fail(ctx() + ": at most 40 field entries")
 	}
-	out := ar.fieldSlots(len(v.O))
-	for _, m := range v.O {
+	out := ar.fieldSlots(v.Len())
+	members := v.Members()
+	// The decoded keys are distinct: two entries can meet only once
+	// stripping has changed a key.
+	changed := false
+	for j := range members {
+		m := &members[j]
 		k := pyjson.Strip(m.Key)
+		if len(k) != len(m.Key) {
+			changed = true
+		}
 		if k == "" {
 			return nil, fail(ctx() + ": fields keys must be non-empty strings")
 		}
@@ -486,22 +520,22 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 		case pyjson.Null:
 			fv = NullField()
 		case pyjson.Bool:
-			fv = BoolField(m.Value.B)
+			fv = BoolField(m.Value.Bool())
 		case pyjson.String:
-			fv = StringField(m.Value.S)
+			fv = StringField(m.Value.Text())
 		case pyjson.Int:
-			fv = FieldValue{kind: FieldInt, s: m.Value.S}
+			fv = FieldValue{kind: FieldInt, s: m.Value.Text()}
 		case pyjson.Float:
-			if math.IsNaN(m.Value.F) || math.IsInf(m.Value.F, 0) {
+			if f := m.Value.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
 				// Python would emit NaN/Infinity, which JSON.parse rejects.
 				return nil, fail(ctx() + ": fields." + m.Key + " must be string, number, boolean, or null")
 			}
-			fv = FloatField(m.Value.F)
+			fv = FloatField(m.Value.Float())
 		default:
 			return nil, fail(ctx() + ": fields." + m.Key + " must be string, number, boolean, or null")
 		}
 		replaced := false
-		for i := range out {
+		for i := 0; changed && i < len(out); i++ {
 			if out[i].Key == k {
 				out[i].Value = fv
 				replaced = true
@@ -521,12 +555,13 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 func number(v pyjson.Value) (float64, bool) {
 	switch v.Kind {
 	case pyjson.Float:
-		if math.IsNaN(v.F) || math.IsInf(v.F, 0) {
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return 0, false
 		}
-		return v.F, true
+		return f, true
 	case pyjson.Int:
-		f, err := strconv.ParseFloat(v.S, 64)
+		f, err := strconv.ParseFloat(v.Text(), 64)
 		if err != nil || math.IsInf(f, 0) {
 			return 0, false
 		}
@@ -537,54 +572,56 @@ func number(v pyjson.Value) (float64, bool) {
 
 func validateChart(raw *pyjson.Value) (Action, error) {
 	mv := raw.Lookup("metrics")
-	if mv.Kind != pyjson.Array || len(mv.A) == 0 {
+	metrics := mv.Elems()
+	if mv.Kind != pyjson.Array || len(metrics) == 0 {
 		return nil, fail("chart.metrics must be a non-empty array")
 	}
-	if len(mv.A) > MaxChartMetrics {
+	if len(metrics) > MaxChartMetrics {
 		return nil, fail("chart.metrics: at most 10 series")
 	}
-	out := Chart{Metrics: make([]ChartMetric, 0, len(mv.A))}
-	for i := range mv.A {
-		m := &mv.A[i]
+	out := Chart{Metrics: make([]ChartMetric, 0, len(metrics))}
+	for i := range metrics {
+		m := &metrics[i]
 		ctx := "chart.metrics[" + strconv.Itoa(i) + "]"
 		if m.Kind != pyjson.Object {
 			return nil, fail(ctx + " must be an object")
 		}
 		name := m.Lookup("metric")
-		if name.Kind != pyjson.String || pyjson.Strip(name.S) == "" {
+		if name.Kind != pyjson.String || pyjson.Strip(name.Text()) == "" {
 			return nil, fail(ctx + ".metric must be a non-empty string")
 		}
 		pv := m.Lookup("points")
 		if pv.Kind != pyjson.Array {
 			return nil, fail(ctx + ".points must be an array")
 		}
-		if len(pv.A) > MaxChartPoints {
+		pts := pv.Elems()
+		if len(pts) > MaxChartPoints {
 			return nil, fail(ctx + ".points: at most 5000 points")
 		}
-		points := make([]ChartPoint, 0, len(pv.A))
-		for j := range pv.A {
-			p := &pv.A[j]
+		points := make([]ChartPoint, 0, len(pts))
+		for j := range pts {
+			p := &pts[j]
 			if p.Kind != pyjson.Object {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "] must be an object")
 			}
 			tm := p.Lookup("time")
-			if tm.Kind != pyjson.String || pyjson.Strip(tm.S) == "" {
+			if tm.Kind != pyjson.String || pyjson.Strip(tm.Text()) == "" {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].time must be a non-empty string")
 			}
 			val, ok := number(p.Lookup("value"))
 			if !ok {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].value must be a number")
 			}
-			pt := ChartPoint{Time: pyjson.Strip(tm.S), Value: val}
+			pt := ChartPoint{Time: pyjson.Strip(tm.Text()), Value: val}
 			if lv := p.Lookup("label"); lv.Kind != pyjson.Null {
 				if lv.Kind != pyjson.String {
 					return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].label must be a string")
 				}
-				pt.Label = pyjson.Strip(lv.S)
+				pt.Label = pyjson.Strip(lv.Text())
 			}
 			points = append(points, pt)
 		}
-		out.Metrics = append(out.Metrics, ChartMetric{Metric: pyjson.Strip(name.S), Points: points})
+		out.Metrics = append(out.Metrics, ChartMetric{Metric: pyjson.Strip(name.Text()), Points: points})
 	}
 	var err error
 	if out.Title, err = requireStr(raw, "title"); err != nil {

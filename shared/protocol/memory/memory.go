@@ -250,7 +250,7 @@ func Call(args json.RawMessage) string {
 	}
 	switch av := v.Lookup("actions"); av.Kind {
 	case pyjson.String:
-		return Result(av.S)
+		return Result(av.Text())
 	case pyjson.Object, pyjson.Array:
 		env, err := validateValue(av)
 		if err != nil {
@@ -290,7 +290,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 		return nil, fail("each action must be an object")
 	}
 	tv := raw.Lookup("type")
-	if tv.Kind != pyjson.String || (tv.S != "set" && tv.S != "forget") {
+	if tv.Kind != pyjson.String || (tv.Text() != "set" && tv.Text() != "forget") {
 		return nil, fail("type must be one of ['forget', 'set']; got " + tv.Repr())
 	}
 	key, err := requireStr(raw, "key")
@@ -317,7 +317,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tv.S == "forget" {
+	if tv.Text() == "forget" {
 		for _, k := range []string{"content", "category", "priority"} {
 			if v, ok := raw.Get(k); ok && v.Kind != pyjson.Null {
 				return nil, fail("forget actions must not include " + k)
@@ -346,7 +346,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 	switch pv := raw.Lookup("priority"); pv.Kind {
 	case pyjson.Null:
 	case pyjson.Int:
-		n, err := strconv.ParseInt(pv.S, 10, 64)
+		n, err := strconv.ParseInt(pv.Text(), 10, 64)
 		if err != nil || n < 0 || n > MaxPriority {
 			return nil, fail("priority must be between 0 and 1000000")
 		}

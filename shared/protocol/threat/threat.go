@@ -157,15 +157,12 @@ func Call(args json.RawMessage) string { return Result(string(args)) }
 
 // Normalize validates a typed report as emit_threat_report does.
 func Normalize(r Report) (Report, error) {
-	v := pyjson.Value{Kind: pyjson.Object, O: []pyjson.Member{
-		{Key: "category", Value: pyjson.StringValue(r.Category)},
-		{Key: "summary", Value: pyjson.StringValue(r.Summary)},
-		{Key: "details", Value: pyjson.StringValue(r.Details)},
-		{Key: "quote", Value: pyjson.StringValue(r.Quote)},
-	}}
-	for i := range v.O {
-		v.O[i].Value.S = pyjson.ValidUTF8(v.O[i].Value.S)
-	}
+	v := pyjson.ObjectValue([]pyjson.Member{
+		{Key: "category", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Category))},
+		{Key: "summary", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Summary))},
+		{Key: "details", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Details))},
+		{Key: "quote", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Quote))},
+	})
 	return validate(&v)
 }
 
@@ -201,7 +198,7 @@ func validate(raw *pyjson.Value) (Report, error) {
 	switch q := raw.Lookup("quote"); q.Kind {
 	case pyjson.Null:
 	case pyjson.String:
-		r.Quote = pyjson.Strip(q.S)
+		r.Quote = pyjson.Strip(q.Text())
 		if pyjson.Len(r.Quote) > MaxQuote {
 			return Report{}, fail("quote exceeds 1000 characters")
 		}

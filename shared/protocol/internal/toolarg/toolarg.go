@@ -46,7 +46,7 @@ func Items(v pyjson.Value, name string) ([]pyjson.Value, error) {
 	case pyjson.Object:
 		return []pyjson.Value{v}, nil
 	case pyjson.Array:
-		return v.A, nil
+		return v.Elems(), nil
 	}
 	return nil, Fail(name + " JSON must be an object or an array of objects")
 }
@@ -99,11 +99,15 @@ func (w Where) fail(raw *pyjson.Value, key, problem string) error {
 
 // RequiredString reads raw[key]: a string, stripped, not empty.
 func RequiredString(raw *pyjson.Value, key string, where Where) (string, error) {
-	v := raw.Lookup(key)
+	return RequiredStringValue(raw, key, raw.Lookup(key), where)
+}
+
+// RequiredStringValue is RequiredString for a caller that has looked up v = raw[key] already.
+func RequiredStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Where) (string, error) {
 	if v.Kind != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
-	t := pyjson.Strip(v.S)
+	t := pyjson.Strip(v.Text())
 	if t == "" {
 		return "", where.fail(raw, key, " is required")
 	}
@@ -112,14 +116,18 @@ func RequiredString(raw *pyjson.Value, key string, where Where) (string, error) 
 
 // OptionalString reads raw[key]: absent or null is "", otherwise a string, stripped.
 func OptionalString(raw *pyjson.Value, key string, where Where) (string, error) {
-	v := raw.Lookup(key)
+	return OptionalStringValue(raw, key, raw.Lookup(key), where)
+}
+
+// OptionalStringValue is OptionalString for a caller that has looked up v = raw[key] already.
+func OptionalStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Where) (string, error) {
 	if v.Kind == pyjson.Null {
 		return "", nil
 	}
 	if v.Kind != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
-	return pyjson.Strip(v.S), nil
+	return pyjson.Strip(v.Text()), nil
 }
 
 // OptionalBool reads raw[key]: absent or null is nil, otherwise a boolean.
@@ -131,6 +139,6 @@ func OptionalBool(raw *pyjson.Value, key string, where Where) (*bool, error) {
 	if v.Kind != pyjson.Bool {
 		return nil, where.fail(raw, key, " must be a boolean")
 	}
-	b := v.B
+	b := v.Bool()
 	return &b, nil
 }

@@ -53,10 +53,11 @@ func second[T any](_ T, err error) error { return err }
 // and that strings f keeps stay intact while later calls reuse the decoded values' memory.
 func TestWithListRecyclesMemory(t *testing.T) {
 	firstKey := func(list []pyjson.Value) (string, error) {
-		if len(list[0].O) == 0 {
+		ms := list[0].Members()
+		if len(ms) == 0 {
 			return "", toolarg.Fail("empty object")
 		}
-		return list[0].O[0].Key + "=" + list[0].O[0].Value.PyStr(), nil
+		return ms[0].Key + "=" + ms[0].Value.PyStr(), nil
 	}
 	var kept []string
 	for i := 0; i < 50; i++ {
@@ -66,7 +67,7 @@ func TestWithListRecyclesMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := toolarg.WithList(arg, "actions", firstKey)
-		if err != nil || got != want[0].O[0].Key+"="+want[0].O[0].Value.PyStr() {
+		if err != nil || got != want[0].Members()[0].Key+"="+want[0].Members()[0].Value.PyStr() {
 			t.Fatalf("WithList = %q, %v", got, err)
 		}
 		kept = append(kept, got)
