@@ -219,17 +219,11 @@ func (f Field) Value() any {
 	return nil
 }
 
-// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most
-// maxFields fields, in one allocation.
+// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most one
+// field per property of the event's PayloadSchema, in one allocation.
 type fieldList struct{ list []Field }
 
-// maxFields is the most fields an event's payload has (execution.failed: 10).
-const maxFields = 10
-
 func (f fieldList) add(field Field) fieldList {
-	if f.list == nil {
-		f.list = make([]Field, 0, maxFields)
-	}
 	f.list = append(f.list, field)
 	return f
 }
@@ -255,8 +249,8 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 	if !e.filter(args, p) {
 		return Occurrence{}, ErrNotThisSubscription
 	}
-	f := e.project(p, fieldList{}).str(ArgProject, projectID)
-	for i := 1; i < len(f.list); i++ { // insertion sort: at most maxFields, most already in order
+	f := e.project(p, fieldList{list: make([]Field, 0, len(e.Payload))}).str(ArgProject, projectID)
+	for i := 1; i < len(f.list); i++ { // insertion sort: a handful of fields, most already in order
 		for j := i; j > 0 && f.list[j].Name < f.list[j-1].Name; j-- {
 			f.list[j], f.list[j-1] = f.list[j-1], f.list[j]
 		}

@@ -69,7 +69,7 @@ func (l *Lines) Add(name string, labels ...string) {
 	if l.b.Len() > 0 {
 		l.b.WriteByte('\n')
 	} else {
-		l.b.Grow(512) // the lines of one delivery
+		l.b.Grow(320) // the three lines of a delivery
 	}
 	var buf [256]byte // a line is made here, then copied in
 	l.b.Write(AppendLine(buf[:0], name, labels...))
