@@ -274,10 +274,15 @@ type Binding struct {
 // Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
 // different values, or do not name every argument, or name one that is not an Appwrite id.
 func Bindings(appwriteEvents []string) []Binding {
+	var buf [16]string // the events, trimmed once (a delivery names a few; Appwrite's stored events, more)
+	trimmed := buf[:0]
+	for _, ev := range appwriteEvents {
+		trimmed = append(trimmed, strings.TrimSpace(ev))
+	}
 	var out []Binding
 	patterns := splitPatterns()
 	for i := range events {
-		if args, ok := events[i].argsFrom(patterns[i], appwriteEvents); ok {
+		if args, ok := events[i].argsFrom(patterns[i], trimmed); ok {
 			out = append(out, Binding{Event: events[i].Name, Args: args})
 		}
 	}
@@ -296,14 +301,13 @@ var splitPatterns = sync.OnceValue(func() [][][]string {
 	return out
 })
 
-// argsFrom reads e's arguments from Appwrite events (each trimmed of spaces and read segment by segment,
+// argsFrom reads e's arguments from Appwrite events (trimmed of spaces, each read segment by segment,
 // without splitting it); patterns are e.Patterns split on dots.
 func (e Event) argsFrom(patterns [][]string, delivered []string) (map[string]string, bool) {
 	var args map[string]string // made on the first match: most events match nothing
 	matched := false
 	for _, ps := range patterns {
 		for _, ev := range delivered {
-			ev = strings.TrimSpace(ev)
 			if !segmentsMatch(ps, ev) {
 				continue
 			}
