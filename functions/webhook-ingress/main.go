@@ -44,12 +44,18 @@ var state = envcache.New(func() (*process, error) {
 })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response { return serve(rt, time.Now) }
+func Main(rt openruntimes.Context) openruntimes.Response {
+	growStack(0)
+	return serve(rt, time.Now)
+}
 
 // New returns an entry point that reads the time from now instead of the wall clock (for signatures,
 // expiry and scheduling): tests drive a delayed retry minutes ahead with it instead of waiting.
 func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
-	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, now) }
+	return func(rt openruntimes.Context) openruntimes.Response {
+		growStack(0)
+		return serve(rt, now)
+	}
 }
 
 // execution is one request's ingress.Reporter: faults go to the fault reporter, diagnostic text and the
@@ -80,7 +86,6 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		return fnhttp.NotFound(rt)
 	}
 
-	growStack(0)
 	p, err := state.Get()
 	if err != nil {
 		rt.Error("webhook-ingress is not configured: " + err.Error())
