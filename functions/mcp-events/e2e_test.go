@@ -126,7 +126,7 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		t.Fatalf("name %q", name)
 	}
 	sub := openEnvelope(t, st, wh)
-	if sub.CallbackURL != cb || sub.Event != "row.created" || sub.Args["table_id"] != tableID || sub.VerifiedAt.IsZero() {
+	if sub.CallbackURL != cb || sub.Event != "row.created" || !sub.Args.Equal(map[string]string{"database_id": dbID, "table_id": tableID}) || sub.VerifiedAt.IsZero() {
 		t.Fatalf("envelope: %+v", sub)
 	}
 
@@ -253,7 +253,7 @@ func openEnvelope(t *testing.T, st *stack, wh map[string]any) seal.Subscription 
 func targets(events []string) []seal.Target {
 	var out []seal.Target
 	for _, b := range eventcatalog.Bindings(events) {
-		out = append(out, seal.Target{Event: b.Event, Args: b.Args})
+		out = append(out, seal.Target{Event: b.Event, Args: seal.ArgsOf(b.Args)})
 	}
 	return out
 }

@@ -162,7 +162,7 @@ func appwriteDelivery(b *testing.B, base, dst string) func() *http.Request {
 	keys, _ := appwritesig.ParseKeys(testSigKeys)
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
 	id := "sub-bench"
-	f, err := sealer.Seal(id, seal.Subscription{CallbackURL: dst + "/hook", Secret: secret, Event: "row.created", Args: rowArgs, ProjectID: projectID, Expiry: time.Now().Add(time.Hour), VerifiedAt: time.Now()})
+	f, err := sealer.Seal(id, seal.Subscription{CallbackURL: dst + "/hook", Secret: secret, Event: "row.created", Args: seal.ArgsOf(rowArgs), ProjectID: projectID, Expiry: time.Now().Add(time.Hour), VerifiedAt: time.Now()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func (f *fixture) subscribeTo(id, event string, args map[string]string, expiry t
 	f.t.Helper()
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
 	sub := seal.Subscription{
-		CallbackURL: callback, Secret: secret, Event: event, Args: args,
+		CallbackURL: callback, Secret: secret, Event: event, Args: seal.ArgsOf(args),
 		ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now(),
 	}
 	seal := f.sealer.Seal

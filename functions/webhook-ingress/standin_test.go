@@ -103,7 +103,7 @@ func (st *stack) subscribeTo(webhookID, event string, args map[string]string, ex
 	sealer, _ := seal.NewSealer(ring, budget)
 	keys, _ := appwritesig.ParseKeys(testSigKeys)
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
-	f, err := sealer.Seal(webhookID, seal.Subscription{CallbackURL: callback, Secret: secret, Event: event, Args: args, ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now()})
+	f, err := sealer.Seal(webhookID, seal.Subscription{CallbackURL: callback, Secret: secret, Event: event, Args: seal.ArgsOf(args), ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now()})
 	must(st.t, err)
 	whSecret, err := keys.Secret(webhookID)
 	must(st.t, err)

@@ -45,7 +45,15 @@ func b64Encode(src []byte) string {
 // b64EncodeInto writes the text of src into dst, which must have room for b64EncodedLen(len(src)) + 8
 // bytes and is never written again, and returns it as a string that shares dst.
 func b64EncodeInto(dst, src []byte) string {
-	di := 0
+	n := b64EncodeBlocks(dst, src)
+	di := b64EncodeScalar(dst, src[n:], n/3*4)
+	// dst is never written again: the string may share it.
+	return unsafe.String(unsafe.SliceData(dst), di)
+}
+
+// b64EncodeScalar is the portable encoder: it writes the text of src into dst from di on and returns
+// where the text ends.
+func b64EncodeScalar(dst, src []byte, di int) int {
 	for len(src) >= 8 { // 6 bytes -> 8 characters per round (reads 8, writes 8)
 		v := binary.BigEndian.Uint64(src)
 		binary.LittleEndian.PutUint64(dst[di:], uint64(b64Pairs[v>>52])|uint64(b64Pairs[v>>40&0xfff])<<16|
@@ -68,8 +76,7 @@ func b64EncodeInto(dst, src []byte) string {
 		dst[di+2] = b64Alphabet[v>>6&63]
 		di += 3
 	}
-	// dst is never written again: the string may share it.
-	return unsafe.String(unsafe.SliceData(dst), di)
+	return di
 }
 
 // b64Quad[i][c] is character c's 6 bits at position i of a 4-character group (bits 18, 12, 6 and 0 of 24),
@@ -101,39 +108,40 @@ func b64Decode(dst, text []byte) (int, bool) {
 	return di + n, ok
 }
 
-// b64DecodeParts decodes the concatenation of parts into dst like b64Decode, without gathering them
-// first: the fields of an envelope are cut at any character.
-func b64DecodeParts(dst []byte, parts [3]string) (int, bool) {
-	var carry [4]byte
-	nc, di := 0, 0
-	for _, p := range parts {
-		b := unsafe.Slice(unsafe.StringData(p), len(p)) // read only
-		if nc > 0 {
-			k := copy(carry[nc:], b)
-			nc, b = nc+k, b[k:]
-			if nc < 4 {
-				continue
-			}
-			n, ok := b64DecodeQuads(dst[di:], carry[:])
-			if !ok {
-				return 0, false
-			}
-			di, nc = di+n, 0
-		}
-		q := len(b) &^ 3
-		n, ok := b64DecodeQuads(dst[di:], b[:q])
-		if !ok {
-			return 0, false
-		}
-		di += n
-		nc = copy(carry[:], b[q:])
-	}
-	n, ok := b64DecodeTail(dst[di:], carry[:nc])
-	return di + n, ok
+// b64DecodeParts decodes the concatenation of parts (the fields of an envelope, cut at any character)
+// into dst like b64Decode. It gathers them in tmp first, which must have room for all of them: with
+// whole blocks of 16 characters decoded at once, one copy costs less than mending the groups that
+// straddle two fields.
+func b64DecodeParts(dst, tmp []byte, parts [3]string) (int, bool) {
+	n := copy(tmp, parts[0])
+	n += copy(tmp[n:], parts[1])
+	n += copy(tmp[n:], parts[2])
+	return b64Decode(dst, tmp[:n])
 }
 
 // b64DecodeQuads decodes text, a whole number of 4-character groups, into dst (room for len(text)*3/4).
+// Blocks of 16 characters go to b64DecodeBlocks; when 4 to 12 characters are left, and room allows, the
+// last 16 characters are decoded as one more block, which writes again the bytes it shares with the one
+// before.
 func b64DecodeQuads(dst, text []byte) (int, bool) {
+	n, ok := b64DecodeBlocks(dst, text)
+	if !ok {
+		return 0, false
+	}
+	if n > 0 && n < len(text) {
+		if last := len(text) - 16; len(dst) >= last/4*3+16 {
+			if m, ok := b64DecodeBlocks(dst[last/4*3:], text[last:]); !ok || m != 16 {
+				return 0, false
+			}
+			return len(text) / 4 * 3, true
+		}
+	}
+	di, ok := b64DecodeQuadsScalar(dst[n/4*3:], text[n:])
+	return n/4*3 + di, ok
+}
+
+// b64DecodeQuadsScalar is the portable b64DecodeQuads.
+func b64DecodeQuadsScalar(dst, text []byte) (int, bool) {
 	di := 0
 	for len(text) >= 8 && len(dst)-di >= 8 { // 8 characters -> 6 bytes per round (writes 8)
 		t := text[:8]

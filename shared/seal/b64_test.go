@@ -95,7 +95,7 @@ func TestBase64Parts(t *testing.T) {
 		for i := 0; i <= len(text); i++ {
 			for j := i; j <= len(text); j++ {
 				got := make([]byte, len(text)*3/4+8)
-				m, ok := b64DecodeParts(got, [3]string{text[:i], text[i:j], text[j:]})
+				m, ok := b64DecodeParts(got, make([]byte, len(text)), [3]string{text[:i], text[i:j], text[j:]})
 				if ok != wok || m != wm || !bytes.Equal(got[:m], want[:wm]) {
 					t.Fatalf("%q cut at %d, %d: got %x %v, want %x %v", text, i, j, got[:m], ok, want[:wm], wok)
 				}
@@ -105,7 +105,7 @@ func TestBase64Parts(t *testing.T) {
 			for i := 0; i <= len(text); i++ {
 				broken := text[:i] + bad + text[i:]
 				got := make([]byte, len(broken)*3/4+8)
-				if _, ok := b64DecodeParts(got, [3]string{broken[:i/2], broken[i/2 : i+1], broken[i+1:]}); ok {
+				if _, ok := b64DecodeParts(got, make([]byte, len(broken)), [3]string{broken[:i/2], broken[i/2 : i+1], broken[i+1:]}); ok {
 					t.Fatalf("%q decoded", broken)
 				}
 			}
@@ -124,9 +124,31 @@ func FuzzBase64Parts(f *testing.F) {
 		b := min(max(int(j), a), len(text))
 		want, wantOK := stdDecode(text)
 		dst := make([]byte, len(text)*3/4)
-		m, ok := b64DecodeParts(dst, [3]string{text[:a], text[a:b], text[b:]})
+		m, ok := b64DecodeParts(dst, make([]byte, len(text)), [3]string{text[:a], text[a:b], text[b:]})
 		if ok != wantOK || (ok && !bytes.Equal(dst[:m], want)) {
 			t.Fatalf("%q cut at %d, %d: decode %v %x, standard %v %x", text, a, b, ok, dst[:m], wantOK, want)
 		}
 	})
+}
+
+// The portable codec, which runs alone on other machines and for the tails here, matches encoding/base64
+// on its own.
+func TestBase64Portable(t *testing.T) {
+	for n := range 300 {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*61 + n)
+		}
+		want := base64.RawURLEncoding.EncodeToString(src)
+		dst := make([]byte, len(want)+8)
+		if got := dst[:b64EncodeScalar(dst, src, 0)]; string(got) != want {
+			t.Fatalf("%d bytes: %q, want %q", n, got, want)
+		}
+		q := len(want) &^ 3
+		out := make([]byte, len(want))
+		m, ok := b64DecodeQuadsScalar(out, []byte(want[:q]))
+		if !ok || !bytes.Equal(out[:m], src[:m]) || m != q/4*3 {
+			t.Fatalf("%d bytes: decoded %d %v", n, m, ok)
+		}
+	}
 }

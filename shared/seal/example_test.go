@@ -26,7 +26,7 @@ func Example() {
 		CallbackURL: "https://proxy.example.com/hooks/client123",
 		Secret:      []byte("0123456789abcdef01234567"),
 		Event:       "row.created",
-		Args:        map[string]string{"database_id": "main", "table_id": "orders"},
+		Args:        seal.ArgsOf(map[string]string{"database_id": "main", "table_id": "orders"}), // canonical order
 		ProjectID:   "project1",
 		Expiry:      time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
@@ -38,13 +38,13 @@ func Example() {
 
 	// The ingress: webhook id from the path, project from Appwrite's header, the event and the ids it
 	// names from X-Appwrite-Webhook-Events.
-	target := seal.Target{Event: "row.created", Args: map[string]string{"database_id": "main", "table_id": "orders"}}
+	target := seal.Target{Event: "row.created", Args: seal.Args{{Name: "database_id", Value: "main"}, {Name: "table_id", Value: "orders"}}}
 	got, err := s.Open("sub_a3f1c8e2b0d49f7e", "project1", f, target)
-	fmt.Println(got.CallbackURL, got.Event, got.Args["table_id"], err)
+	fmt.Println(got.CallbackURL, got.Event, tableID(got.Args), err)
 
 	_, err = s.Open("sub_other", "project1", f, target) // copied onto another webhook
 	fmt.Println(err)
-	target.Args = map[string]string{"database_id": "main", "table_id": "invoices"}
+	target.Args = seal.ArgsOf(map[string]string{"database_id": "main", "table_id": "invoices"})
 	_, err = s.Open("sub_a3f1c8e2b0d49f7e", "project1", f, target) // a delivery for another table
 	fmt.Println(err)
 	// Output:
@@ -52,4 +52,9 @@ func Example() {
 	// https://proxy.example.com/hooks/client123 row.created orders <nil>
 	// seal: cannot open envelope: authentication failed
 	// seal: cannot open envelope: authentication failed
+}
+
+func tableID(a seal.Args) string {
+	v, _ := a.Get("table_id")
+	return v
 }

@@ -79,7 +79,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -163,9 +162,9 @@ type Subscription struct {
 	PrevSecretUntil time.Time
 	// Event is the MCP event name, e.g. "row.created". Bound, not stored (version 1 stored it).
 	Event string
-	// Args are the filter arguments other than the project id. Bound, not stored (version 1 stored them).
-	// After Open they are the map of the Target that opened the envelope.
-	Args map[string]string
+	// Args are the filter arguments other than the project id, in canonical order. Bound, not stored
+	// (version 1 stored them). After Open they are those of the Target that opened the envelope.
+	Args Args
 	// ProjectID is the Appwrite project. Bound, not stored: Open returns the project id it was given.
 	ProjectID string
 	// Expiry is when the subscription ends; required. Stored.
@@ -192,7 +191,7 @@ func (s Subscription) SigningSecrets(now time.Time) [][]byte {
 // of a delivery, mcp-events from the subscription it acts on.
 type Target struct {
 	Event string
-	Args  map[string]string
+	Args  Args
 }
 
 // Fields are the three webhook fields that carry a sealed subscription.
@@ -325,7 +324,7 @@ func (s *Sealer) Budget() Budget { return s.budget }
 // primary key; negative when even an empty one does not. The scheme counts: "https://" is not stored.
 func (s *Sealer) MaxCallbackURL(sub Subscription) int {
 	maxEnv := s.budget.total() * 6 / 8
-	n := maxEnv - envOverhead(len(s.ring.ids[0])) - fixedPlaintext(sub)
+	n := maxEnv - envOverhead(len(s.ring.ids[0])) - fixedPlaintext(&sub)
 	if strings.HasPrefix(sub.CallbackURL, httpsPfx) || sub.CallbackURL == "" {
 		n += len(httpsPfx)
 	}
@@ -334,7 +333,7 @@ func (s *Sealer) MaxCallbackURL(sub Subscription) int {
 
 func envOverhead(kidLen int) int { return 1 + kidLen + nonceSize + tagSize }
 
-func fixedPlaintext(sub Subscription) int {
+func fixedPlaintext(sub *Subscription) int {
 	n := 1 + 4 + 1 + len(sub.Secret)
 	if !sub.VerifiedAt.IsZero() {
 		n += 4
@@ -349,23 +348,20 @@ func fixedPlaintext(sub Subscription) int {
 // sub.Event and sub.Args, and returns the webhook fields. A subscription that does not fit the budget is
 // refused with a *TooLongError; an invalid field with a *FieldError.
 func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
-	var argl argList
-	argl.collect(sub.Args)
-	args := argl.list()
-	if err := checkBinding(webhookID, sub.ProjectID, sub.Event, args); err != nil {
+	if err := checkBinding(webhookID, sub.ProjectID, sub.Event, sub.Args); err != nil {
 		return Fields{}, err
 	}
 	kid := s.ring.ids[0]
 	hdrLen := 1 + len(kid)
 	// The envelope (header, nonce, plaintext encrypted in place, tag) and the associated data are built
 	// in scratch memory; only the text, which the fields keep, is allocated.
-	envCap := hdrLen + nonceSize + fixedPlaintext(sub) + len(sub.CallbackURL) + tagSize
+	envCap := hdrLen + nonceSize + fixedPlaintext(&sub) + len(sub.CallbackURL) + tagSize
 	scp, sc := s.scratch(envCap + scratchAD)
 	defer s.release(scp)
 	buf := sc[:hdrLen+nonceSize]
 	buf[0] = byte(Version<<4 | (len(kid) - 1))
 	copy(buf[1:], kid)
-	pt, err := appendPlaintextV2(buf[hdrLen+nonceSize:hdrLen+nonceSize:envCap], sub)
+	pt, err := appendPlaintextV2(buf[hdrLen+nonceSize:hdrLen+nonceSize:envCap], &sub)
 	if err != nil {
 		return Fields{}, err
 	}
@@ -383,7 +379,7 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 		return Fields{}, err
 	}
 	// The plaintext is encrypted in place: once sealed, the scratch memory holds no secret.
-	ad := appendADV2(sc[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, args)
+	ad := appendADV2(sc[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, sub.Args)
 	env := s.ring.list[0].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
 	return s.split(b64EncodeInto(make([]byte, b64EncodedLen(envLen)+8), env)), nil
 }
@@ -398,7 +394,7 @@ func (s *Sealer) scratch(n int) (*[]byte, []byte) {
 	if p, ok := s.pool.Get().(*[]byte); ok && len(*p) >= n {
 		return p, *p
 	}
-	b := make([]byte, max(n, 1024))
+	b := make([]byte, max(n, 2048))
 	return &b, b
 }
 
@@ -411,7 +407,7 @@ func (s *Sealer) split(text string) Fields {
 	return Fields{Username: text[:u], Password: text[u : u+p], URLTail: text[u+p:]}
 }
 
-func checkBinding(webhookID, projectID, event string, args []arg) error {
+func checkBinding(webhookID, projectID, event string, args Args) error {
 	if webhookID == "" || len(webhookID) > MaxIDBytes {
 		return &FieldError{"webhookId", fmt.Sprintf("must be 1 to %d bytes", MaxIDBytes)}
 	}
@@ -425,19 +421,22 @@ func checkBinding(webhookID, projectID, event string, args []arg) error {
 		return &FieldError{"arguments", fmt.Sprintf("more than %d", MaxArgs)}
 	}
 	for _, a := range args {
-		if a.name == "" || len(a.name) > MaxArgNameBytes {
+		if a.Name == "" || len(a.Name) > MaxArgNameBytes {
 			return &FieldError{"arguments", fmt.Sprintf("name must be 1 to %d bytes", MaxArgNameBytes)}
 		}
-		if len(a.value) > MaxArgValueBytes {
-			return &FieldError{"arguments." + a.name, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
+		if len(a.Value) > MaxArgValueBytes {
+			return &FieldError{"arguments." + a.Name, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
 		}
+	}
+	if !args.canonical() {
+		return &FieldError{"arguments", "not in canonical order (sorted by name, each name once: see ArgsOf)"}
 	}
 	return nil
 }
 
 // epochSeconds converts t for the version 2 layout.
 func epochSeconds(field string, t time.Time) (uint32, error) {
-	sec := t.Unix() - Epoch.Unix()
+	sec := t.Unix() - epochUnix
 	if t.IsZero() || sec <= 0 || sec > math.MaxUint32 {
 		return 0, &FieldError{field, fmt.Sprintf("must be after %s and before %s", Epoch.Format(time.DateOnly),
 			Epoch.Add(math.MaxUint32*time.Second).Format(time.DateOnly))}
@@ -445,7 +444,10 @@ func epochSeconds(field string, t time.Time) (uint32, error) {
 	return uint32(sec), nil
 }
 
-func fromEpoch(sec uint32) time.Time { return time.Unix(Epoch.Unix()+int64(sec), 0).UTC() }
+func fromEpoch(sec uint32) time.Time { return time.Unix(epochUnix+int64(sec), 0).UTC() }
+
+// epochUnix is Epoch in Unix seconds (TestEpochUnix checks).
+const epochUnix = 1767225600
 
 func checkSecret(field string, b []byte) error {
 	if len(b) < MinSecretBytes || len(b) > MaxSecretBytes {
@@ -454,8 +456,10 @@ func checkSecret(field string, b []byte) error {
 	return nil
 }
 
-// appendPlaintextV2 appends the version 2 plaintext of sub to b.
-func appendPlaintextV2(b []byte, sub Subscription) ([]byte, error) {
+// appendPlaintextV2 appends the version 2 plaintext of sub to b. (The subscription is passed by pointer
+// here and below: copies of its 192 bytes, written field by field and read back in 16-byte moves, cost
+// more than the parsing.)
+func appendPlaintextV2(b []byte, sub *Subscription) ([]byte, error) {
 	exp, err := epochSeconds("expiry", sub.Expiry)
 	if err != nil {
 		return nil, err
@@ -514,7 +518,8 @@ func appendPlaintextV2(b []byte, sub Subscription) ([]byte, error) {
 // decodePlaintextV2 is the strict inverse of appendPlaintextV2. The secrets alias pt; the callback URL is
 // built in urlArea when it has room for it (len(pt) + 8), else allocated.
 func decodePlaintextV2(pt, urlArea []byte) (Subscription, error) {
-	sub, rest, err := parsePlaintextV2(pt)
+	var sub Subscription
+	rest, err := parsePlaintextV2(pt, &sub)
 	if err != nil {
 		return Subscription{}, err
 	}
@@ -524,16 +529,19 @@ func decodePlaintextV2(pt, urlArea []byte) (Subscription, error) {
 	} else {
 		url = append(urlArea[:0:len(urlArea)], pt[rest:]...)
 	}
-	return withURL(sub, url)
+	if err := setURL(&sub, url); err != nil {
+		return Subscription{}, err
+	}
+	return sub, nil
 }
 
-// decodePlaintextV2InPlace is decodePlaintextV2 of keep[:n] with the callback URL built in keep itself
-// (which has room for n + 8 bytes): the subscription keeps one allocation.
-func decodePlaintextV2InPlace(keep []byte, n int) (Subscription, error) {
+// decodePlaintextV2InPlace is decodePlaintextV2 of keep[:n] into sub, with the callback URL built in keep
+// itself (which has room for n + 8 bytes): the subscription keeps one allocation.
+func decodePlaintextV2InPlace(keep []byte, n int, sub *Subscription) error {
 	pt := keep[:n:n]
-	sub, rest, err := parsePlaintextV2(pt)
+	rest, err := parsePlaintextV2(pt, sub)
 	if err != nil {
-		return Subscription{}, err
+		return err
 	}
 	end := n
 	if pt[0]&flagHTTPS != 0 {
@@ -541,128 +549,153 @@ func decodePlaintextV2InPlace(keep []byte, n int) (Subscription, error) {
 		copy(keep[rest:], httpsPfx)
 		end += len(httpsPfx)
 	}
-	return withURL(sub, keep[rest:end:end])
+	return setURL(sub, keep[rest:end:end])
 }
 
-func withURL(sub Subscription, url []byte) (Subscription, error) {
+func setURL(sub *Subscription, url []byte) error {
 	if len(url) > MaxURLBytes {
-		return Subscription{}, ErrMalformed
+		return ErrMalformed
 	}
 	// The bytes are never written again: the string may share them.
 	sub.CallbackURL = unsafe.String(unsafe.SliceData(url), len(url))
-	return sub, nil
+	return nil
 }
 
 // parsePlaintextV2 checks and decodes a version 2 plaintext but for its callback URL, which starts at
-// pt[rest:] (after "https://" when pt[0] has flagHTTPS).
-func parsePlaintextV2(pt []byte) (sub Subscription, rest int, err error) {
+// pt[rest:] (after "https://" when pt[0] has flagHTTPS), into sub (left partly filled on an error).
+func parsePlaintextV2(pt []byte, sub *Subscription) (rest int, err error) {
 	if len(pt) < 1+4 {
-		return sub, 0, ErrMalformed
+		return 0, ErrMalformed
 	}
 	flags := pt[0]
-	if flags&^flagsKnown != 0 {
-		return sub, 0, ErrMalformed
+	exp := binary.BigEndian.Uint32(pt[1:5])
+	if flags&^flagsKnown != 0 || exp == 0 {
+		return 0, ErrMalformed
 	}
-	r := pt[1:]
-	u32 := func() (uint32, bool) {
-		if len(r) < 4 {
-			return 0, false
-		}
-		v := binary.BigEndian.Uint32(r)
-		r = r[4:]
-		return v, v != 0
-	}
-	secret := func() ([]byte, bool) {
-		if len(r) < 1 || int(r[0]) < MinSecretBytes || int(r[0]) > MaxSecretBytes || len(r) < 1+int(r[0]) {
-			return nil, false
-		}
-		n := int(r[0])
-		s := r[1 : 1+n : 1+n]
-		r = r[1+n:]
-		return s, true
-	}
-	exp, ok := u32()
-	if !ok {
-		return sub, 0, ErrMalformed
-	}
-	sub.Expiry = fromEpoch(exp)
+	i := 5
+	var ver uint32
 	if flags&flagVerified != 0 {
-		v, ok := u32()
-		if !ok {
-			return Subscription{}, 0, ErrMalformed
+		if len(pt) < i+4 {
+			return 0, ErrMalformed
 		}
-		sub.VerifiedAt = fromEpoch(v)
+		if ver = binary.BigEndian.Uint32(pt[i:]); ver == 0 {
+			return 0, ErrMalformed
+		}
+		i += 4
 	}
-	if sub.Secret, ok = secret(); !ok {
-		return Subscription{}, 0, ErrMalformed
+	secret, i, ok := parseSecret(pt, i)
+	if !ok {
+		return 0, ErrMalformed
 	}
 	if flags&flagPrev != 0 {
-		if sub.PrevSecret, ok = secret(); !ok {
-			return Subscription{}, 0, ErrMalformed
+		if sub.PrevSecret, i, ok = parseSecret(pt, i); !ok || len(pt) < i+4 {
+			return 0, ErrMalformed
 		}
-		until, ok := u32()
-		if !ok {
-			return Subscription{}, 0, ErrMalformed
+		until := binary.BigEndian.Uint32(pt[i:])
+		if until == 0 {
+			return 0, ErrMalformed
 		}
 		sub.PrevSecretUntil = fromEpoch(until)
+		i += 4
 	}
-	if len(r) == 0 {
-		return Subscription{}, 0, ErrMalformed
+	if i >= len(pt) {
+		return 0, ErrMalformed
 	}
-	if flags&flagHTTPS == 0 && bytes.HasPrefix(r, []byte(httpsPfx)) {
-		return Subscription{}, 0, ErrMalformed // not canonical: the prefix has its flag
+	if flags&flagHTTPS == 0 && bytes.HasPrefix(pt[i:], []byte(httpsPfx)) {
+		return 0, ErrMalformed // not canonical: the prefix has its flag
 	}
-	return sub, len(pt) - len(r), nil
+	sub.Secret = secret
+	sub.Expiry = fromEpoch(exp)
+	if ver != 0 {
+		sub.VerifiedAt = fromEpoch(ver)
+	}
+	return i, nil
 }
 
-// arg is one filter argument.
-type arg struct{ name, value string }
-
-// argList is a map's arguments sorted by name, kept in place when there are at most 8.
-type argList struct {
-	a    [8]arg
-	n    int
-	more []arg
+// parseSecret reads a length-prefixed secret at pt[i:] and returns it (sharing pt) and where it ends.
+func parseSecret(pt []byte, i int) ([]byte, int, bool) {
+	if i >= len(pt) {
+		return nil, 0, false
+	}
+	n := int(pt[i])
+	if n < MinSecretBytes || n > MaxSecretBytes || len(pt)-i-1 < n {
+		return nil, 0, false
+	}
+	return pt[i+1 : i+1+n : i+1+n], i + 1 + n, true
 }
 
-// collect fills l with args sorted by name, in one map iteration (map iteration is the dearest step of a
-// seal).
-func (l *argList) collect(args map[string]string) {
-	if len(args) > len(l.a) {
-		for k, v := range args {
-			l.more = append(l.more, arg{k, v})
+// Arg is one filter argument: a name and its value, e.g. table_id and the table's id.
+type Arg struct{ Name, Value string }
+
+// Args are filter arguments in canonical order: sorted by name, each name once (the order in which the
+// associated data binds them). Seal refuses others with a *FieldError and Open skips a Target that holds
+// others, so that one set of arguments has exactly one binding. Build them with ArgsOf or AppendArgs, or
+// in order by hand; they are read, never written, by Seal and Open.
+type Args []Arg
+
+// ArgsOf returns the arguments of m in canonical order (nil when m is empty).
+func ArgsOf(m map[string]string) Args { return AppendArgs(nil, m) }
+
+// AppendArgs appends the arguments of m to a, sorted by name among themselves, and returns the result:
+// the arguments of several targets can share one allocation.
+func AppendArgs(a Args, m map[string]string) Args {
+	start := len(a)
+	for k, v := range m {
+		a = append(a, Arg{k, v})
+	}
+	add := a[start:]
+	for i := 1; i < len(add); i++ { // insertion sort: a handful of names
+		for j := i; j > 0 && add[j].Name < add[j-1].Name; j-- {
+			add[j], add[j-1] = add[j-1], add[j]
 		}
-		sort.Slice(l.more, func(i, j int) bool { return l.more[i].name < l.more[j].name })
-		return
 	}
-	for k, v := range args {
-		l.a[l.n] = arg{k, v}
-		l.n++
-	}
-	for i := 1; i < l.n; i++ { // insertion sort: a handful of names
-		for j := i; j > 0 && l.a[j].name < l.a[j-1].name; j-- {
-			l.a[j], l.a[j-1] = l.a[j-1], l.a[j]
+	return a
+}
+
+// Get returns the value of the argument name and whether a holds it.
+func (a Args) Get(name string) (string, bool) {
+	for _, x := range a {
+		if x.Name == name {
+			return x.Value, true
 		}
 	}
+	return "", false
 }
 
-// list returns the sorted arguments.
-func (l *argList) list() []arg {
-	if l.more != nil {
-		return l.more
+// Map returns the arguments as a new map (empty, not nil, when there are none).
+func (a Args) Map() map[string]string {
+	m := make(map[string]string, len(a))
+	for _, x := range a {
+		m[x.Name] = x.Value
 	}
-	return l.a[:l.n]
+	return m
 }
 
-// sortedArgs returns args sorted by name (tests and benchmarks).
-func sortedArgs(args map[string]string) []arg {
-	var l argList
-	l.collect(args)
-	return l.list()
+// Equal reports whether a holds exactly the arguments of m.
+func (a Args) Equal(m map[string]string) bool {
+	if len(a) != len(m) {
+		return false
+	}
+	for _, x := range a {
+		if v, ok := m[x.Name]; !ok || v != x.Value {
+			return false
+		}
+	}
+	return true
 }
 
-// appendADV2 appends the version 2 associated data; args are sorted by name.
-func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args []arg) []byte {
+// canonical reports whether the names are non-empty and strictly ascending.
+func (a Args) canonical() bool {
+	for i := range a {
+		if a[i].Name == "" || i > 0 && a[i].Name <= a[i-1].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// appendADV2 appends the version 2 associated data; args are canonical.
+func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args Args) []byte {
 	ad = append(ad, adLabelV2...)
 	ad = append(ad, hdr...)
 	ad = appendLenString(ad, webhookID)
@@ -670,8 +703,8 @@ func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args []arg) 
 	ad = appendLenString(ad, event)
 	ad = binary.AppendUvarint(ad, uint64(len(args)))
 	for _, a := range args {
-		ad = appendLenString(ad, a.name)
-		ad = appendLenString(ad, a.value)
+		ad = appendLenString(ad, a.Name)
+		ad = appendLenString(ad, a.Value)
 	}
 	return ad
 }
@@ -700,14 +733,14 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if webhookID == "" || len(webhookID) > MaxIDBytes || projectID == "" || len(projectID) > MaxIDBytes {
 		return Subscription{}, ErrMalformed
 	}
-	// Scratch memory holds the decoded envelope and the associated data. The plaintext and the callback
-	// URL go into the one allocation the returned subscription keeps (its secrets and URL point into it;
-	// nothing writes to it after); a failed trial open may overwrite it, so the ciphertext is never opened
-	// in place.
-	dl := n * 3 / 4
-	scp, sc := s.scratch(dl + 8 + scratchAD)
+	// Scratch memory holds the decoded envelope, then the associated data, then the text gathered from
+	// the fields (consumed before the associated data is built). The plaintext and the callback URL go
+	// into the one allocation the returned subscription keeps (its secrets and URL point into it; nothing
+	// writes to it after); a failed trial open may overwrite it, so the ciphertext is never opened in place.
+	dl := n*3/4 + 16 // the decoder stores 16 bytes at a time
+	scp, sc := s.scratch(dl + scratchAD + n)
 	defer s.release(scp)
-	m, ok := b64DecodeParts(sc, [3]string{f.Username, f.Password, f.URLTail})
+	m, ok := b64DecodeParts(sc[:dl], sc[dl+scratchAD:], [3]string{f.Username, f.Password, f.URLTail})
 	if !ok || m < 1 {
 		return Subscription{}, ErrMalformed
 	}
@@ -735,21 +768,19 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	}
 	var keep []byte
 	for _, t := range targets {
-		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs {
+		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs || !t.Args.canonical() {
 			continue
 		}
 		if keep == nil {
 			keep = make([]byte, len(ct)-tagSize+len(httpsPfx))
 		}
-		var argl argList
-		argl.collect(t.Args)
-		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, argl.list())
+		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, t.Args)
 		pt, err := aead.Open(keep[:0], nonce, ct, ad)
 		if err != nil {
 			continue
 		}
-		sub, err := decodePlaintextV2InPlace(keep, len(pt))
-		if err != nil {
+		var sub Subscription
+		if err := decodePlaintextV2InPlace(keep, len(pt), &sub); err != nil {
 			return Subscription{}, err
 		}
 		sub.Event, sub.Args, sub.ProjectID = t.Event, t.Args, projectID

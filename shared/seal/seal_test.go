@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	mrand "math/rand/v2"
 	"reflect"
@@ -66,7 +67,7 @@ func sampleSub() Subscription {
 		CallbackURL: "https://proxy.example.com/hooks/client123",
 		Secret:      bytes.Repeat([]byte{0xA5, 0x5A, 0x01, 0x02}, 8),
 		Event:       "row.created",
-		Args:        map[string]string{"database_id": "main", "table_id": "orders"},
+		Args:        Args{{"database_id", "main"}, {"table_id", "orders"}},
 		ProjectID:   "6512a9f3c0ffee",
 		Expiry:      time.Unix(1_800_000_000, 0).UTC(),
 		VerifiedAt:  time.Unix(1_799_000_000, 0).UTC(),
@@ -76,7 +77,7 @@ func sampleSub() Subscription {
 // bigSub spreads over all three fields: 36-character ids and a 300-byte callback URL.
 func bigSub() Subscription {
 	s := sampleSub()
-	s.Args = map[string]string{"database_id": id36a, "table_id": id36b}
+	s.Args = Args{{"database_id", id36a}, {"table_id", id36b}}
 	s.CallbackURL = padURL("https://hooks.chatgpt-connectors.example.com/v1/callbacks/", 300)
 	return s
 }
@@ -263,16 +264,13 @@ func TestTamperSwapsAndBinding(t *testing.T) {
 	}
 	ta := targetOf(a)
 	other := func(k, v string) Target {
-		args := map[string]string{}
-		for k2, v2 := range a.Args {
-			args[k2] = v2
-		}
+		args := a.Args.Map()
 		if v == "" {
 			delete(args, k)
 		} else {
 			args[k] = v
 		}
-		return Target{Event: a.Event, Args: args}
+		return Target{Event: a.Event, Args: ArgsOf(args)}
 	}
 	type c struct {
 		wid, proj string
@@ -330,9 +328,9 @@ func TestTargets(t *testing.T) {
 	s := newSealer(t, "k1:"+keyB64(t))
 	sub := bigSub()
 	f := allFields(t, s, "w", sub)
-	decoys := []Target{{"row.updated", sub.Args}, {"row.deleted", sub.Args}, {"file.created", map[string]string{"bucket_id": "b"}}}
+	decoys := []Target{{"row.updated", sub.Args}, {"row.deleted", sub.Args}, {"file.created", Args{{"bucket_id", "b"}}}}
 	got, err := s.Open("w", sub.ProjectID, f, append(decoys, targetOf(sub))...)
-	if err != nil || got.Event != "row.created" || got.Args["table_id"] != id36b {
+	if err != nil || got.Event != "row.created" || got.Args[1] != (Arg{"table_id", id36b}) {
 		t.Fatalf("%+v %v", got, err)
 	}
 	many := make([]Target, 0, MaxTargets+1)
@@ -344,6 +342,79 @@ func TestTargets(t *testing.T) {
 	}
 	if _, err := s.Open("w", sub.ProjectID, f); !errors.Is(err, ErrAuth) {
 		t.Fatalf("no targets: %v", err)
+	}
+}
+
+// Arguments are bound in one canonical order: Seal (and SealVersion1) refuses others, Open skips a
+// target that holds others (an unsorted copy of the right arguments included), and ArgsOf and AppendArgs
+// make the order from a map.
+func TestArgsCanonical(t *testing.T) {
+	s := newSealer(t, "k1:"+keyB64(t))
+	sub := bigSub()
+	f := allFields(t, s, "w", sub)
+	unsorted := Args{sub.Args[1], sub.Args[0]}
+	for name, args := range map[string]Args{
+		"unsorted":       unsorted,
+		"name repeated":  Args{sub.Args[0], sub.Args[0]},
+		"names repeated": Args{{"a", "1"}, {"b", "2"}, {"b", "3"}},
+		"empty name":     Args{{"", "x"}, {"table_id", "t"}},
+	} {
+		bad := sub
+		bad.Args = args
+		var fe *FieldError
+		if _, err := s.Seal("w", bad); !errors.As(err, &fe) || fe.Field != "arguments" {
+			t.Errorf("Seal, %s: %v", name, err)
+		}
+		if _, err := s.SealVersion1("w", bad); !errors.As(err, &fe) || fe.Field != "arguments" {
+			t.Errorf("SealVersion1, %s: %v", name, err)
+		}
+	}
+	if _, err := s.Open("w", sub.ProjectID, f, Target{sub.Event, unsorted}); !errors.Is(err, ErrAuth) {
+		t.Fatalf("opened for unsorted arguments: %v", err)
+	}
+	got, err := s.Open("w", sub.ProjectID, f, Target{sub.Event, unsorted}, targetOf(sub))
+	if err != nil || !reflect.DeepEqual(got.Args, sub.Args) {
+		t.Fatalf("canonical target after a skipped one: %+v %v", got.Args, err)
+	}
+
+	m := map[string]string{"table_id": "t", "database_id": "d", "a": "", "zz": "z"}
+	a := ArgsOf(m)
+	if want := (Args{{"a", ""}, {"database_id", "d"}, {"table_id", "t"}, {"zz", "z"}}); !reflect.DeepEqual(a, want) || !a.canonical() {
+		t.Fatalf("ArgsOf: %v, want %v", a, want)
+	}
+	if !a.Equal(m) || a[:3].Equal(m) || !reflect.DeepEqual(a.Map(), m) {
+		t.Fatal("Equal or Map")
+	}
+	m2 := maps.Clone(m)
+	m2["zz"] = "other"
+	if a.Equal(m2) {
+		t.Fatal("Equal with another value")
+	}
+	if v, ok := a.Get("table_id"); !ok || v != "t" {
+		t.Fatalf("Get: %q %v", v, ok)
+	}
+	if _, ok := a.Get("bucket_id"); ok {
+		t.Fatal("Get of a missing name")
+	}
+	if ArgsOf(nil) != nil || len(Args(nil).Map()) != 0 || Args(nil).Map() == nil || !Args(nil).Equal(map[string]string{}) {
+		t.Fatal("no arguments")
+	}
+	both := AppendArgs(AppendArgs(nil, map[string]string{"y": "1", "x": "2"}), map[string]string{"b": "3", "a": "4"})
+	if want := (Args{{"x", "2"}, {"y", "1"}, {"a", "4"}, {"b", "3"}}); !reflect.DeepEqual(both, want) {
+		t.Fatalf("AppendArgs sorts what it appends, among itself: %v", both)
+	}
+	many := map[string]string{}
+	for i := range MaxArgs {
+		many[fmt.Sprintf("n%02d", (i*37)%MaxArgs)] = "v"
+	}
+	if l := ArgsOf(many); len(l) != MaxArgs || !l.canonical() {
+		t.Fatalf("ArgsOf of %d arguments: %d, canonical %v", MaxArgs, len(l), l.canonical())
+	}
+}
+
+func TestEpochUnix(t *testing.T) {
+	if Epoch.Unix() != epochUnix {
+		t.Fatalf("epochUnix %d, Epoch %d", epochUnix, Epoch.Unix())
 	}
 }
 
@@ -493,7 +564,7 @@ func TestSealRejectsInvalid(t *testing.T) {
 		"expiry":              func(s *Subscription) { s.Expiry = time.Time{} },
 		"verifiedAt":          func(s *Subscription) { s.VerifiedAt = time.Unix(1_700_000_000, 0) }, // before Epoch
 		"projectId":           func(s *Subscription) { s.ProjectID = "" },
-		"arguments":           func(s *Subscription) { s.Args = map[string]string{"": "x"} },
+		"arguments":           func(s *Subscription) { s.Args = Args{{"", "x"}} },
 	}
 	for field, f := range mut {
 		sub := sampleSub()
@@ -525,7 +596,7 @@ func sealRawV2(s *Sealer, pt []byte, tg Target) Fields {
 	hdr := append([]byte{byte(Version<<4 | (len(kid) - 1))}, kid...)
 	nonce := make([]byte, nonceSize)
 	rand.Read(nonce)
-	env := append(append(bytes.Clone(hdr), nonce...), s.ring.aeads[kid].Seal(nil, nonce, pt, appendADV2(nil, hdr, "w1", "p", tg.Event, sortedArgs(tg.Args)))...)
+	env := append(append(bytes.Clone(hdr), nonce...), s.ring.aeads[kid].Seal(nil, nonce, pt, appendADV2(nil, hdr, "w1", "p", tg.Event, tg.Args))...)
 	return s.split(base64.RawURLEncoding.EncodeToString(env))
 }
 
@@ -533,7 +604,7 @@ func sealRawV2(s *Sealer, pt []byte, tg Target) Fields {
 func TestNonCanonicalPlaintextV2(t *testing.T) {
 	s := newSealer(t, "k1:"+keyB64(t))
 	tg := targetOf(sampleSub())
-	good, err := appendPlaintextV2(nil, sampleSub())
+	good, err := appendPlaintextV2(nil, ptr(sampleSub()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +614,7 @@ func TestNonCanonicalPlaintextV2(t *testing.T) {
 	set := func(i int, v byte) []byte { b := bytes.Clone(good); b[i] = v; return b }
 	stored := sampleSub()
 	stored.CallbackURL = "http://x.example/"
-	plainHTTP, _ := appendPlaintextV2(nil, stored)
+	plainHTTP, _ := appendPlaintextV2(nil, &stored)
 	withPrefix := append(bytes.Clone(plainHTTP[:len(plainHTTP)-len(stored.CallbackURL)]), "https://x.example/"...)
 	for name, pt := range map[string][]byte{
 		"empty":                 {},
@@ -649,10 +720,11 @@ func randSub(r *mrand.Rand) Subscription {
 		sub.PrevSecretUntil = randTime(r)
 	}
 	if n := r.IntN(4); n > 0 {
-		sub.Args = map[string]string{}
+		m := map[string]string{}
 		for range n {
-			sub.Args[randString(r, 1, 12)] = randString(r, 0, 36)
+			m[randString(r, 1, 12)] = randString(r, 0, 36)
 		}
+		sub.Args = ArgsOf(m)
 	}
 	return sub
 }
@@ -803,7 +875,7 @@ func FuzzOpen(f *testing.F) {
 			}
 			return
 		}
-		if _, err := appendPlaintextV2(nil, got); err != nil {
+		if _, err := appendPlaintextV2(nil, &got); err != nil {
 			t.Fatalf("opened an invalid subscription: %v", err)
 		}
 	})
@@ -826,7 +898,7 @@ func FuzzOpenFields(f *testing.F) {
 			}
 			return
 		}
-		if _, err := appendPlaintextV2(nil, got); err != nil {
+		if _, err := appendPlaintextV2(nil, &got); err != nil {
 			t.Fatalf("opened an invalid subscription: %v", err)
 		}
 	})
@@ -835,12 +907,12 @@ func FuzzOpenFields(f *testing.F) {
 // FuzzDecodePlaintextV2 reaches the version 2 plaintext decoder directly (the fuzzer cannot forge GCM
 // tags): it must never panic and must accept only canonical encodings.
 func FuzzDecodePlaintextV2(f *testing.F) {
-	good, _ := appendPlaintextV2(nil, sampleSub())
+	good, _ := appendPlaintextV2(nil, ptr(sampleSub()))
 	f.Add(good)
 	rot := bigSub()
 	rot.PrevSecret = bytes.Repeat([]byte{9}, 24)
 	rot.PrevSecretUntil = time.Unix(1_800_000_100, 0)
-	rotated, _ := appendPlaintextV2(nil, rot)
+	rotated, _ := appendPlaintextV2(nil, &rot)
 	f.Add(rotated)
 	f.Add([]byte{})
 	f.Add([]byte{1, 0, 0, 0, 1, 24})
@@ -849,7 +921,7 @@ func FuzzDecodePlaintextV2(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := appendPlaintextV2(nil, sub)
+		again, err := appendPlaintextV2(nil, &sub)
 		if err != nil || !bytes.Equal(again, pt) {
 			t.Fatalf("accepted non-canonical plaintext %x (re-encodes to %x, %v)", pt, again, err)
 		}
@@ -955,8 +1027,8 @@ func rawFloor(b *testing.B, sub Subscription) (func(), int) {
 	key := bytes.Repeat([]byte{7, 3}, 16)
 	block, _ := aes.NewCipher(key)
 	aead, _ := cipher.NewGCM(block)
-	pt, _ := appendPlaintextV2(nil, sub)
-	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sortedArgs(sub.Args))
+	pt, _ := appendPlaintextV2(nil, &sub)
+	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sub.Args)
 	nonce := make([]byte, nonceSize)
 	return func() {
 		rand.Read(nonce)
@@ -1009,3 +1081,5 @@ func BenchmarkSealOpenOverRaw(b *testing.B) {
 
 func BenchmarkRawAESGCM(b *testing.B)        { benchRaw(b, sampleSub()) }
 func BenchmarkRawAESGCMLargest(b *testing.B) { benchRaw(b, bigSub()) }
+
+func ptr[T any](v T) *T { return &v }

@@ -35,7 +35,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/url"
-	"sort"
 	"time"
 	"unicode/utf8"
 )
@@ -173,17 +172,17 @@ func encodeSubscription(sub Subscription) ([]byte, error) {
 	if len(sub.Args) > MaxArgs {
 		return nil, &FieldError{"arguments", fmt.Sprintf("more than %d", MaxArgs)}
 	}
-	names := make([]string, 0, len(sub.Args))
-	for k, v := range sub.Args {
-		if k == "" || len(k) > MaxArgNameBytes {
+	for _, a := range sub.Args {
+		if a.Name == "" || len(a.Name) > MaxArgNameBytes {
 			return nil, &FieldError{"arguments", fmt.Sprintf("name must be 1 to %d bytes", MaxArgNameBytes)}
 		}
-		if len(v) > MaxArgValueBytes {
-			return nil, &FieldError{"arguments." + k, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
+		if len(a.Value) > MaxArgValueBytes {
+			return nil, &FieldError{"arguments." + a.Name, fmt.Sprintf("longer than %d bytes", MaxArgValueBytes)}
 		}
-		names = append(names, k)
 	}
-	sort.Strings(names)
+	if !sub.Args.canonical() {
+		return nil, &FieldError{"arguments", "not in canonical order (sorted by name, each name once: see ArgsOf)"}
+	}
 
 	b := make([]byte, 0, 64+len(sub.CallbackURL)+len(sub.Event))
 	b = binary.AppendUvarint(b, exp)
@@ -199,12 +198,12 @@ func encodeSubscription(sub Subscription) ([]byte, error) {
 		b = append(b, sub.PrevSecret...)
 		b = binary.AppendUvarint(b, prevUntil)
 	}
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, k := range names {
-		b = append(b, byte(len(k)))
-		b = append(b, k...)
-		b = binary.AppendUvarint(b, uint64(len(sub.Args[k])))
-		b = append(b, sub.Args[k]...)
+	b = binary.AppendUvarint(b, uint64(len(sub.Args)))
+	for _, a := range sub.Args {
+		b = append(b, byte(len(a.Name)))
+		b = append(b, a.Name...)
+		b = binary.AppendUvarint(b, uint64(len(a.Value)))
+		b = append(b, a.Value...)
 	}
 	return b, nil
 }
@@ -277,9 +276,9 @@ func decodeSubscription(pt []byte) (Subscription, error) {
 			break
 		}
 		if sub.Args == nil {
-			sub.Args = make(map[string]string, nargs)
+			sub.Args = make(Args, 0, nargs)
 		}
-		sub.Args[k] = v
+		sub.Args = append(sub.Args, Arg{k, v})
 		prev = k
 	}
 	if r.err || len(r.b) != 0 || exp == 0 || sub.Event == "" || sub.CallbackURL == "" ||

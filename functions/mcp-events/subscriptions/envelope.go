@@ -44,7 +44,7 @@ func fieldsOf(w *appwriteapi.Webhook) seal.Fields {
 func targetsOf(w *appwriteapi.Webhook) []seal.Target {
 	var out []seal.Target
 	for _, b := range eventcatalog.Bindings(w.Events) {
-		out = append(out, seal.Target{Event: b.Event, Args: b.Args})
+		out = append(out, seal.Target{Event: b.Event, Args: seal.ArgsOf(b.Args)})
 	}
 	return out
 }

@@ -385,7 +385,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	}
 	var prev *seal.Subscription
 	if existing != nil {
-		if sub, oerr := s.openWebhook(existing, pr.project, seal.Target{Event: pr.event.Name, Args: withoutProject(pr.args)}); oerr == nil {
+		if sub, oerr := s.openWebhook(existing, pr.project, seal.Target{Event: pr.event.Name, Args: seal.ArgsOf(withoutProject(pr.args))}); oerr == nil {
 			prev = &sub
 		} else {
 			c.logf("events/subscribe: existing webhook %s does not open (%v); replacing it", pr.id, oerr)
@@ -393,7 +393,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	}
 
 	sub := seal.Subscription{
-		CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: withoutProject(pr.args),
+		CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: seal.ArgsOf(withoutProject(pr.args)),
 		ProjectID: pr.project, Expiry: now.Add(ttl),
 	}
 	outcome := metrics.OutcomeCreated

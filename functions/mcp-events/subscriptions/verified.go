@@ -2,7 +2,6 @@ package subscriptions
 
 import (
 	"fmt"
-	"maps"
 	"net/url"
 	"time"
 
@@ -64,10 +63,7 @@ func (s *Service) challengeAllowed(callbackURL string) *mcperr.Error {
 // whether id is the one principal gets for them: the id is a hash over the principal, so this proves the
 // webhook is principal's.
 func ownArgs(principal, project, id string, sub seal.Subscription) (map[string]string, bool) {
-	args := maps.Clone(sub.Args)
-	if args == nil {
-		args = map[string]string{}
-	}
+	args := sub.Args.Map()
 	args[eventcatalog.ArgProject] = project
 	return args, ID(principal, sub.CallbackURL, sub.Event, args) == id
 }

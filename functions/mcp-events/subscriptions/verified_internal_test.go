@@ -40,7 +40,7 @@ func TestVerifiedSibling(t *testing.T) {
 		args := map[string]string{"project_id": project}
 		id := ID(principal, url, eventcatalog.UserCreated, args)
 		f, err := sealer.Seal(id, seal.Subscription{
-			CallbackURL: url, Secret: secret, Event: eventcatalog.UserCreated, Args: map[string]string{},
+			CallbackURL: url, Secret: secret, Event: eventcatalog.UserCreated,
 			ProjectID: project, Expiry: expiry, VerifiedAt: verified,
 		})
 		if err != nil {

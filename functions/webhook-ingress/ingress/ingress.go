@@ -163,7 +163,8 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	delivered := strings.Split(r.Headers[hdrEvents], ",")
 	// The envelope is bound to the event and the ids Appwrite names in its events, not storing them: it
 	// opens only for the ones it was sealed for.
-	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, Targets(delivered)...)
+	bindings := eventcatalog.Bindings(delivered)
+	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, Targets(bindings)...)
 	if err != nil {
 		// Appwrite's signature over the URL and body verified: the webhook is ours, so an envelope that does
 		// not open means SEAL_KEYS differ from mcp-events' (or a key was removed too early).
@@ -181,10 +182,11 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if !ok {
 		return d.reject(http.StatusGone, "unknown_event", "the subscription's event "+sub.Event+" is no longer offered")
 	}
-	if !event.MatchesEvents(sub.Args, delivered) {
+	args := boundArgs(bindings, sub)
+	if !event.MatchesEvents(args, delivered) {
 		return d.ignore("event_mismatch")
 	}
-	occ, err := event.Project(projectID, sub.Args, r.Body)
+	occ, err := event.Project(projectID, args, r.Body)
 	if errors.Is(err, eventcatalog.ErrNotThisSubscription) {
 		return d.ignore("filtered")
 	} else if err != nil {
@@ -203,7 +205,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
 	}
 	d.Log(opsmetrics.Line(MetricIngress, "outcome", "accepted", "event", sub.Event))
-	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, URLTail: tail, Args: sub.Args, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
+	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, URLTail: tail, Args: args, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
 	return deliver(ctx, d, sub, job)
 }
 
@@ -294,15 +296,34 @@ func isBase64URL(s string) bool {
 	return true
 }
 
-// Targets returns what an envelope may be bound to in a delivery: the catalog events that its Appwrite
-// events (X-Appwrite-Webhook-Events, split on commas) name, with the ids they name.
-func Targets(delivered []string) []seal.Target {
-	bs := eventcatalog.Bindings(delivered)
+// Targets returns what an envelope may be bound to in a delivery: the bindings of its Appwrite events
+// (eventcatalog.Bindings of X-Appwrite-Webhook-Events), their arguments in the canonical order Open
+// binds, in one allocation for all of them.
+func Targets(bs []eventcatalog.Binding) []seal.Target {
+	n := 0
+	for _, b := range bs {
+		n += len(b.Args)
+	}
+	args := make(seal.Args, 0, n)
 	out := make([]seal.Target, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, seal.Target{Event: b.Event, Args: b.Args})
+		start := len(args)
+		args = seal.AppendArgs(args, b.Args)
+		out = append(out, seal.Target{Event: b.Event, Args: args[start:len(args):len(args)]})
 	}
 	return out
+}
+
+// boundArgs returns the arguments sub opened with as the map the event catalog reads: the map of the
+// binding it opened for (a version 2 envelope always opens for one), else, for a version 1 envelope,
+// which stores its own, a map of those.
+func boundArgs(bs []eventcatalog.Binding, sub seal.Subscription) map[string]string {
+	for _, b := range bs {
+		if b.Event == sub.Event && sub.Args.Equal(b.Args) {
+			return b.Args
+		}
+	}
+	return sub.Args.Map()
 }
 
 // basicAuth parses "Basic base64(user:pass)".

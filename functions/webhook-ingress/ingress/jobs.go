@@ -128,7 +128,7 @@ func HandleJob(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "bad_job", "the retry job does not open with this ingress's keys")
 	}
 	sub, err := d.Config.Sealer.Open(job.WebhookID, job.ProjectID, seal.Fields{Username: job.AuthUser, Password: job.AuthPass, URLTail: job.URLTail},
-		seal.Target{Event: job.Event, Args: job.Args})
+		seal.Target{Event: job.Event, Args: seal.ArgsOf(job.Args)})
 	if err != nil {
 		// The job opened with this ingress's keys, so it is genuine: its subscription not opening means a
 		// sealing key was removed while retries were pending.

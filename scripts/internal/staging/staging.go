@@ -45,10 +45,15 @@ type pkg struct {
 	Standard       bool
 	GoFiles        []string
 	IgnoredGoFiles []string
-	EmbedFiles     []string
-	CgoFiles       []string
-	Imports        []string
-	Module         *struct {
+	SFiles         []string // assembly for this GOOS/GOARCH (shared/seal's SSSE3 base64)
+	HFiles         []string
+	// IgnoredOtherFiles holds the assembly of other architectures, staged too: the build may be for one
+	// that the staging machine is not.
+	IgnoredOtherFiles []string
+	EmbedFiles        []string
+	CgoFiles          []string
+	Imports           []string
+	Module            *struct {
 		Path    string
 		Version string
 		Replace *struct{ Path, Version string }
@@ -138,6 +143,12 @@ func StageWith(ctx context.Context, root, name, outDir string, opts Options) err
 			}
 		}
 		files := append(append(append([]string{}, p.GoFiles...), p.IgnoredGoFiles...), embeds...)
+		files = append(append(files, p.SFiles...), p.HFiles...)
+		for _, f := range p.IgnoredOtherFiles {
+			if strings.HasSuffix(f, ".s") || strings.HasSuffix(f, ".h") {
+				files = append(files, f)
+			}
+		}
 		sort.Strings(files)
 		for _, f := range files {
 			if err := copyFile(filepath.Join(p.Dir, f), filepath.Join(dst, f), rewrite); err != nil {
