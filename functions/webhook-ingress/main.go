@@ -12,25 +12,27 @@ import (
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/envcache"
+	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/safehttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
 // process is what the function builds from its environment and keeps between requests: the configuration
-// and the subscriber HTTP client (a client per request would pay a TLS handshake to every subscriber for
-// every event).
+// and the sender, with the subscriber HTTP client (a client per request would pay a TLS handshake to every
+// subscriber for every event) and the HMAC states of recent subscription secrets.
 type process struct {
 	cfg    ingress.Config
-	client *http.Client
+	sender *eventdelivery.Sender
 	faults *faultreport.Reporter // nil without SENTRY_DSN
 }
 
 // state is the function's only process-wide value, built once per process environment (shared/envcache).
 // A configuration that does not work is reported once per environment, with the reporter built first.
-var state = envcache.New(func() (process, error) {
+var state = envcache.New(func() (*process, error) {
 	faults, ferr := faultreport.FromEnv(os.Getenv, "webhook-ingress", fnhttp.BuildID())
 	cfg, err := ingress.LoadConfig()
 	if err == nil {
@@ -38,7 +40,7 @@ var state = envcache.New(func() (process, error) {
 	} else {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
-	return process{cfg: cfg, client: safehttp.NewClient(cfg.HTTP), faults: faults}, err
+	return &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults}, err
 })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
@@ -50,8 +52,24 @@ func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response 
 	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, now) }
 }
 
+// execution is one request's ingress.Reporter: diagnostic text goes to the execution's error log, faults to
+// the fault reporter.
+type execution struct {
+	rt     openruntimes.Context
+	faults *faultreport.Reporter
+	op     string // the fault's operation
+	// lines are the execution's counter lines, written in one rt.Log call at the end.
+	lines opsmetrics.Lines
+}
+
+func (e *execution) Error(text string) { e.rt.Error(text) }
+
+func (e *execution) Fault(f ingress.Fault) {
+	e.faults.Report(faultreport.Fault{Operation: e.op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
+}
+
 func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Response) {
-	req := rt.Req
+	req := &rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
 		return fnhttp.Health(rt)
@@ -60,47 +78,37 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		return fnhttp.NotFound(rt)
 	}
 
+	growStack(0)
 	p, err := state.Get()
 	if err != nil {
 		rt.Error("webhook-ingress is not configured: " + err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ingress.ExecutionTimeout)
-	defer cancel()
+	// No deadline for the whole execution: each of its waits has its own (the delivery budget with a
+	// deadline per attempt, and ScheduleReserve for scheduling a delayed retry), and together they fit in
+	// ingress.ExecutionTimeout. A context of its own would add a timer and its cancellation links to every
+	// attempt's context.
+	ctx := context.Background()
 	defer p.faults.Flush()
+	e := &execution{rt: rt, faults: p.faults, op: "webhook"}
+	if req.Path == ingress.JobPath {
+		e.op = "retry job"
+	}
 	defer func() {
 		if v := recover(); v != nil {
-			rt.Error(fmt.Sprintf("webhook-ingress: panic serving %s: %v", req.Path, v))
-			p.faults.Report(faultreport.Fault{Operation: req.Method + " " + req.Path, Outcome: "panic", Reason: "panic", Detail: fmt.Sprint(v)})
-			resp = fnhttp.Error(rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
+			e.rt.Error(fmt.Sprintf("webhook-ingress: panic serving %s: %v", e.rt.Req.Path, v))
+			p.faults.Report(faultreport.Fault{Operation: e.rt.Req.Method + " " + e.rt.Req.Path, Outcome: "panic", Reason: "panic", Detail: fmt.Sprint(v)})
+			resp = fnhttp.Error(e.rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
 		}
 	}()
 	// Counter lines are written in one rt.Log call at the end (deferred, so a panic keeps them): each
 	// call is a write to the execution's log file, and one delivery makes three to five lines.
-	// The lines are joined with "\n" as they come, in one buffer.
-	var lines strings.Builder
-	n := 0
 	defer func() {
-		if n > 0 {
-			rt.Log(lines.String())
+		if e.lines.Len() > 0 {
+			e.rt.Log(e.lines.String())
 		}
 	}()
-	log := func(line string) {
-		if n++; n > 1 {
-			lines.WriteByte('\n')
-		} else {
-			lines.Grow(512)
-		}
-		lines.WriteString(line)
-	}
-	deps := ingress.Deps{Config: p.cfg, Client: p.client, Now: now, Log: log, Error: func(s string) { rt.Error(s) },
-		Fault: func(f ingress.Fault) {
-			op := "webhook"
-			if req.Path == ingress.JobPath {
-				op = "retry job"
-			}
-			p.faults.Report(faultreport.Fault{Operation: op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
-		}}
+	deps := ingress.Deps{Config: &p.cfg, Sender: p.sender, Now: now, Counters: &e.lines, Report: e}
 	r := ingress.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, Body: req.BodyBinary(), AppwriteKey: req.Headers["x-appwrite-key"]}
 	var a ingress.Answer
 	if req.Path == ingress.JobPath {
@@ -108,5 +116,27 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	} else {
 		a = ingress.HandleWebhook(ctx, deps, r)
 	}
-	return fnhttp.JSON(rt, a.Status, a.Body)
+	if a.Status == http.StatusOK {
+		return fnhttp.Encoded(a.Status, a.Outcome.AppendJSON(make([]byte, 0, 128)))
+	}
+	return fnhttp.JSON(e.rt, a.Status, a.Error)
 }
+
+// growStack grows the goroutine's stack once, here at the top of an execution where little of it is in
+// use, to the size the delivery path needs. The runtime starts every request's handler on a new goroutine
+// with a small stack (open-runtimes does, as does the local runtime), and verification, the HTTP client and
+// TLS below it go deep enough that the stack would otherwise be copied twice, each time deeper, with every
+// frame on it adjusted: about 45,000 instructions per delivery (docs/benchmarks.md, section 1). Its frame
+// (growFrame bytes, zeroed: a few hundred instructions) makes the runtime grow the stack to 16 KiB in one
+// step, copying only the few frames above it.
+//
+//go:noinline
+func growStack(i int) byte {
+	var frame [growFrame]byte
+	return frame[i]
+}
+
+// growFrame is growStack's frame size: with the few KiB below it, it brings the stack to the 16 KiB the
+// deepest delivery needs (a bigger frame would take the next size, 32 KiB, which the runtime does not
+// cache per processor).
+const growFrame = 8 << 10

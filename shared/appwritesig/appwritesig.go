@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 
+	"appwrite-agent/shared/hmacpool"
 	"appwrite-agent/shared/keylist"
 )
 
@@ -78,6 +79,20 @@ func mac(secret, url string, body []byte) [sha1.Size]byte {
 	return sum
 }
 
+// pooledMAC is mac(secret, base + path, body) with an HMAC of macs (the same crypto/hmac HMAC, keyed once
+// per secret).
+func pooledMAC(macs *hmacpool.Pool, secret, base, path string, body []byte) [sha1.Size]byte {
+	var kb [SecretLength]byte
+	m := macs.Get(append(kb[:0], secret...))
+	m.Scratch = append(append(m.Scratch[:0], base...), path...)
+	m.Write(m.Scratch)
+	m.Write(body)
+	var sum [sha1.Size]byte
+	copy(sum[:], m.Sum())
+	macs.Put(m)
+	return sum
+}
+
 // strictStd is base64.StdEncoding.Strict(), made once (Strict returns a new Encoding each call).
 var strictStd = base64.StdEncoding.Strict()
 
@@ -113,6 +128,8 @@ type Keys struct {
 	// HMAC-SHA256 and its allocations saved per delivery); nil in a Keys not
 	// made by ParseKeys.
 	derived *secretCache
+	// macs keeps HMAC-SHA1 states keyed with those secrets (hmacpool); nil in a Keys not made by ParseKeys.
+	macs *hmacpool.Pool
 }
 
 // secretCache maps (key index, webhook id) to the derived secret, holding at
@@ -163,7 +180,7 @@ func ParseKeys(s string) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Keys{derived: &secretCache{m: map[cacheKey]string{}}}
+	k := &Keys{derived: &secretCache{m: map[cacheKey]string{}}, macs: hmacpool.New(sha1.New, maxCached)}
 	for _, key := range keys {
 		k.ids = append(k.ids, key.ID)
 		k.keys = append(k.keys, key.Bytes)
@@ -206,6 +223,11 @@ func derive(key []byte, webhookID string) string {
 // under the secret derived from any configured key. Every key is tried (no
 // early exit) and each comparison is constant time.
 func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool {
+	return k.VerifyAt(webhookID, url, "", body, signature)
+}
+
+// VerifyAt is Verify for the URL base + path, without joining them.
+func (k *Keys) VerifyAt(webhookID, base, path string, body []byte, signature string) bool {
 	if webhookID == "" || len(webhookID) > 255 || len(signature) > MaxSignatureLength || strings.ContainsAny(signature, "\r\n") {
 		return false
 	}
@@ -216,7 +238,13 @@ func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool
 	}
 	ok := 0
 	for i := range k.keys {
-		if sum := mac(k.secret(i, webhookID), url, body); hmac.Equal(sum[:], got) {
+		var sum [sha1.Size]byte
+		if k.macs != nil {
+			sum = pooledMAC(k.macs, k.secret(i, webhookID), base, path, body)
+		} else {
+			sum = mac(k.secret(i, webhookID), base+path, body)
+		}
+		if hmac.Equal(sum[:], got) {
 			ok = 1
 		}
 	}

@@ -37,3 +37,30 @@ func TestSecretCacheIsTransparentAndBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledMACIsMAC: the HMACs kept per secret give crypto/hmac's fresh HMAC-SHA1, for secrets seen
+// before and new ones, and Verify accepts and refuses the same signatures with and without them.
+func TestPooledMACIsMAC(t *testing.T) {
+	keys, err := ParseKeys("k:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("abcdefghij", 4))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := &Keys{ids: keys.ids, keys: keys.keys}
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 5; i++ {
+			id := "sub-" + strconv.Itoa(i)
+			url, body := "https://ingress.example/appwrite/webhooks/"+id, []byte(strings.Repeat(`{"n":`+strconv.Itoa(round)+`}`, i*40))
+			secret := keys.secret(0, id)
+			if pooledMAC(keys.macs, secret, url[:10], url[10:], body) != mac(secret, url, body) {
+				t.Fatalf("round %d, %s: pooled HMAC differs", round, id)
+			}
+			sig := Sign(secret, url, body)
+			for _, k := range []*Keys{keys, plain} {
+				if !k.Verify(id, url, body, sig) || k.Verify(id, url+"x", body, sig) || k.Verify("sub-x", url, body, sig) ||
+					!k.VerifyAt(id, url[:20], url[20:], body, sig) || k.VerifyAt(id, url[:20], url[21:], body, sig) {
+					t.Fatalf("round %d, %s: verify (pooled %v)", round, id, k.macs != nil)
+				}
+			}
+		}
+	}
+}

@@ -85,7 +85,7 @@ type Event struct {
 	// filter reports whether a decoded Appwrite payload belongs to a subscription with these arguments
 	// (Appwrite filters only by event name); project reduces it to the payload fields.
 	filter  func(args map[string]string, p payload) bool
-	project func(p payload) map[string]any
+	project func(p payload, f fieldList) fieldList
 }
 
 // webhookScopes are needed for every event: the subscription is a project webhook.

@@ -51,3 +51,86 @@ func FuzzMatchesEventsAsBefore(f *testing.F) {
 		}
 	})
 }
+
+// refBindings is Bindings as it was before it stopped splitting the events: every event split on dots,
+// then compared with the split patterns segment by segment.
+func refBindings(appwriteEvents []string) []eventcatalog.Binding {
+	var out []eventcatalog.Binding
+	for _, e := range eventcatalog.All() {
+		var args map[string]string
+		matched, ok := false, true
+		for _, p := range e.Patterns {
+			ps := strings.Split(p, ".")
+			for _, ev := range appwriteEvents {
+				es := strings.Split(strings.TrimSpace(ev), ".")
+				if len(es) != len(ps) {
+					continue
+				}
+				same := true
+				for i, seg := range ps {
+					if seg != "*" && !(strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")) && seg != es[i] {
+						same = false
+						break
+					}
+				}
+				if !same {
+					continue
+				}
+				matched = true
+				if args == nil {
+					args = map[string]string{}
+				}
+				for i, seg := range ps {
+					if !(strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")) || es[i] == "*" {
+						continue
+					}
+					name := seg[1 : len(seg)-1]
+					if v, seen := args[name]; seen && v != es[i] {
+						ok = false
+					}
+					args[name] = es[i]
+				}
+			}
+		}
+		if !ok || !matched || len(args) != len(e.Args) {
+			continue
+		}
+		for _, a := range e.Args {
+			if !eventcatalog.ValidID(args[a]) {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, eventcatalog.Binding{Event: e.Name, Args: args})
+		}
+	}
+	return out
+}
+
+// FuzzBindingsAsBefore: Bindings, which reads the events segment by segment, returns exactly what it
+// returned when it split them.
+func FuzzBindingsAsBefore(f *testing.F) {
+	f.Add("databases.db1.tables.t1.rows.r1.create,databases.*.tables.*.rows.*.create")
+	f.Add(" databases.db1.tables.t1.rows.*.update ,databases.db1.tables.t1.rows.r1.upsert")
+	f.Add("functions.fn.executions.e1.update,functions.fn.executions.*.create")
+	f.Add("users.u1.create,users.*.create,buckets.b.files.f.create")
+	f.Add("databases.db1.tables.t1.rows.r1.create,databases.db2.tables.t1.rows.r1.create")
+	f.Add("databases..tables.t1.rows.r1.create,databases.db1.tables.t1.rows.r1.create.")
+	f.Fuzz(func(t *testing.T, header string) {
+		delivered := strings.Split(header, ",")
+		got, want := eventcatalog.Bindings(delivered), refBindings(delivered)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %+v, before %+v", header, got, want)
+		}
+		for i := range got {
+			if got[i].Event != want[i].Event || len(got[i].Args) != len(want[i].Args) {
+				t.Fatalf("%q: %+v, before %+v", header, got, want)
+			}
+			for k, v := range want[i].Args {
+				if got[i].Args[k] != v {
+					t.Fatalf("%q: %+v, before %+v", header, got, want)
+				}
+			}
+		}
+	})
+}

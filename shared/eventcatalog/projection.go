@@ -58,30 +58,30 @@ func rowFilter(a map[string]string, p payload) bool {
 	return p.ID != "" && p.DatabaseID == a[ArgDatabase] && p.tableID() == a[ArgTable]
 }
 
-func rowProjection(p payload) map[string]any {
-	return map[string]any{ArgDatabase: p.DatabaseID, ArgTable: p.tableID(), "row_id": p.ID, "created_at": p.CreatedAt, "updated_at": p.UpdatedAt}
+func rowProjection(p payload, f fieldList) fieldList {
+	return f.str(ArgDatabase, p.DatabaseID).str(ArgTable, p.tableID()).str("row_id", p.ID).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
 }
 
 func fileFilter(a map[string]string, p payload) bool { return p.ID != "" && p.BucketID == a[ArgBucket] }
 
 // fileProjection leaves out the file's name: names are user content.
-func fileProjection(p payload) map[string]any {
-	m := map[string]any{ArgBucket: p.BucketID, "file_id": p.ID, "mime_type": p.MimeType, "created_at": p.CreatedAt}
+func fileProjection(p payload, f fieldList) fieldList {
+	f = f.str(ArgBucket, p.BucketID).str("file_id", p.ID).str("mime_type", p.MimeType).str("created_at", p.CreatedAt)
 	if p.SizeOriginal != nil {
-		m["size_bytes"] = *p.SizeOriginal
+		f = f.add(Field{Name: "size_bytes", Kind: Integer, Int: *p.SizeOriginal})
 	}
-	return m
+	return f
 }
 
 func userFilter(_ map[string]string, p payload) bool { return p.ID != "" }
 
 // userProjection leaves out everything personal: name, email, phone, prefs, labels, targets.
-func userProjection(p payload) map[string]any {
-	m := map[string]any{"user_id": p.ID, "created_at": p.CreatedAt}
+func userProjection(p payload, f fieldList) fieldList {
+	f = f.str("user_id", p.ID).str("created_at", p.CreatedAt)
 	if b, ok := p.Status.(bool); ok {
-		m["status"] = b
+		f = f.add(Field{Name: "status", Kind: Bool, Bool: b})
 	}
-	return m
+	return f
 }
 
 // executionFailedFilter passes only failed executions of the subscribed function: a synchronous execution
@@ -91,16 +91,16 @@ func executionFailedFilter(a map[string]string, p payload) bool {
 }
 
 // executionProjection leaves out logs, errors, request and response bodies and headers.
-func executionProjection(p payload) map[string]any {
-	m := map[string]any{ArgFunction: p.functionID(), "execution_id": p.ID, "deployment_id": p.DeploymentID, "trigger": p.Trigger,
-		"status": p.statusString(), "created_at": p.CreatedAt, "updated_at": p.UpdatedAt}
+func executionProjection(p payload, f fieldList) fieldList {
+	f = f.str(ArgFunction, p.functionID()).str("execution_id", p.ID).str("deployment_id", p.DeploymentID).str("trigger", p.Trigger).
+		str("status", p.statusString()).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
 	if p.ResponseStatusCode != nil {
-		m["response_status_code"] = *p.ResponseStatusCode
+		f = f.add(Field{Name: "response_status_code", Kind: Integer, Int: int64(*p.ResponseStatusCode)})
 	}
 	if p.Duration != nil {
-		m["duration"] = *p.Duration
+		f = f.add(Field{Name: "duration", Kind: Number, Num: *p.Duration})
 	}
-	return m
+	return f
 }
 
 // MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
@@ -166,11 +166,80 @@ func matchFilled(pattern string, args map[string]string, event string) bool {
 
 // Occurrence is what the ingress learns from one Appwrite payload.
 type Occurrence struct {
-	// Data is the projected payload, conforming to PayloadSchema (project_id included).
-	Data map[string]any
+	// Fields is the projected payload, conforming to PayloadSchema (project_id included), sorted by name.
+	Fields []Field
 	// Timestamp is when the change happened ($updatedAt, else $createdAt; empty when the payload has
 	// neither).
 	Timestamp string
+}
+
+// Data returns Fields as the JSON object they stand for: name -> string, bool, int64 or float64.
+func (o Occurrence) Data() map[string]any {
+	m := make(map[string]any, len(o.Fields))
+	for _, f := range o.Fields {
+		m[f.Name] = f.Value()
+	}
+	return m
+}
+
+// Kind is the JSON type of a Field.
+type Kind uint8
+
+// Kinds.
+const (
+	String  Kind = iota + 1 // Field.Str
+	Bool                    // Field.Bool
+	Integer                 // Field.Int
+	Number                  // Field.Num
+)
+
+// Field is one field of a projected payload: a property of PayloadSchema and its value, in the member
+// its Kind names.
+type Field struct {
+	Name string
+	Kind Kind
+	Str  string
+	Bool bool
+	Int  int64
+	Num  float64
+}
+
+// Value returns the field's value as a string, bool, int64 or float64.
+func (f Field) Value() any {
+	switch f.Kind {
+	case String:
+		return f.Str
+	case Bool:
+		return f.Bool
+	case Integer:
+		return f.Int
+	case Number:
+		return f.Num
+	}
+	return nil
+}
+
+// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most
+// maxFields fields, in one allocation.
+type fieldList struct{ list []Field }
+
+// maxFields is the most fields an event's payload has (execution.failed: 10).
+const maxFields = 10
+
+func (f fieldList) add(field Field) fieldList {
+	if f.list == nil {
+		f.list = make([]Field, 0, maxFields)
+	}
+	f.list = append(f.list, field)
+	return f
+}
+
+// str adds a string field; an empty string is left out (the field is absent from the payload).
+func (f fieldList) str(name, v string) fieldList {
+	if v != "" {
+		return f.add(Field{Name: name, Kind: String, Str: v})
+	}
+	return f
 }
 
 // ErrNotThisSubscription means the payload does not belong to the subscription (another table, a status
@@ -186,18 +255,17 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 	if !e.filter(args, p) {
 		return Occurrence{}, ErrNotThisSubscription
 	}
-	data := e.project(p)
-	data[ArgProject] = projectID
-	for k, v := range data {
-		if s, ok := v.(string); ok && s == "" {
-			delete(data, k)
+	f := e.project(p, fieldList{}).str(ArgProject, projectID)
+	for i := 1; i < len(f.list); i++ { // insertion sort: at most maxFields, most already in order
+		for j := i; j > 0 && f.list[j].Name < f.list[j-1].Name; j-- {
+			f.list[j], f.list[j-1] = f.list[j-1], f.list[j]
 		}
 	}
 	ts := p.UpdatedAt
 	if ts == "" {
 		ts = p.CreatedAt
 	}
-	return Occurrence{Data: data, Timestamp: ts}, nil
+	return Occurrence{Fields: f.list, Timestamp: ts}, nil
 }
 
 // Binding is one catalog event that a set of Appwrite events names, with the arguments read from them.
@@ -212,14 +280,10 @@ type Binding struct {
 // Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
 // different values, or do not name every argument, or name one that is not an Appwrite id.
 func Bindings(appwriteEvents []string) []Binding {
-	split := make([][]string, 0, len(appwriteEvents))
-	for _, ev := range appwriteEvents {
-		split = append(split, strings.Split(strings.TrimSpace(ev), "."))
-	}
 	var out []Binding
 	patterns := splitPatterns()
 	for i := range events {
-		if args, ok := events[i].argsFrom(patterns[i], split); ok {
+		if args, ok := events[i].argsFrom(patterns[i], appwriteEvents); ok {
 			out = append(out, Binding{Event: events[i].Name, Args: args})
 		}
 	}
@@ -238,38 +302,33 @@ var splitPatterns = sync.OnceValue(func() [][][]string {
 	return out
 })
 
-// argsFrom reads e's arguments from split Appwrite events; patterns are e.Patterns split on dots.
-func (e Event) argsFrom(patterns [][]string, split [][]string) (map[string]string, bool) {
+// argsFrom reads e's arguments from Appwrite events (each trimmed of spaces and read segment by segment,
+// without splitting it); patterns are e.Patterns split on dots.
+func (e Event) argsFrom(patterns [][]string, delivered []string) (map[string]string, bool) {
 	var args map[string]string // made on the first match: most events match nothing
 	matched := false
 	for _, ps := range patterns {
-		for _, es := range split {
-			if len(es) != len(ps) {
-				continue
-			}
-			ok := true
-			for i, seg := range ps {
-				if seg != "*" && !isPlaceholder(seg) && seg != es[i] {
-					ok = false
-					break
-				}
-			}
-			if !ok {
+		for _, ev := range delivered {
+			ev = strings.TrimSpace(ev)
+			if !segmentsMatch(ps, ev) {
 				continue
 			}
 			matched = true
 			if args == nil {
-				args = map[string]string{}
+				args = make(map[string]string, len(e.Args))
 			}
-			for i, seg := range ps {
-				if !isPlaceholder(seg) || es[i] == "*" {
+			rest := ev
+			for _, seg := range ps {
+				var es string
+				es, rest, _ = strings.Cut(rest, ".")
+				if !isPlaceholder(seg) || es == "*" {
 					continue
 				}
 				name := seg[1 : len(seg)-1]
-				if v, seen := args[name]; seen && v != es[i] {
+				if v, seen := args[name]; seen && v != es {
 					return nil, false
 				}
-				args[name] = es[i]
+				args[name] = es
 			}
 		}
 	}
@@ -282,6 +341,26 @@ func (e Event) argsFrom(patterns [][]string, split [][]string) (map[string]strin
 		}
 	}
 	return args, true
+}
+
+// segmentsMatch reports whether ev has as many dot-separated segments as the split pattern ps and equals
+// it in every segment that is neither "*" nor a placeholder.
+func segmentsMatch(ps []string, ev string) bool {
+	// Cheap rejections first: an event and a pattern mostly differ in their first or last segment.
+	if first := ps[0]; first != "*" && !isPlaceholder(first) && !strings.HasPrefix(ev, first) {
+		return false
+	}
+	if last := ps[len(ps)-1]; last != "*" && !isPlaceholder(last) && !strings.HasSuffix(ev, last) {
+		return false
+	}
+	for i, seg := range ps {
+		es, rest, more := strings.Cut(ev, ".")
+		if more != (i < len(ps)-1) || (seg != "*" && !isPlaceholder(seg) && seg != es) {
+			return false
+		}
+		ev = rest
+	}
+	return true
 }
 
 // wholeSegmentPlaceholders reports whether every brace of pattern is part of a segment that is a placeholder.

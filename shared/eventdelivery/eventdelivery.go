@@ -76,27 +76,59 @@ func (a Attempt) Retryable() bool {
 
 var errUnsignable = errors.New("eventdelivery: cannot sign the delivery")
 
+// Sender posts through one client and signs with one stdwebhooks.Signer. Make one per process with
+// NewSender and share it: it keeps the HMAC states of recent secrets, and a copy of the client without its
+// Timeout, made once, for the attempts whose deadline comes first (the Timeout could then never fire, and
+// net/http would make a context and a timer for it on every request). It is safe for concurrent use.
+type Sender struct {
+	client  *http.Client
+	untimed *http.Client // client without its Timeout (nil when it has none, or in a Sender not from NewSender)
+	signer  *stdwebhooks.Signer
+}
+
+// NewSender returns a Sender over client.
+func NewSender(client *http.Client) *Sender {
+	s := &Sender{client: client, signer: stdwebhooks.NewSigner()}
+	if client.Timeout > 0 {
+		c := *client
+		c.Timeout = 0
+		s.untimed = &c
+	}
+	return s
+}
+
 // Post sends body once to t, signed at now with message id msgID.
 func Post(ctx context.Context, client *http.Client, t Target, msgID string, body []byte, now time.Time) Attempt {
+	s := Sender{client: client}
+	return s.Post(ctx, t, msgID, body, now)
+}
+
+// Post is the package's Post through s.
+func (s *Sender) Post(ctx context.Context, t Target, msgID string, body []byte, now time.Time) Attempt {
 	start := time.Now()
 	if len(body) > MaxBodyBytes {
 		return Attempt{Status: 0, Reason: safehttp.ReasonTooLarge, Err: fmt.Errorf("%w: body is %d bytes, limit %d", errUnsignable, len(body), MaxBodyBytes)}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
+	req, err := newRequest(ctx, t.URL, body)
 	if err != nil {
 		return Attempt{Reason: safehttp.ReasonBlocked, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
 	// What req.Header.Set does, in one slice for the three values (every attempt makes these).
 	vals := []string{"application/json", "appwrite-mcp-events/1", t.SubscriptionID}
 	req.Header["Content-Type"], req.Header["User-Agent"], req.Header[canonicalSubscriptionID] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
-	if err := stdwebhooks.SetHeaders(req.Header, msgID, now, body, t.Secrets...); err != nil {
+	if err := s.signer.SetHeaders(req.Header, msgID, now, body, t.Secrets...); err != nil {
 		return Attempt{Reason: safehttp.ReasonConnectionFailed, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
-	res, err := withoutLaterTimeout(ctx, client, start).Do(req)
+	res, err := s.clientFor(ctx, start).Do(req)
 	a := Attempt{}
 	if err == nil {
 		a.Status = res.StatusCode
-		a.Body, err = safehttp.ReadLimited(res.Body, maxResponseBytes)
+		if res.ContentLength == 0 {
+			// Nothing to read (http.NoBody): what ReadLimited would return, without its reader and buffer.
+			a.Body = []byte{}
+		} else {
+			a.Body, err = safehttp.ReadLimited(res.Body, maxResponseBytes)
+		}
 		res.Body.Close()
 		if errors.Is(err, safehttp.ErrResponseTooLarge) {
 			err = nil // the answer's size does not matter; its status does
@@ -108,15 +140,47 @@ func Post(ctx context.Context, client *http.Client, t Target, msgID string, body
 	return a
 }
 
-// withoutLaterTimeout returns client, or a copy of it without its Timeout when ctx's deadline comes before
-// that Timeout could expire (the request started at start): the Timeout can then never fire, and net/http
-// would still make a context and a timer of its own for it on every request.
-func withoutLaterTimeout(ctx context.Context, client *http.Client, start time.Time) *http.Client {
+// newRequest is http.NewRequestWithContext(ctx, POST, url, bytes.NewReader(body)) with the body's reader,
+// Close and GetBody in two allocations instead of three, and Host left empty (the transport then uses the
+// URL's host, which NewRequest copies into Host; net/http clones the URL for a set Host).
+func newRequest(ctx context.Context, url string, body []byte) (*http.Request, error) {
+	if len(body) == 0 {
+		return http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, newBody(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Host = ""
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return newBody(body), nil }
+	return req, nil
+}
+
+// requestBody reads a request body from memory; Close does nothing.
+type requestBody struct{ bytes.Reader }
+
+func newBody(b []byte) *requestBody {
+	r := &requestBody{}
+	r.Reset(b)
+	return r
+}
+
+// Close does nothing: the bytes stay the caller's.
+func (*requestBody) Close() error { return nil }
+
+// clientFor returns s's client, or the client without its Timeout when ctx's deadline comes before that
+// Timeout could expire (the request started at start).
+func (s *Sender) clientFor(ctx context.Context, start time.Time) *http.Client {
+	client := s.client
 	if client.Timeout <= 0 {
 		return client
 	}
 	if dl, ok := ctx.Deadline(); !ok || !dl.Before(start.Add(client.Timeout)) {
 		return client
+	}
+	if s.untimed != nil {
+		return s.untimed
 	}
 	c := *client
 	c.Timeout = 0
@@ -176,6 +240,12 @@ func (r Result) Delivered() bool { return r.Last().Delivered() }
 // Deliver posts body to t until it is accepted, a non-retryable answer comes, the attempts run out or the
 // budget does. Each attempt is signed afresh with the time from now.
 func Deliver(ctx context.Context, client *http.Client, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
+	s := Sender{client: client}
+	return s.Deliver(ctx, t, msgID, body, p, now)
+}
+
+// Deliver is the package's Deliver through s.
+func (s *Sender) Deliver(ctx context.Context, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
 	if p.MaxAttempts < 1 {
 		p.MaxAttempts = 1
 	}
@@ -192,7 +262,7 @@ func Deliver(ctx context.Context, client *http.Client, t Target, msgID string, b
 			adl = minTime(adl, time.Now().Add(p.AttemptTimeout))
 		}
 		actx, acancel := context.WithDeadline(ctx, adl)
-		a := Post(actx, client, t, msgID, body, now())
+		a := s.Post(actx, t, msgID, body, now())
 		acancel()
 		r.Attempts = append(r.Attempts, a)
 		if !a.Retryable() || n >= p.MaxAttempts {

@@ -215,11 +215,28 @@ func TestChallenge(t *testing.T) {
 // TestPostHeadersExactly: the request carries exactly these headers, under the names http.Header.Set gives
 // them (Post writes the map directly).
 func TestPostHeadersExactly(t *testing.T) {
+	for _, name := range []string{"Post", "Sender.Post", "Sender.Deliver"} {
+		t.Run(name, func(t *testing.T) { testPostHeadersExactly(t, name) })
+	}
+}
+
+func testPostHeadersExactly(t *testing.T, how string) {
 	r, client, target := setup(t)
 	now := time.Unix(1767225600, 0)
-	a := eventdelivery.Post(context.Background(), client, target, "evt_h", []byte(`{}`), now)
+	var a eventdelivery.Attempt
+	switch how {
+	case "Post":
+		a = eventdelivery.Post(context.Background(), client, target, "evt_h", []byte(`{}`), now)
+	case "Sender.Post":
+		a = eventdelivery.NewSender(client).Post(context.Background(), target, "evt_h", []byte(`{}`), now)
+	default:
+		a = eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_h", []byte(`{}`), fastPolicy(), func() time.Time { return now }).Last()
+	}
 	if !a.Delivered() {
 		t.Fatalf("%+v", a)
+	}
+	if d := r.Deliveries()[0]; string(d.Body) != `{}` {
+		t.Fatalf("body %q", d.Body)
 	}
 	sig, err := stdwebhooks.Sign("evt_h", now, []byte(`{}`), target.Secrets...)
 	if err != nil {
@@ -254,8 +271,13 @@ func TestClientTimeoutStillBounds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	a := eventdelivery.Post(ctx, client, target, "evt_t", []byte(`{}`), time.Now())
-	held()
 	if a.Reason != safehttp.ReasonTimeout || ctx.Err() != nil {
 		t.Fatalf("attempt %+v (context: %v), want a timeout from the client's own Timeout", a, ctx.Err())
+	}
+	// A Sender keeps the Timeout-free copy for attempts whose deadline comes first, and only for those.
+	a = eventdelivery.NewSender(client).Post(ctx, target, "evt_t", []byte(`{}`), time.Now())
+	held()
+	if a.Reason != safehttp.ReasonTimeout || ctx.Err() != nil {
+		t.Fatalf("Sender attempt %+v (context: %v), want a timeout from the client's own Timeout", a, ctx.Err())
 	}
 }

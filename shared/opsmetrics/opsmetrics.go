@@ -15,54 +15,95 @@ import (
 // example Line("mcp_events_deliveries_total", "event", "row.created", "outcome", "delivered"). Keys are
 // sorted, so equal increments give equal lines. An odd trailing key gets an empty value.
 func Line(name string, labels ...string) string {
-	if len(labels)%2 == 1 {
-		labels = append(labels, "")
+	return string(AppendLine(make([]byte, 0, lineSize(name, labels)), name, labels...))
+}
+
+// lineSize is the length of Line's result, exact unless a label needs escaping.
+func lineSize(name string, labels []string) int {
+	size := len(`{"metric":,"inc":1}`) + len(name) + 2
+	for _, l := range labels {
+		size += len(l) + 3
 	}
+	return size
+}
+
+// AppendLine appends Line(name, labels...) to b.
+func AppendLine(b []byte, name string, labels ...string) []byte {
 	type kv struct{ k, v string }
 	var buf [8]kv // counters have a few labels: no allocation for them
 	pairs := buf[:0]
-	size := len(`{"metric":,"inc":1}`) + len(name) + 2
 	for i := 0; i < len(labels); i += 2 {
 		if labels[i] == "metric" || labels[i] == "inc" {
 			continue
 		}
-		pairs = append(pairs, kv{labels[i], labels[i+1]})
-		size += len(labels[i]) + len(labels[i+1]) + 6
+		v := "" // an odd trailing key gets an empty value
+		if i+1 < len(labels) {
+			v = labels[i+1]
+		}
+		pairs = append(pairs, kv{labels[i], v})
 	}
 	slices.SortFunc(pairs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
-	var b strings.Builder
-	b.Grow(size) // exact unless a label needs escaping
-	b.WriteString(`{"metric":`)
-	writeJSON(&b, name)
+	b = append(b, `{"metric":`...)
+	b = appendJSON(b, name)
 	for _, p := range pairs {
-		b.WriteByte(',')
-		writeJSON(&b, p.k)
-		b.WriteByte(':')
-		writeJSON(&b, p.v)
+		b = append(b, ',')
+		b = appendJSON(b, p.k)
+		b = append(b, ':')
+		b = appendJSON(b, p.v)
 	}
-	b.WriteString(`,"inc":1}`)
-	return b.String()
+	return append(b, `,"inc":1}`...)
 }
 
-// writeJSON writes s as a JSON string exactly as encoding/json does. Label names and values are almost
-// always plain identifiers, written as they are; anything else goes through encoding/json (the ingress
-// writes three lines per delivery, so this shows in its profile).
-func writeJSON(b *strings.Builder, s string) {
+// Lines collects counter lines, one per line, for a single write to the log at the end of an execution
+// (each log call of the runtime is a write to the execution's log file). The zero value is empty and
+// ready; a nil *Lines drops what is added.
+type Lines struct {
+	b strings.Builder // String gives its bytes without a copy
+}
+
+// Add appends Line(name, labels...) as a line of its own.
+func (l *Lines) Add(name string, labels ...string) {
+	if l == nil {
+		return
+	}
+	if l.b.Len() > 0 {
+		l.b.WriteByte('\n')
+	} else {
+		l.b.Grow(512) // the lines of one delivery
+	}
+	var buf [256]byte // a line is made here, then copied in
+	l.b.Write(AppendLine(buf[:0], name, labels...))
+}
+
+// Len is the length of the collected text (0 when nothing was added).
+func (l *Lines) Len() int { return l.b.Len() }
+
+// String returns the collected lines, separated by "\n" (no trailing newline).
+func (l *Lines) String() string { return l.b.String() }
+
+// appendJSON appends s as a JSON string exactly as encoding/json writes it. Label names and values are
+// almost always plain identifiers, written as they are; anything else goes through encoding/json (the
+// ingress writes three lines per delivery, so this shows in its profile).
+func appendJSON(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !plain(c) {
 			out, _ := json.Marshal(s)
-			b.Write(out)
-			return
+			return append(b, out...)
 		}
 	}
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	b.WriteString(s)
-	b.WriteByte('"')
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // plain reports whether encoding/json writes c unchanged inside a string (no escaping, not HTML-escaped,
 // not part of a multi-byte character).
-func plain(c byte) bool {
-	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-}
+func plain(c byte) bool { return plainByte[c] }
+
+// plainByte is plain as a table: a label is checked byte by byte.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

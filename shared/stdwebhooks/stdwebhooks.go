@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"appwrite-agent/shared/hmacpool"
 )
 
 // Header names of a Standard Webhooks delivery (lower case, as the
@@ -123,25 +125,57 @@ func checkID(id string) error {
 	return nil
 }
 
-// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body) with crypto/hmac, "id.ts." in a buffer on
-// the stack (checkID bounds the id).
-func mac(secret Secret, id string, ts int64, body []byte) [sha256.Size]byte {
-	var buf [MaxIDLength + 22]byte
-	prefix := append(append(buf[:0], id...), '.')
-	prefix = append(strconv.AppendInt(prefix, ts, 10), '.')
-	m := hmac.New(sha256.New, secret)
-	m.Write(prefix)
+// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body) with crypto/hmac: a fresh HMAC, or one of
+// macs' when macs is not nil.
+func mac(macs *hmacpool.Pool, secret Secret, id string, ts int64, body []byte) [sha256.Size]byte {
+	var m *hmacpool.MAC
+	if macs != nil {
+		m = macs.Get(secret)
+	} else {
+		m = &hmacpool.MAC{Hash: hmac.New(sha256.New, secret)}
+	}
+	m.Scratch = append(append(m.Scratch[:0], id...), '.')
+	m.Scratch = append(strconv.AppendInt(m.Scratch, ts, 10), '.')
+	m.Write(m.Scratch)
 	m.Write(body)
 	var sum [sha256.Size]byte
-	m.Sum(sum[:0])
+	copy(sum[:], m.Sum())
+	if macs != nil {
+		macs.Put(m)
+	}
 	return sum
+}
+
+// Signer signs as Sign and SetHeaders do, keeping the HMAC state of each secret it signed with recently
+// ready for the next message (shared/hmacpool: crypto/hmac's own HMACs, Reset between uses): a sender that
+// signs many messages with the same few secrets, such as an ingress delivering a subscription's events,
+// saves the HMAC setup of every signature. Make one with NewSigner and share it; it is safe for concurrent
+// use, and a nil *Signer signs with a fresh HMAC each time. It remembers at most hmacpool.DefaultMaxKeys
+// secrets.
+type Signer struct {
+	macs *hmacpool.Pool
+}
+
+// NewSigner returns a Signer.
+func NewSigner() *Signer { return &Signer{macs: hmacpool.New(sha256.New, 0)} }
+
+func (s *Signer) pool() *hmacpool.Pool {
+	if s == nil {
+		return nil
+	}
+	return s.macs
 }
 
 // Sign returns the webhook-signature header value for one message: one
 // "v1,<base64>" entry per secret, space separated, in the order given (put the
 // current secret first, then the one being rotated out).
 func Sign(id string, ts time.Time, body []byte, secrets ...Secret) (string, error) {
-	b, err := appendSignature(make([]byte, 0, signatureLen(len(secrets))), id, ts, body, secrets)
+	return (*Signer)(nil).Sign(id, ts, body, secrets...)
+}
+
+// Sign is the package's Sign, with s's HMAC states.
+func (s *Signer) Sign(id string, ts time.Time, body []byte, secrets ...Secret) (string, error) {
+	b, err := appendSignature(s.pool(), make([]byte, 0, signatureLen(len(secrets))), id, ts, body, secrets)
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +188,7 @@ func signatureLen(n int) int {
 }
 
 // appendSignature appends Sign's value to b.
-func appendSignature(b []byte, id string, ts time.Time, body []byte, secrets []Secret) ([]byte, error) {
+func appendSignature(macs *hmacpool.Pool, b []byte, id string, ts time.Time, body []byte, secrets []Secret) ([]byte, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -168,7 +202,7 @@ func appendSignature(b []byte, id string, ts time.Time, body []byte, secrets []S
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		sum := mac(s, id, ts.Unix(), body)
+		sum := mac(macs, s, id, ts.Unix(), body)
 		b = base64.StdEncoding.AppendEncode(append(b, "v1,"...), sum[:])
 	}
 	return b, nil
@@ -186,16 +220,27 @@ const (
 // webhook-signature on h. Call it again for every delivery attempt: the
 // timestamp is the attempt's.
 func SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...Secret) error {
+	return (*Signer)(nil).SetHeaders(h, id, ts, body, secrets...)
+}
+
+// SetHeaders is the package's SetHeaders, with s's HMAC states.
+func (s *Signer) SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...Secret) error {
 	// What h.Set does for each header, with the timestamp and the signature in one string and the three
 	// values in one slice: a delivery attempt makes this once.
-	b := strconv.AppendInt(make([]byte, 0, 20+signatureLen(len(secrets))), ts.Unix(), 10)
+	// The two values are made in a buffer on the stack (for up to four secrets) and copied into one string.
+	var buf [20 + 4*(len("v1,")+44+1)]byte
+	b := buf[:0]
+	if n := 20 + signatureLen(len(secrets)); n > len(buf) {
+		b = make([]byte, 0, n)
+	}
+	b = strconv.AppendInt(b, ts.Unix(), 10)
 	n := len(b)
-	b, err := appendSignature(b, id, ts, body, secrets)
+	b, err := appendSignature(s.pool(), b, id, ts, body, secrets)
 	if err != nil {
 		return err
 	}
-	s := string(b)
-	vals := []string{id, s[:n], s[n:]}
+	v := string(b)
+	vals := []string{id, v[:n], v[n:]}
 	h[canonicalID], h[canonicalTimestamp], h[canonicalSignature] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 	return nil
 }
@@ -264,7 +309,7 @@ func Verify(h http.Header, body []byte, now time.Time, tolerance time.Duration, 
 		if !s.Valid() {
 			continue
 		}
-		want := mac(s, id, ts, body)
+		want := mac(nil, s, id, ts, body)
 		for _, got := range sigs {
 			match |= subtleEq(want[:], got)
 		}

@@ -367,3 +367,68 @@ func TestSetHeadersAsHeaderSet(t *testing.T) {
 		t.Fatalf("no secret: %v", err)
 	}
 }
+
+// TestSignerAsSign: a Signer's signatures and headers are the package's, for new and reused secrets, one
+// or two at a time, and the reference library verifies them; its errors are the package's.
+func TestSignerAsSign(t *testing.T) {
+	s := NewSigner()
+	secrets := []Secret{newSecret(t, 24), newSecret(t, 32), newSecret(t, 64)}
+	ref, err := standardwebhooks.NewWebhook(secrets[1].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Unix(1767225600, 0)
+	for round := 0; round < 3; round++ {
+		for i, body := range [][]byte{nil, []byte(`{}`), bytes.Repeat([]byte(`{"a":"b"}`), 200)} {
+			id := "evt_" + strconv.Itoa(round) + "_" + strconv.Itoa(i)
+			for _, set := range [][]Secret{{secrets[1]}, {secrets[1], secrets[0]}, {secrets[2], secrets[1]}} {
+				want, err := Sign(id, ts, body, set...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := s.Sign(id, ts, body, set...); got != want || err != nil {
+					t.Fatalf("Signer.Sign = %q, %v; Sign = %q", got, err, want)
+				}
+				got, wantH := http.Header{}, http.Header{}
+				if err := s.SetHeaders(got, id, ts, body, set...); err != nil {
+					t.Fatal(err)
+				}
+				if err := SetHeaders(wantH, id, ts, body, set...); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, wantH) {
+					t.Fatalf("Signer.SetHeaders made %v, SetHeaders %v", got, wantH)
+				}
+				got.Set(HeaderTimestamp, strconv.FormatInt(time.Now().Unix(), 10))
+				if err := s.SetHeaders(got, id, time.Now(), body, set...); err != nil {
+					t.Fatal(err)
+				}
+				if err := ref.Verify(body, got); err != nil {
+					t.Fatalf("reference library rejects the Signer's signature: %v", err)
+				}
+			}
+		}
+	}
+	if _, err := s.Sign("bad id", ts, nil, secrets[0]); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("bad id: %v", err)
+	}
+	if _, err := s.Sign("msg", ts, nil, Secret("short")); !errors.Is(err, ErrInvalidSecret) {
+		t.Fatalf("short secret: %v", err)
+	}
+	if _, err := (*Signer)(nil).Sign("msg", ts, nil, secrets[0]); err != nil {
+		t.Fatalf("nil Signer: %v", err)
+	}
+}
+
+func BenchmarkSignerSetHeaders(b *testing.B) {
+	s := NewSigner()
+	sec := newSecret(b, 32)
+	body := bytes.Repeat([]byte("x"), 400)
+	h := http.Header{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.SetHeaders(h, "evt_0123456789abcdef0123456789abcdef", time.Unix(1767225600, 0), body, sec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -30,12 +30,14 @@ const (
 	EnvRetryWindowMinutes = "INGRESS_RETRY_WINDOW_MINUTES"
 )
 
-// ExecutionTimeout bounds one execution (the function cuts its context there): Appwrite's webhook worker
-// waits 15 s for an answer, synchronous executions 30 s.
+// ExecutionTimeout is the longest one execution waits: Appwrite's webhook worker waits 15 s for an answer,
+// synchronous executions 30 s. It is the sum of the two bounded waits of an execution, the delivery (its
+// budget, at most MaxBudgetMS, each attempt with its own deadline inside it) and the scheduling of the
+// delayed retry (ScheduleReserve), so the execution needs no deadline of its own.
 const ExecutionTimeout = 12 * time.Second
 
 // ScheduleReserve is the part of an execution that delivery never uses: after the last failed attempt the
-// execution still creates the delayed retry (jobs.go) and answers.
+// execution still creates the delayed retry (jobs.go), within this time, and answers.
 const ScheduleReserve = 2 * time.Second
 
 // Bounds of INGRESS_BUDGET_MS: the delivery budget plus ScheduleReserve fits in ExecutionTimeout.

@@ -2,15 +2,16 @@ package ingress
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
+
+	"appwrite-agent/shared/eventcatalog"
 )
 
 // appendEvent appends the event a subscriber receives, {"eventId","name","timestamp","data"}, byte for byte
-// as encoding/json marshals it (data's keys sorted, strings HTML-escaped), without reflection: a delivery
-// makes one. Values of other types than the projections produce (string, bool, int, int64) go through
-// encoding/json, as do strings it would escape.
-func appendEvent(b []byte, eventID, name, timestamp string, data map[string]any) ([]byte, error) {
+// as encoding/json marshals it with data = eventcatalog.Occurrence.Data() (keys sorted, strings
+// HTML-escaped), without reflection: a delivery makes one. data is sorted by name (as Project returns it);
+// nil is written null. Numbers (floats) and strings encoding/json would escape go through encoding/json.
+func appendEvent(b []byte, eventID, name, timestamp string, data []eventcatalog.Field) ([]byte, error) {
 	b = append(b, `{"eventId":`...)
 	b = appendJSONString(b, eventID)
 	b = append(b, `,"name":`...)
@@ -21,30 +22,22 @@ func appendEvent(b []byte, eventID, name, timestamp string, data map[string]any)
 	if data == nil {
 		return append(b, "null}"...), nil
 	}
-	var buf [16]string
-	keys := buf[:0]
-	for k := range data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, f := range data {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = appendJSONString(b, f.Name)
 		b = append(b, ':')
-		switch v := data[k].(type) {
-		case string:
-			b = appendJSONString(b, v)
-		case bool:
-			b = strconv.AppendBool(b, v)
-		case int:
-			b = strconv.AppendInt(b, int64(v), 10)
-		case int64:
-			b = strconv.AppendInt(b, v, 10)
+		switch f.Kind {
+		case eventcatalog.String:
+			b = appendJSONString(b, f.Str)
+		case eventcatalog.Bool:
+			b = strconv.AppendBool(b, f.Bool)
+		case eventcatalog.Integer:
+			b = strconv.AppendInt(b, f.Int, 10)
 		default:
-			raw, err := json.Marshal(v)
+			raw, err := json.Marshal(f.Value())
 			if err != nil {
 				return nil, err
 			}
@@ -58,7 +51,7 @@ func appendEvent(b []byte, eventID, name, timestamp string, data map[string]any)
 // escape (no '"', '\\', '<', '>', '&') is written as is; any other goes through encoding/json.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !jsonPlain[s[i]] {
 			raw, _ := json.Marshal(s) // a string always marshals
 			return append(b, raw...)
 		}
@@ -67,3 +60,32 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// AppendJSON appends o as encoding/json marshals it (omitempty fields left out, strings HTML-escaped):
+// every delivery answers with one.
+func (o Outcome) AppendJSON(b []byte) []byte {
+	b = append(b, `{"status":`...)
+	b = appendJSONString(b, o.Status)
+	if o.EventID != "" {
+		b = append(b, `,"eventId":`...)
+		b = appendJSONString(b, o.EventID)
+	}
+	if o.Attempts != 0 {
+		b = append(b, `,"attempts":`...)
+		b = strconv.AppendInt(b, int64(o.Attempts), 10)
+	}
+	if o.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, o.Reason)
+	}
+	return append(b, '}')
+}
+
+// jsonPlain tells the bytes encoding/json writes unchanged inside a string: printable ASCII but '"', '\\'
+// and the HTML-escaped '<', '>', '&'.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

@@ -53,10 +53,11 @@ type Request struct {
 	AppwriteKey string
 }
 
-// Answer is the ingress's reply: an HTTP status and a JSON body.
+// Answer is the ingress's reply: an HTTP status and its JSON body, Outcome for a 200, Error otherwise.
 type Answer struct {
-	Status int
-	Body   any
+	Status  int
+	Outcome Outcome
+	Error   fnhttp.ErrorBody
 }
 
 // Outcome is the body of a 200 answer.
@@ -69,22 +70,30 @@ type Outcome struct {
 
 // Deps are the ingress's collaborators, replaceable in tests.
 type Deps struct {
-	Config Config
-	// Client posts to subscribers; nil means safehttp.NewClient(Config.HTTP).
-	Client *http.Client
+	// Config is the configuration (a pointer: every call down the delivery path would copy it).
+	Config *Config
+	// Sender posts to subscribers and signs (share one per process: it keeps the HMAC states of recent
+	// secrets); nil means eventdelivery.NewSender(safehttp.NewClient(Config.HTTP)).
+	Sender *eventdelivery.Sender
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Log receives the counter lines (shared/opsmetrics), one JSON object each.
-	Log func(string)
-	// Error receives diagnostic text (the function's error log); nil drops it.
-	Error func(string)
+	// Counters collects the counter lines (shared/opsmetrics); nil drops them.
+	Counters *opsmetrics.Lines
+	// Report receives diagnostic text and server faults; nil drops them.
+	Report Reporter
 	// Scheduler creates delayed executions; nil means the Appwrite API (see jobs.go).
 	Scheduler Scheduler
-	// Fault receives server faults (nil drops them): failures on this side of a delivery that Appwrite
-	// proved genuine, never a forged request or a subscriber's failure.
-	Fault func(Fault)
 
 	appwriteKey string // the request's x-appwrite-key, for the default scheduler
+}
+
+// Reporter receives what an operator must look at.
+type Reporter interface {
+	// Error receives diagnostic text (the function's error log).
+	Error(text string)
+	// Fault receives a server fault: a failure on this side of a delivery that Appwrite proved genuine,
+	// never a forged request or a subscriber's failure.
+	Fault(f Fault)
 }
 
 // Fault is one server fault: what the operator must look at.
@@ -98,23 +107,26 @@ type Fault struct {
 }
 
 func (d *Deps) fault(f Fault) {
-	if d.Fault != nil {
-		d.Fault(f)
+	if d.Report != nil {
+		d.Report.Fault(f)
+	}
+}
+
+func (d *Deps) error(text string) {
+	if d.Report != nil {
+		d.Report.Error(text)
 	}
 }
 
 func (d *Deps) fill(appwriteKey string) {
-	if d.Client == nil {
-		d.Client = safehttp.NewClient(d.Config.HTTP)
+	if d.Config == nil {
+		d.Config = &Config{}
+	}
+	if d.Sender == nil {
+		d.Sender = eventdelivery.NewSender(safehttp.NewClient(d.Config.HTTP))
 	}
 	if d.Now == nil {
 		d.Now = time.Now
-	}
-	if d.Error == nil {
-		d.Error = func(string) {}
-	}
-	if d.Log == nil {
-		d.Log = func(string) {}
 	}
 	d.appwriteKey = appwriteKey
 }
@@ -128,16 +140,17 @@ func (d *Deps) scheduler() Scheduler {
 }
 
 func (d *Deps) reject(status int, code, msg string) Answer {
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "rejected", "reason", code))
-	return Answer{status, fnhttp.ErrorBody{Error: code, Message: msg}}
+	d.Counters.Add(MetricIngress, "outcome", "rejected", "reason", code)
+	return Answer{Status: status, Error: fnhttp.ErrorBody{Error: code, Message: msg}}
 }
 
 func (d *Deps) ignore(reason string) Answer {
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "ignored", "reason", reason))
-	return Answer{http.StatusOK, Outcome{Status: "ignored", Reason: reason}}
+	d.Counters.Add(MetricIngress, "outcome", "ignored", "reason", reason)
+	return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "ignored", Reason: reason}}
 }
 
-// HandleWebhook verifies and delivers one Appwrite webhook delivery.
+// HandleWebhook verifies and delivers one Appwrite webhook delivery. Its waits are bounded by the delivery
+// budget and ScheduleReserve (see ExecutionTimeout); ctx may end them earlier.
 func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	d.fill(r.AppwriteKey)
 	if r.Method != http.MethodPost {
@@ -147,12 +160,12 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if !ok {
 		return d.reject(http.StatusNotFound, "not_found", "no subscription id in the path "+r.Path)
 	}
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "received"))
+	d.Counters.Add(MetricIngress, "outcome", "received")
 	if got := r.Headers[hdrWebhookID]; got != id {
 		return d.reject(http.StatusUnauthorized, "webhook_id_mismatch", "X-Appwrite-Webhook-Id does not name the subscription in the path")
 	}
 	// Appwrite signs the URL it stores: the ingress URL and this path, sealed part included.
-	if !d.Config.SigKeys.Verify(id, d.Config.PublicURL+r.Path, r.Body, r.Headers[hdrSignature]) {
+	if !d.Config.SigKeys.VerifyAt(id, d.Config.PublicURL, r.Path, r.Body, r.Headers[hdrSignature]) {
 		return d.reject(http.StatusUnauthorized, "bad_signature", "X-Appwrite-Webhook-Signature does not verify for this webhook")
 	}
 	user, pass, ok := basicAuth(r.Headers["authorization"])
@@ -199,55 +212,58 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if timestamp == "" {
 		timestamp = now.UTC().Format(time.RFC3339)
 	}
-	body, err := appendEvent(make([]byte, 0, 512), eventID, sub.Event, timestamp, occ.Data)
+	body, err := appendEvent(make([]byte, 0, 512), eventID, sub.Event, timestamp, occ.Fields)
 	if err != nil {
 		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "internal", Detail: "encoding the event: " + err.Error()})
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
 	}
-	d.Log(opsmetrics.Line(MetricIngress, "outcome", "accepted", "event", sub.Event))
+	d.Counters.Add(MetricIngress, "outcome", "accepted", "event", sub.Event)
 	job := Job{WebhookID: id, ProjectID: projectID, AuthUser: user, AuthPass: pass, URLTail: tail, Args: args, EventID: eventID, Event: sub.Event, Body: body, FirstAttempt: now.Unix()}
-	return deliver(ctx, d, sub, job)
+	return deliver(ctx, &d, &sub, &job)
 }
 
 // deliver runs one execution's worth of attempts and, when they all fail retryably, schedules the next.
-func deliver(ctx context.Context, d Deps, sub seal.Subscription, job Job) Answer {
+func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Answer {
 	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID}
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
 	}
-	res := eventdelivery.Deliver(ctx, d.Client, target, job.EventID, job.Body, d.Config.Policy, d.Now)
+	res := d.Sender.Deliver(ctx, target, job.EventID, job.Body, d.Config.Policy, d.Now)
 	job.Attempts += len(res.Attempts)
 	last := res.Last()
 	switch {
 	case res.Delivered():
 		if job.Attempts > 1 {
-			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "retried"))
+			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "retried")
 		}
-		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "delivered"))
-		return Answer{http.StatusOK, Outcome{Status: "delivered", EventID: job.EventID, Attempts: job.Attempts}}
+		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "delivered")
+		return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "delivered", EventID: job.EventID, Attempts: job.Attempts}}
 	case !last.Retryable():
 		reason := string(last.Reason)
 		if last.Status == http.StatusGone || last.Status == http.StatusRequestEntityTooLarge {
 			reason = "status_" + http.StatusText(last.Status)
 			reason = strings.ToLower(strings.ReplaceAll(reason, " ", "_"))
 		}
-		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))
-		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason)
+		return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 	}
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
-		if err := d.scheduler().Schedule(ctx, job, at, d.Config); err == nil {
-			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason))
-			return Answer{http.StatusOK, Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+		sctx, cancel := context.WithTimeout(ctx, ScheduleReserve)
+		err := d.scheduler().Schedule(sctx, *job, at, *d.Config)
+		cancel()
+		if err == nil {
+			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason)
+			return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 		} else {
-			d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed", "reason", reason))
-			d.Error("webhook-ingress: scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error())
+			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "schedule_failed", "reason", reason)
+			d.error("webhook-ingress: scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error())
 			d.fault(Fault{Event: job.Event, ProjectID: job.ProjectID, Outcome: "schedule_failed", Reason: reason,
 				Detail: "scheduling the delayed retry of event " + job.EventID + " failed: " + err.Error()})
 		}
 	}
-	d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason))
-	return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
+	d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", reason)
+	return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 }
 
 // EventID is the delivery's stable id, derived only from what Appwrite signs (X-Appwrite-Webhook-Signature is

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/seal"
 )
 
@@ -55,7 +54,7 @@ const scheduleMargin = 30 * time.Second
 // nextRun is when the next delayed run should happen: 1, 2, 4, 8 ... minutes after now, plus
 // scheduleMargin, rounded up to the minute (Appwrite wants scheduledAt at least a minute ahead, with minute
 // precision), while inside the retry window counted from the first attempt.
-func nextRun(d Deps, job Job) (time.Time, bool) {
+func nextRun(d *Deps, job *Job) (time.Time, bool) {
 	now := d.Now()
 	delay := time.Minute << min(job.Runs, 4)
 	at := now.Add(delay + scheduleMargin).Truncate(time.Minute).Add(time.Minute)
@@ -137,9 +136,9 @@ func HandleJob(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "subscription_rejected", "the job's subscription no longer opens")
 	}
 	if sub.Expired(d.Now()) {
-		d.Log(opsmetrics.Line(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", "expired"))
-		return Answer{http.StatusOK, Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: "expired"}}
+		d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "abandoned", "reason", "expired")
+		return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "abandoned", EventID: job.EventID, Attempts: job.Attempts, Reason: "expired"}}
 	}
 	job.Runs++
-	return deliver(ctx, d, sub, job)
+	return deliver(ctx, &d, &sub, &job)
 }
