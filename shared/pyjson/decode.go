@@ -514,7 +514,8 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 				return d.failObject(base, "Expecting property name enclosed in double quotes", idx)
 			}
 			// A key with no escape is cut here, without a call (the
-			// scan of stringStop, written out: it is too big to inline).
+			// 8-byte scan is written out: a function holding it would be
+			// too big to inline).
 			next := idx + 1
 			for ; next+8 <= len(s); next += 8 {
 				if m := specials(load8(s, next)); m != 0 {
@@ -529,11 +530,40 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 			} else if key, next, ok = d.scanString(idx + 1); !ok {
 				return d.failObject(base, "", 0)
 			}
-			idx = skipWS(s, next)
+			idx = next
 			if idx > end || s[idx] != ':' {
-				return d.failObject(base, "Expecting ':' delimiter", idx)
+				if idx = skipWS(s, idx); idx > end || s[idx] != ':' {
+					return d.failObject(base, "Expecting ':' delimiter", idx)
+				}
 			}
 			idx = skipWS(s, idx+1)
+			// The value goes to a local, and the member is pushed once it
+			// is whole (a nested value's members come and go above it).
+			var v Value
+			switch {
+			case idx < len(s) && s[idx] == '"':
+				// A string with no escape, cut as the key is.
+				next = idx + 1
+				for ; next+8 <= len(s); next += 8 {
+					if m := specials(load8(s, next)); m != 0 {
+						next += bits.TrailingZeros64(m) >> 3
+						break
+					}
+				}
+				if next < len(s) && s[next] == '"' {
+					v.Kind, v.p, v.n = String, strData(s[idx+1:next]), uint64(next-idx-1)
+					next, ok = next+1, true
+				} else {
+					next, ok = d.scanLeaf(idx, &v)
+				}
+			case d.nested(idx):
+				v, next, ok = d.scanNested(idx)
+			default:
+				next, ok = d.scanLeaf(idx, &v)
+			}
+			if !ok {
+				return d.failObject(base, "", 0)
+			}
 			// dict semantics: first position, last value.
 			pos := -1
 			if index != nil {
@@ -551,53 +581,27 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 					}
 				}
 			}
-			if pos < 0 {
-				pos = len(d.mems) - base
-				d.mems = append(d.mems, Member{Key: key})
+			if pos >= 0 {
+				d.mems[base+pos].Value = v
+			} else {
+				d.mems = append(d.mems, Member{Key: key, Value: v})
 				if index != nil {
-					index[key] = pos
-				} else if pos >= 16 {
+					index[key] = len(d.mems) - 1 - base
+				} else if len(d.mems)-base > 16 {
 					index = make(map[string]int, 32)
 					for i, m := range d.mems[base:] {
 						index[m.Key] = i
 					}
 				}
-			} else {
-				d.mems[base+pos].Value = Value{}
 			}
-			switch {
-			case idx < len(s) && s[idx] == '"':
-				// A string with no escape, cut as the key is.
-				next = idx + 1
-				for ; next+8 <= len(s); next += 8 {
-					if m := specials(load8(s, next)); m != 0 {
-						next += bits.TrailingZeros64(m) >> 3
-						break
-					}
-				}
-				if next < len(s) && s[next] == '"' {
-					v := &d.mems[base+pos].Value
-					v.Kind, v.p, v.n = String, strData(s[idx+1:next]), uint64(next-idx-1)
-					next, ok = next+1, true
-				} else {
-					next, ok = d.scanLeaf(idx, &d.mems[base+pos].Value)
-				}
-			case d.nested(idx):
-				var v Value
-				v, next, ok = d.scanNested(idx)
-				d.mems[base+pos].Value = v
-			default:
-				next, ok = d.scanLeaf(idx, &d.mems[base+pos].Value)
-			}
-			if !ok {
-				return d.failObject(base, "", 0)
-			}
-			idx = skipWS(s, next)
-			if idx <= end && s[idx] == '}' {
-				break
-			}
+			idx = next
 			if idx > end || s[idx] != ',' {
-				return d.failObject(base, "Expecting ',' delimiter", idx)
+				if idx = skipWS(s, idx); idx <= end && s[idx] == '}' {
+					break
+				}
+				if idx > end || s[idx] != ',' {
+					return d.failObject(base, "Expecting ',' delimiter", idx)
+				}
 			}
 			idx = skipWS(s, idx+1)
 		}
@@ -634,29 +638,31 @@ func (d *decoder) parseArray(idx int) ([]Value, int, bool) {
 	idx = skipWS(s, idx)
 	if idx > end || s[idx] != ']' {
 		for {
-			slot := len(d.vals)
-			d.vals = append(d.vals, Value{})
+			// The element goes to a local and is pushed whole (a nested
+			// value's elements come and go above it).
+			var v Value
 			var next int
 			var ok bool
 			if d.nested(idx) {
-				var v Value
 				v, next, ok = d.scanNested(idx)
-				d.vals[slot] = v
 			} else {
-				next, ok = d.scanLeaf(idx, &d.vals[slot])
+				next, ok = d.scanLeaf(idx, &v)
 			}
 			if !ok {
 				d.vals = d.vals[:base]
 				return nil, 0, false
 			}
-			idx = skipWS(s, next)
-			if idx <= end && s[idx] == ']' {
-				break
-			}
+			d.vals = append(d.vals, v)
+			idx = next
 			if idx > end || s[idx] != ',' {
-				d.vals = d.vals[:base]
-				d.fail("Expecting ',' delimiter", idx)
-				return nil, 0, false
+				if idx = skipWS(s, idx); idx <= end && s[idx] == ']' {
+					break
+				}
+				if idx > end || s[idx] != ',' {
+					d.vals = d.vals[:base]
+					d.fail("Expecting ',' delimiter", idx)
+					return nil, 0, false
+				}
 			}
 			idx = skipWS(s, idx+1)
 		}

@@ -8,20 +8,24 @@ import (
 
 // Set sets key in an Object the way a Python dict assignment does: a new key is appended, an existing one
 // keeps its position and takes the new value. It does nothing on a non-object. Adding a key copies the
-// members (a Value does not keep spare capacity): to build a large object, make its members and call
-// ObjectValue.
+// members (a Value keeps no spare capacity): to build an object key by key, use SetMember on a slice and
+// make the Value with ObjectValue.
 func (v *Value) Set(key string, val Value) {
-	if v.Kind != Object {
-		return
+	if v.Kind == Object {
+		*v = ObjectValue(SetMember(v.Members(), key, val))
 	}
-	ms := v.Members()
-	for i := range ms {
-		if ms[i].Key == key {
-			ms[i].Value = val
-			return
+}
+
+// SetMember is a Python dict assignment on members: a new key is appended, an existing one keeps its
+// position and takes the new value. It returns the members, as append does.
+func SetMember(members []Member, key string, val Value) []Member {
+	for i := range members {
+		if members[i].Key == key {
+			members[i].Value = val
+			return members
 		}
 	}
-	*v = ObjectValue(append(ms, Member{Key: key, Value: val}))
+	return append(members, Member{Key: key, Value: val})
 }
 
 // Clone is a shallow copy (dict.copy(), list.copy()): the copy's members or elements can be set without

@@ -295,12 +295,12 @@ func (p *pyParser) seq(end byte) (pyjson.Value, error) {
 
 func (p *pyParser) dict() (pyjson.Value, error) {
 	p.i++
-	o := pyjson.NewObject()
+	var members []pyjson.Member
 	for {
 		p.space()
 		if p.i < len(p.s) && p.s[p.i] == '}' {
 			p.i++
-			return o, nil
+			return pyjson.ObjectValue(members), nil
 		}
 		k, err := p.value()
 		if err != nil {
@@ -318,7 +318,7 @@ func (p *pyParser) dict() (pyjson.Value, error) {
 		if err != nil {
 			return pyjson.Value{}, err
 		}
-		o.Set(k.Text(), v)
+		members = pyjson.SetMember(members, k.Text(), v)
 		p.space()
 		if p.i >= len(p.s) {
 			return pyjson.Value{}, errPy
