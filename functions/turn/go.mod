@@ -10,6 +10,7 @@ require (
 	github.com/coder/websocket v1.8.14
 	github.com/open-runtimes/types-for-go/v4 v4.0.8
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -677,26 +676,20 @@ func TestMCPNoGoroutineOutlivesTheTurn(t *testing.T) {
 	// Warm up the servers' own goroutines, then measure one turn.
 	for round := 0; round < 2; round++ {
 		script(model, call("appwrite_search_tools", `{}`), call("old_appwrite_search_tools", `{}`))
-		before := runtime.NumGoroutine()
-		rt := openruntimes.NewContext(openruntimes.Logger{})
-		rt.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey}}
-		rt.Req.SetBodyBinary(body)
-		res := handler.Main(rt)
-		if res.StatusCode != 200 || strings.Count(string(res.Body), `"type":"tool_end"`) != 2 || strings.Contains(string(res.Body), `"failed":true`) {
-			t.Fatalf("%d %s", res.StatusCode, res.Body)
+		run := func() {
+			rt := openruntimes.NewContext(openruntimes.Logger{})
+			rt.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey}}
+			rt.Req.SetBodyBinary(body)
+			res := handler.Main(rt)
+			if res.StatusCode != 200 || strings.Count(string(res.Body), `"type":"tool_end"`) != 2 || strings.Contains(string(res.Body), `"failed":true`) {
+				t.Fatalf("%d %s", res.StatusCode, res.Body)
+			}
 		}
 		if round == 0 {
+			run()
 			continue
 		}
-		// Polls for the outcome (connections wind down asynchronously); the deadline is a safety net only.
-		deadline := time.Now().Add(30 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines after the turn, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
-		}
+		noGoroutineOutlives(t, "MCP turn", run)
 	}
 	if snap := legacy.snapshot(); !strings.Contains(strings.Join(snap.methods, ","), "initialize") || snap.methods[len(snap.methods)-1] != "DELETE" {
 		t.Fatalf("legacy methods %v", snap.methods)

@@ -15,6 +15,9 @@ var (
 // 28 bytes remain, then 12 to 16 (SSSE3) while at least 16 remain (what each step reads), and returns the
 // number of bytes of src encoded; dst needs room for 4/3 of them. The portable code does the rest.
 func b64EncodeBlocks(dst, src []byte) int {
+	if len(dst) < (len(src)+2)/3*4 {
+		return 0 // the assembly checks no bounds: leave a short dst to the portable code, which does
+	}
 	n := 0
 	if hasAVX2 && len(src) >= 28 {
 		n = b64EncodeAVX2(dst, src)

@@ -126,3 +126,18 @@ func TestBase64SIMDDecodeLengths(t *testing.T) {
 		}
 	}
 }
+
+// The assembly checks no bounds, so b64EncodeBlocks leaves a dst too short for the text to the portable
+// code, whose bounds checks panic instead of writing past it.
+func TestBase64EncodeBlocksShortDst(t *testing.T) {
+	src := make([]byte, 100)
+	if n := b64EncodeBlocks(make([]byte, 100/3*4), src); n != 0 {
+		t.Fatalf("encoded %d bytes into a dst of %d", n, 100/3*4)
+	}
+	if !hasSSSE3 && !hasAVX2 {
+		return
+	}
+	if n := b64EncodeBlocks(make([]byte, 136), src); n == 0 {
+		t.Fatal("a dst with room for the text was refused")
+	}
+}
