@@ -259,36 +259,36 @@ func (d *decoder) scanLeaf(idx int, dst *Value) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		dst.Kind, dst.p, dst.n = String, strData(str), uint64(len(str))
+		dst.kind, dst.p, dst.n = String, strData(str), uint64(len(str))
 		return end, true
 	case 'n':
 		if idx+3 < n && s[idx+1:idx+4] == "ull" {
-			dst.Kind = Null
+			dst.kind = Null
 			return idx + 4, true
 		}
 	case 't':
 		if idx+3 < n && s[idx+1:idx+4] == "rue" {
-			dst.Kind, dst.n = Bool, 1
+			dst.kind, dst.n = Bool, 1
 			return idx + 4, true
 		}
 	case 'f':
 		if idx+4 < n && s[idx+1:idx+5] == "alse" {
-			dst.Kind = Bool
+			dst.kind = Bool
 			return idx + 5, true
 		}
 	case 'N':
 		if idx+2 < n && s[idx+1:idx+3] == "aN" {
-			dst.Kind, dst.n = Float, math.Float64bits(math.NaN())
+			dst.kind, dst.n = Float, math.Float64bits(math.NaN())
 			return idx + 3, true
 		}
 	case 'I':
 		if idx+7 < n && s[idx+1:idx+8] == "nfinity" {
-			dst.Kind, dst.n = Float, math.Float64bits(math.Inf(1))
+			dst.kind, dst.n = Float, math.Float64bits(math.Inf(1))
 			return idx + 8, true
 		}
 	case '-':
 		if idx+8 < n && s[idx+1:idx+9] == "Infinity" {
-			dst.Kind, dst.n = Float, math.Float64bits(math.Inf(-1))
+			dst.kind, dst.n = Float, math.Float64bits(math.Inf(-1))
 			return idx + 9, true
 		}
 	}
@@ -343,13 +343,13 @@ func (d *decoder) matchNumber(start int, dst *Value) (int, bool) {
 	lit := s[start:idx]
 	if isFloat {
 		f, _ := strconv.ParseFloat(lit, 64) // out of range gives ±Inf or 0, as float() does
-		dst.Kind, dst.n = Float, math.Float64bits(f)
+		dst.kind, dst.n = Float, math.Float64bits(f)
 		return idx, true
 	}
 	if lit == "-0" {
 		lit = "0"
 	}
-	dst.Kind, dst.p, dst.n = Int, strData(lit), uint64(len(lit))
+	dst.kind, dst.p, dst.n = Int, strData(lit), uint64(len(lit))
 	return idx, true
 }
 
@@ -551,7 +551,7 @@ func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
 					}
 				}
 				if next < len(s) && s[next] == '"' {
-					v.Kind, v.p, v.n = String, strData(s[idx+1:next]), uint64(next-idx-1)
+					v.kind, v.p, v.n = String, strData(s[idx+1:next]), uint64(next-idx-1)
 					next, ok = next+1, true
 				} else {
 					next, ok = d.scanLeaf(idx, &v)

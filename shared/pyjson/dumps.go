@@ -11,7 +11,7 @@ import (
 // members (a Value keeps no spare capacity): to build an object key by key, use SetMember on a slice and
 // make the Value with ObjectValue.
 func (v *Value) Set(key string, val Value) {
-	if v.Kind == Object {
+	if v.kind == Object {
 		*v = ObjectValue(SetMember(v.Members(), key, val))
 	}
 }
@@ -31,7 +31,7 @@ func SetMember(members []Member, key string, val Value) []Member {
 // Clone is a shallow copy (dict.copy(), list.copy()): the copy's members or elements can be set without
 // touching v.
 func (v Value) Clone() Value {
-	switch v.Kind {
+	switch v.kind {
 	case Array:
 		return ArrayValue(append([]Value(nil), v.Elems()...))
 	case Object:
@@ -41,35 +41,35 @@ func (v Value) Clone() Value {
 }
 
 // NewObject returns an empty Object ({}).
-func NewObject() Value { return Value{Kind: Object} }
+func NewObject() Value { return Value{kind: Object} }
 
 // ArrayValue returns an Array of items (a nil slice is the empty list). The value shares items' memory.
 func ArrayValue(items []Value) Value {
 	if len(items) == 0 {
-		return Value{Kind: Array}
+		return Value{kind: Array}
 	}
-	return Value{Kind: Array, p: unsafe.Pointer(unsafe.SliceData(items)), n: uint64(len(items))}
+	return Value{kind: Array, p: unsafe.Pointer(unsafe.SliceData(items)), n: uint64(len(items))}
 }
 
 // ObjectValue returns an Object of members, which must have distinct keys (a nil slice is the empty dict).
 // The value shares members' memory.
 func ObjectValue(members []Member) Value {
 	if len(members) == 0 {
-		return Value{Kind: Object}
+		return Value{kind: Object}
 	}
-	return Value{Kind: Object, p: unsafe.Pointer(unsafe.SliceData(members)), n: uint64(len(members))}
+	return Value{kind: Object, p: unsafe.Pointer(unsafe.SliceData(members)), n: uint64(len(members))}
 }
 
 // BoolValue returns a Bool value.
 func BoolValue(b bool) Value {
 	if b {
-		return Value{Kind: Bool, n: 1}
+		return Value{kind: Bool, n: 1}
 	}
-	return Value{Kind: Bool}
+	return Value{kind: Bool}
 }
 
 // FloatValue returns a Float value.
-func FloatValue(f float64) Value { return Value{Kind: Float, n: math.Float64bits(f)} }
+func FloatValue(f float64) Value { return Value{kind: Float, n: math.Float64bits(f)} }
 
 // Dumps is json.dumps(v, separators=(",", ":"), ensure_ascii=ensureASCII): compact, keys in insertion
 // order, floats as their repr (NaN, Infinity and -Infinity as Python writes them), and with ensureASCII
@@ -79,7 +79,7 @@ func Dumps(v Value, ensureASCII bool) string { return string(AppendDumps(nil, v,
 
 // AppendDumps appends Dumps(v, ensureASCII) to b.
 func AppendDumps(b []byte, v Value, ensureASCII bool) []byte {
-	switch v.Kind {
+	switch v.kind {
 	case Null:
 		return append(b, "null"...)
 	case Bool:

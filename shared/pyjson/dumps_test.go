@@ -50,7 +50,7 @@ func TestSetAndClone(t *testing.T) {
 	}
 	s := StringValue("x")
 	s.Set("k", Value{})
-	if s.Kind != String {
+	if s.Kind() != String {
 		t.Fatal("Set changed a non-object")
 	}
 	if got := Dumps(StringValue("a\xffb"), false); got != "\"a\ufffdb\"" {

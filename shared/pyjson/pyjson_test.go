@@ -161,7 +161,7 @@ func TestDecoderReuse(t *testing.T) {
 			if err == nil && got.Repr() != want.Repr() {
 				t.Fatalf("Decode(%.40q) = %.80s, want %.80s", doc, got.Repr(), want.Repr())
 			}
-			if err == nil && got.Kind == Object {
+			if err == nil && got.Kind() == Object {
 				kept = append(kept, got.Members()[0].Key)
 			}
 		}

@@ -32,14 +32,16 @@ const (
 )
 
 // Value is one decoded JSON value: its Kind, and what the kind holds, read
-// through Text, Bool, Float, Elems and Members. It is 24 bytes and holds one
+// through Text, Bool, Float, Elems and Members; the fields are unexported so
+// that no value can claim a kind its memory does not hold. It is 24 bytes and holds one
 // pointer, so that a decoded document is cheap to build, copy and clear. The
 // zero Value is None; the other values are made by Decode and by the
 // constructors (StringValue, IntValue, IntLiteral, FloatValue, BoolValue,
 // ArrayValue, ObjectValue, NewObject).
 type Value struct {
-	// Kind says what the value is.
-	Kind Kind
+	// kind says what the value is; it is set with p and n, never apart, so
+	// that p is always read as what it points to.
+	kind Kind
 	// p is the first byte of a String's text or an Int's literal, the first
 	// element of an Array, the first member of an Object; nil when n is 0.
 	p unsafe.Pointer
@@ -56,21 +58,24 @@ type Member struct {
 	Value Value
 }
 
+// Kind returns what the value is.
+func (v Value) Kind() Kind { return v.kind }
+
 // Text returns the text of a String, or the canonical decimal literal of an
 // Int; "" for any other kind.
 func (v Value) Text() string {
-	if v.Kind != String && v.Kind != Int {
+	if v.kind != String && v.kind != Int {
 		return ""
 	}
 	return unsafe.String((*byte)(v.p), int(v.n))
 }
 
 // Bool returns the value of a Bool; false for any other kind.
-func (v Value) Bool() bool { return v.Kind == Bool && v.n != 0 }
+func (v Value) Bool() bool { return v.kind == Bool && v.n != 0 }
 
 // Float returns the value of a Float; 0 for any other kind.
 func (v Value) Float() float64 {
-	if v.Kind != Float {
+	if v.kind != Float {
 		return 0
 	}
 	return math.Float64frombits(v.n)
@@ -79,7 +84,7 @@ func (v Value) Float() float64 {
 // Elems returns the elements of an Array; nil for any other kind. The
 // slice shares the value's memory: setting an element sets it in v.
 func (v Value) Elems() []Value {
-	if v.Kind != Array {
+	if v.kind != Array {
 		return nil
 	}
 	return unsafe.Slice((*Value)(v.p), int(v.n))
@@ -90,7 +95,7 @@ func (v Value) Elems() []Value {
 // dict); nil for any other kind. The slice shares the value's memory:
 // setting a member's Value sets it in v.
 func (v Value) Members() []Member {
-	if v.Kind != Object {
+	if v.kind != Object {
 		return nil
 	}
 	return unsafe.Slice((*Member)(v.p), int(v.n))
@@ -100,7 +105,7 @@ func (v Value) Members() []Member {
 // and the length in bytes of a String's text or an Int's literal; 0 for the
 // other kinds.
 func (v Value) Len() int {
-	switch v.Kind {
+	switch v.kind {
 	case String, Int, Array, Object:
 		return int(v.n)
 	}
@@ -110,7 +115,7 @@ func (v Value) Len() int {
 // Get returns the value of key in an Object, and whether it is present.
 // It mirrors dict.get: a missing key and a non-object both give (Null, false).
 func (v *Value) Get(key string) (Value, bool) {
-	if v.Kind != Object {
+	if v.kind != Object {
 		return Value{}, false
 	}
 	// A walk by pointer: a range over Members copies each member.
@@ -129,11 +134,11 @@ func (v *Value) Lookup(key string) Value {
 }
 
 // IsNone reports whether the value is None.
-func (v Value) IsNone() bool { return v.Kind == Null }
+func (v Value) IsNone() bool { return v.kind == Null }
 
 // Truthy reports Python truthiness: None, False, 0, 0.0, "", [] and {} are false.
 func (v Value) Truthy() bool {
-	switch v.Kind {
+	switch v.kind {
 	case Null:
 		return false
 	case Bool:
@@ -157,14 +162,14 @@ func (v Value) Repr() string {
 // PyStr returns Python's str() of the value: the text itself for a string,
 // repr() for everything else.
 func (v Value) PyStr() string {
-	if v.Kind == String {
+	if v.kind == String {
 		return v.Text()
 	}
 	return v.Repr()
 }
 
 func (v Value) appendRepr(b *strings.Builder) {
-	switch v.Kind {
+	switch v.kind {
 	case Null:
 		b.WriteString("None")
 	case Bool:
@@ -208,10 +213,10 @@ func IntValue(n int64) Value { return IntLiteral(strconv.FormatInt(n, 10)) }
 // IntLiteral returns an Int value whose canonical decimal literal is lit
 // (digits with no leading zero, "-" before a non-zero one), for an int
 // beyond int64.
-func IntLiteral(lit string) Value { return Value{Kind: Int, p: strData(lit), n: uint64(len(lit))} }
+func IntLiteral(lit string) Value { return Value{kind: Int, p: strData(lit), n: uint64(len(lit))} }
 
 // StringValue returns a String value.
-func StringValue(s string) Value { return Value{Kind: String, p: strData(s), n: uint64(len(s))} }
+func StringValue(s string) Value { return Value{kind: String, p: strData(s), n: uint64(len(s))} }
 
 // strData is the pointer a Value keeps for s.
 func strData(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }

@@ -14,7 +14,7 @@ import (
 // names are left as they are.
 func resolveFileArgument(args pyjson.Value, atts []request.Attachment) pyjson.Value {
 	v, ok := args.Get("file")
-	if !ok || v.Kind != pyjson.String {
+	if !ok || v.Kind() != pyjson.String {
 		return args
 	}
 	raw := strings.TrimSpace(v.Text())

@@ -83,7 +83,7 @@ func (g *writeGuard) Run(ctx context.Context, raw json.RawMessage) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("arguments are not a JSON object: %v", err)
 	}
-	if payload.Kind != pyjson.Object {
+	if payload.Kind() != pyjson.Object {
 		return "", errors.New("arguments are not a JSON object")
 	}
 	tool := payloadToolName(payload)
@@ -143,7 +143,7 @@ func (g *writeGuard) Run(ctx context.Context, raw json.RawMessage) (string, erro
 
 // normalize rewrites an attachment "file" argument and the queries.
 func (g *writeGuard) normalize(args pyjson.Value) pyjson.Value {
-	if args.Kind != pyjson.Object {
+	if args.Kind() != pyjson.Object {
 		return args
 	}
 	return normalizeQueries(resolveFileArgument(args, g.atts))
@@ -184,7 +184,7 @@ func (g *writeGuard) recover(ctx context.Context, payload pyjson.Value, tool str
 // payloadToolName is tool_name (or toolName), stripped.
 func payloadToolName(p pyjson.Value) string {
 	v, ok := p.Get("tool_name")
-	if !ok || v.Kind != pyjson.String || v.Text() == "" {
+	if !ok || v.Kind() != pyjson.String || v.Text() == "" {
 		v, _ = p.Get("toolName")
 	}
 	if v.IsNone() {

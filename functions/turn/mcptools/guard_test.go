@@ -377,7 +377,7 @@ func TestQueryNormalisation(t *testing.T) {
 		}
 		got := normalizeQueries(v)
 		q, _ := got.Get("queries")
-		if item := q.Elems()[0]; item.Kind != pyjson.String || item.Text() != want {
+		if item := q.Elems()[0]; item.Kind() != pyjson.String || item.Text() != want {
 			t.Errorf("%s → %s, want %s", in, item.Repr(), want)
 		}
 	}

@@ -36,7 +36,7 @@ var (
 // normalizeQueries rewrites every item of args.queries when it is a list.
 func normalizeQueries(args pyjson.Value) pyjson.Value {
 	v, ok := args.Get("queries")
-	if !ok || v.Kind != pyjson.Array {
+	if !ok || v.Kind() != pyjson.Array {
 		return args
 	}
 	out := args.Clone()
@@ -70,13 +70,13 @@ func dumpQuery(method string, attribute *string, values []pyjson.Value, hasValue
 
 func normalizeQueryDict(item pyjson.Value) string {
 	mv, _ := item.Get("method")
-	if mv.Kind != pyjson.String || strings.TrimSpace(mv.Text()) == "" {
+	if mv.Kind() != pyjson.String || strings.TrimSpace(mv.Text()) == "" {
 		return compactJSON(item)
 	}
 	var attr *string
 	if av, has := item.Get("attribute"); has && !av.IsNone() {
 		s := av.PyStr()
-		if av.Kind == pyjson.String {
+		if av.Kind() == pyjson.String {
 			s = canonicalAttr(av.Text())
 		}
 		attr = &s
@@ -85,7 +85,7 @@ func normalizeQueryDict(item pyjson.Value) string {
 	var values []pyjson.Value
 	hasValues := has && !vv.IsNone()
 	if hasValues {
-		if vv.Kind == pyjson.Array {
+		if vv.Kind() == pyjson.Array {
 			values = vv.Elems()
 		} else {
 			values = []pyjson.Value{vv}
@@ -95,10 +95,10 @@ func normalizeQueryDict(item pyjson.Value) string {
 }
 
 func normalizeQueryItem(item pyjson.Value) pyjson.Value {
-	if item.Kind == pyjson.Object {
+	if item.Kind() == pyjson.Object {
 		return pyjson.StringValue(normalizeQueryDict(item))
 	}
-	if item.Kind != pyjson.String {
+	if item.Kind() != pyjson.String {
 		return item
 	}
 	return pyjson.StringValue(normalizeQueryString(strings.TrimSpace(item.Text())))
@@ -111,7 +111,7 @@ func normalizeQueryString(raw string) string {
 	}
 	if strings.HasPrefix(raw, "{") || strings.HasPrefix(raw, "[") {
 		parsed, err := parseJSON([]byte(raw))
-		if err != nil || parsed.Kind != pyjson.Object {
+		if err != nil || parsed.Kind() != pyjson.Object {
 			return raw
 		}
 		return normalizeQueryDict(parsed)
@@ -157,13 +157,13 @@ func normalizeQueryCall(raw string) (string, bool) {
 		if len(args) == 0 {
 			return dumpQuery(method, nil, nil, false), true
 		}
-		if args[0].Kind == pyjson.Array && len(args) == 1 {
+		if args[0].Kind() == pyjson.Array && len(args) == 1 {
 			return dumpQuery(method, nil, args[0].Elems(), true), true
 		}
 		return dumpQuery(method, nil, args, true), true
 	}
 	if attrOnly[method] && len(args) == 1 {
-		if args[0].Kind == pyjson.String {
+		if args[0].Kind() == pyjson.String {
 			attr := args[0].Text()
 			return dumpQuery(method, &attr, nil, false), true
 		}
@@ -171,14 +171,14 @@ func normalizeQueryCall(raw string) (string, bool) {
 	if len(args) == 0 {
 		return "", false
 	}
-	if args[0].Kind != pyjson.String {
+	if args[0].Kind() != pyjson.String {
 		return "", false
 	}
 	attr := args[0].Text()
 	rest := args[1:]
 	values := rest
 	if len(rest) == 1 {
-		if rest[0].Kind == pyjson.Array {
+		if rest[0].Kind() == pyjson.Array {
 			values = rest[0].Elems()
 		}
 	}
@@ -306,7 +306,7 @@ func (p *pyParser) dict() (pyjson.Value, error) {
 		if err != nil {
 			return pyjson.Value{}, err
 		}
-		if k.Kind != pyjson.String {
+		if k.Kind() != pyjson.String {
 			return pyjson.Value{}, errPy
 		}
 		p.space()

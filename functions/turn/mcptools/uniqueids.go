@@ -77,7 +77,7 @@ func getToolFor(create string) string {
 // idFromArguments is the first concrete (non-empty, not unique()) id: the preferred keys first, then
 // any key ending in _id, in argument order.
 func idFromArguments(args pyjson.Value) (key, value string, ok bool) {
-	if args.Kind != pyjson.Object {
+	if args.Kind() != pyjson.Object {
 		return "", "", false
 	}
 	for _, k := range idKeys {
@@ -98,7 +98,7 @@ func idFromArguments(args pyjson.Value) (key, value string, ok bool) {
 // keys on the first id only, which blocks a second table in the same database or a second file in the
 // same bucket within a turn; keying on all ids still blocks a create retried with the same ids.
 func dedupeKey(tool string, args pyjson.Value) string {
-	if args.Kind != pyjson.Object {
+	if args.Kind() != pyjson.Object {
 		return ""
 	}
 	var parts []string
@@ -125,7 +125,7 @@ func dedupeKey(tool string, args pyjson.Value) string {
 
 // concreteID reports an id argument with a value: a non-empty string other than "unique()".
 func concreteID(v pyjson.Value) bool {
-	return v.Kind == pyjson.String && v.Text() != "" && v.Text() != UniqueToken
+	return v.Kind() == pyjson.String && v.Text() != "" && v.Text() != UniqueToken
 }
 
 // expander replaces "unique()" with generated ids, one per slot (the value's path: key, a.b, list[0]),
@@ -138,7 +138,7 @@ type expander struct {
 // expand returns v with every "unique()" replaced. For a create's own id keys (fresh), attempt > 0 uses
 // the slot "<slot>#<attempt>", so a repeated create mints a new id while foreign keys keep theirs.
 func (e *expander) expand(v pyjson.Value, prefix string, fresh map[string]bool, attempt int) pyjson.Value {
-	switch v.Kind {
+	switch v.Kind() {
 	case pyjson.Object:
 		members := v.Members()
 		out := make([]pyjson.Member, 0, len(members))
@@ -151,7 +151,7 @@ func (e *expander) expand(v pyjson.Value, prefix string, fresh map[string]bool, 
 			if attempt > 0 && fresh[k] && isUniqueToken(val) {
 				slot += "#" + strconv.Itoa(attempt)
 			}
-			switch val.Kind {
+			switch val.Kind() {
 			case pyjson.Object, pyjson.Array:
 				val = e.expand(val, slot, fresh, attempt)
 			default:
@@ -174,7 +174,7 @@ func (e *expander) expand(v pyjson.Value, prefix string, fresh map[string]bool, 
 	}
 }
 
-func isUniqueToken(v pyjson.Value) bool { return v.Kind == pyjson.String && v.Text() == UniqueToken }
+func isUniqueToken(v pyjson.Value) bool { return v.Kind() == pyjson.String && v.Text() == UniqueToken }
 
 func (e *expander) scalar(v pyjson.Value, slot string) pyjson.Value {
 	if !isUniqueToken(v) {

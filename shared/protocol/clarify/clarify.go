@@ -96,12 +96,12 @@ func ToolSchema() json.RawMessage {
 // runs).
 func Call(args json.RawMessage) string {
 	v, err := pyjson.Decode(pyjson.Strip(pyjson.ValidUTF8(string(args))))
-	if err != nil || v.Kind != pyjson.Object {
+	if err != nil || v.Kind() != pyjson.Object {
 		return ErrorPrefix + "prompts must be a JSON string, object, or array"
 	}
 	pv := v.Lookup("prompts")
 	var list []pyjson.Value
-	switch pv.Kind {
+	switch pv.Kind() {
 	case pyjson.String:
 		if list, err = parseArg(pv.Text()); err != nil {
 			return ErrorPrefix + err.Error()
@@ -116,7 +116,7 @@ func Call(args json.RawMessage) string {
 		return ErrorPrefix + err.Error()
 	}
 	title := ""
-	switch tv := v.Lookup("title"); tv.Kind {
+	switch tv := v.Lookup("title"); tv.Kind() {
 	case pyjson.Null:
 	case pyjson.String:
 		title = tv.Text()

@@ -298,19 +298,19 @@ var idPattern = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0
 func ValidID(s string) bool { return idPattern.Match(s) }
 
 func requireID(v pyjson.Value, ctx string) (string, error) {
-	if v.Kind != pyjson.String || !ValidID(pyjson.Strip(v.Text())) {
+	if v.Kind() != pyjson.String || !ValidID(pyjson.Strip(v.Text())) {
 		return "", fail(ctx + ": id must match ^[a-z][a-z0-9_.-]{0,63}$ (got " + v.Repr() + ")")
 	}
 	return pyjson.Strip(v.Text()), nil
 }
 
 func validatePrompt(raw *pyjson.Value) (Prompt, error) {
-	if raw.Kind != pyjson.Object {
+	if raw.Kind() != pyjson.Object {
 		return nil, fail("each prompt must be a JSON object")
 	}
 	kv := raw.Lookup("kind")
 	kind := ""
-	if kv.Kind == pyjson.String {
+	if kv.Kind() == pyjson.String {
 		kind = pyjson.Strip(kv.Text())
 	}
 	if kind != "choice" && kind != "confirm" && kind != "text" {
@@ -344,7 +344,7 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 	case "choice":
 		ov := raw.Lookup("options")
 		options := ov.Elems()
-		if ov.Kind != pyjson.Array || len(options) < MinOptions {
+		if ov.Kind() != pyjson.Array || len(options) < MinOptions {
 			return nil, fail("choice.options must be an array with at least 2 items")
 		}
 		if len(options) > MaxOptions {
@@ -418,7 +418,7 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 }
 
 func validateOption(raw *pyjson.Value, ctx string) (Option, error) {
-	if raw.Kind != pyjson.Object {
+	if raw.Kind() != pyjson.Object {
 		return Option{}, fail(ctx + ": option must be an object")
 	}
 	id, err := requireID(raw.Lookup("id"), ctx+".id")

@@ -93,7 +93,7 @@ func Call(args json.RawMessage) string {
 	if err != nil {
 		return ErrorPrefix + "actions must be a JSON string, object, or array"
 	}
-	switch v.Kind {
+	switch v.Kind() {
 	case pyjson.String:
 		return Result(v.Text())
 	case pyjson.Object, pyjson.Array:
@@ -113,7 +113,7 @@ func argument(args json.RawMessage, name string) (pyjson.Value, error) {
 	if err != nil {
 		return pyjson.Value{}, err
 	}
-	if v.Kind != pyjson.Object {
+	if v.Kind() != pyjson.Object {
 		return pyjson.Value{}, fail("arguments must be an object")
 	}
 	return v.Lookup(name), nil

@@ -97,10 +97,10 @@ func optionalBool(raw *pyjson.Value, key string) (*bool, error) {
 
 func optionalNonNegInt(raw *pyjson.Value, key string) (*int64, error) {
 	v := raw.Lookup(key)
-	if v.Kind == pyjson.Null {
+	if v.Kind() == pyjson.Null {
 		return nil, nil
 	}
-	if v.Kind != pyjson.Int {
+	if v.Kind() != pyjson.Int {
 		return nil, fail(prefix(raw) + ": " + key + " must be an integer")
 	}
 	if strings.HasPrefix(v.Text(), "-") {
@@ -155,12 +155,12 @@ var (
 )
 
 func validateAction(raw *pyjson.Value) (Action, error) {
-	if raw.Kind != pyjson.Object {
+	if raw.Kind() != pyjson.Object {
 		return nil, fail("each action must be a JSON object")
 	}
 	tv := raw.Lookup("type")
 	t := ""
-	if tv.Kind == pyjson.String {
+	if tv.Kind() == pyjson.String {
 		t = pyjson.Strip(tv.Text())
 	}
 	switch t {
@@ -269,12 +269,12 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 
 	case "refresh":
 		sv := raw.Lookup("scopes")
-		if sv.Kind != pyjson.Array || sv.Len() == 0 {
+		if sv.Kind() != pyjson.Array || sv.Len() == 0 {
 			return nil, fail("refresh.scopes must be a non-empty array of strings")
 		}
 		scopes := make([]string, 0, sv.Len())
 		for _, s := range sv.Elems() {
-			if s.Kind != pyjson.String {
+			if s.Kind() != pyjson.String {
 				return nil, fail("refresh.scopes entries must be non-empty strings")
 			}
 			t := pyjson.Strip(s.Text())
@@ -290,7 +290,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 
 func validateResourceList(raw *pyjson.Value) (Action, error) {
 	iv := raw.Lookup("items")
-	if iv.Kind != pyjson.Array {
+	if iv.Kind() != pyjson.Array {
 		return nil, fail("resource_list.items must be an array")
 	}
 	items := iv.Elems()
@@ -339,9 +339,9 @@ func validateResourceList(raw *pyjson.Value) (Action, error) {
 func validateColumns(v pyjson.Value) ([]Column, error) {
 	const ctx = "resource_list"
 	switch {
-	case v.Kind == pyjson.Null:
+	case v.Kind() == pyjson.Null:
 		return nil, nil
-	case v.Kind != pyjson.Array:
+	case v.Kind() != pyjson.Array:
 		return nil, fail(ctx + ": columns must be an array")
 	case v.Len() == 0:
 		return nil, fail(ctx + ": columns must not be empty when set")
@@ -352,14 +352,14 @@ func validateColumns(v pyjson.Value) ([]Column, error) {
 	cols := make([]Column, 0, len(elems))
 	for i := range elems {
 		c := &elems[i]
-		if c.Kind != pyjson.Object {
+		if c.Kind() != pyjson.Object {
 			return nil, fail(ctx + ": columns items must be objects")
 		}
 		k, l := c.Lookup("key"), c.Lookup("label")
-		if k.Kind != pyjson.String || pyjson.Strip(k.Text()) == "" {
+		if k.Kind() != pyjson.String || pyjson.Strip(k.Text()) == "" {
 			return nil, fail(ctx + ": columns[].key must be a non-empty string")
 		}
-		if l.Kind != pyjson.String || pyjson.Strip(l.Text()) == "" {
+		if l.Kind() != pyjson.String || pyjson.Strip(l.Text()) == "" {
 			return nil, fail(ctx + ": columns[].label must be a non-empty string")
 		}
 		cols = append(cols, Column{Key: pyjson.Strip(k.Text()), Label: pyjson.Strip(l.Text())})
@@ -379,10 +379,10 @@ type itemArena struct {
 func newItemArena(items []pyjson.Value) *itemArena {
 	nm, nf := 0, 0
 	for i := range items {
-		if m := items[i].Lookup("metadata"); m.Kind == pyjson.Array && m.Len() <= MaxMetadata {
+		if m := items[i].Lookup("metadata"); m.Kind() == pyjson.Array && m.Len() <= MaxMetadata {
 			nm += m.Len()
 		}
-		if f := items[i].Lookup("fields"); f.Kind == pyjson.Object && f.Len() <= MaxFields {
+		if f := items[i].Lookup("fields"); f.Kind() == pyjson.Object && f.Len() <= MaxFields {
 			nf += f.Len()
 		}
 	}
@@ -412,7 +412,7 @@ func (ar *itemArena) fieldSlots(n int) Fields {
 // validateItem mirrors _validate_resource_item; ctx is computed only on
 // error. ar, if not nil, provides the memory of metadata and fields.
 func validateItem(raw *pyjson.Value, ctx func() string, ar *itemArena) (ResourceItem, error) {
-	if raw.Kind != pyjson.Object {
+	if raw.Kind() != pyjson.Object {
 		return ResourceItem{}, fail(ctx() + ": item must be an object")
 	}
 	// One pass over the members instead of one lookup per key (the
@@ -466,9 +466,9 @@ func validateItem(raw *pyjson.Value, ctx func() string, ar *itemArena) (Resource
 
 func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]MetadataEntry, error) {
 	switch {
-	case v.Kind == pyjson.Null:
+	case v.Kind() == pyjson.Null:
 		return nil, nil
-	case v.Kind != pyjson.Array:
+	case v.Kind() != pyjson.Array:
 		return nil, fail(ctx() + ": metadata must be an array")
 	case v.Len() > MaxMetadata:
 		return nil, fail(ctx() + ": at most 20 metadata entries")
@@ -477,14 +477,14 @@ func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]Metad
 	out := ar.metaSlots(len(elems))
 	for i := range elems {
 		m := &elems[i]
-		if m.Kind != pyjson.Object {
+		if m.Kind() != pyjson.Object {
 			return nil, fail(ctx() + ": metadata items must be objects")
 		}
 		label, value := m.Lookup("label"), m.Lookup("value")
-		if label.Kind != pyjson.String || pyjson.Strip(label.Text()) == "" {
+		if label.Kind() != pyjson.String || pyjson.Strip(label.Text()) == "" {
 			return nil, fail(ctx() + ": metadata[].label must be a non-empty string")
 		}
-		if value.Kind == pyjson.Null {
+		if value.Kind() == pyjson.Null {
 			return nil, fail(ctx() + ": metadata[].value is required")
 		}
 		out = append(out, MetadataEntry{Label: pyjson.Strip(label.Text()), Value: value.PyStr()})
@@ -494,9 +494,9 @@ func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]Metad
 
 func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, error) {
 	switch {
-	case v.Kind == pyjson.Null:
+	case v.Kind() == pyjson.Null:
 		return nil, nil
-	case v.Kind != pyjson.Object:
+	case v.Kind() != pyjson.Object:
 		return nil, fail(ctx() + ": fields must be an object")
 	case v.Len() > MaxFields:
 		return nil, fail(ctx() + ": at most 40 field entries")
@@ -516,7 +516,7 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 			return nil, fail(ctx() + ": fields keys must be non-empty strings")
 		}
 		var fv FieldValue
-		switch m.Value.Kind {
+		switch m.Value.Kind() {
 		case pyjson.Null:
 			fv = NullField()
 		case pyjson.Bool:
@@ -553,7 +553,7 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 // then float(v). Non-finite results are refused (Python would emit NaN or
 // Infinity, or raise OverflowError for huge ints).
 func number(v pyjson.Value) (float64, bool) {
-	switch v.Kind {
+	switch v.Kind() {
 	case pyjson.Float:
 		f := v.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -573,7 +573,7 @@ func number(v pyjson.Value) (float64, bool) {
 func validateChart(raw *pyjson.Value) (Action, error) {
 	mv := raw.Lookup("metrics")
 	metrics := mv.Elems()
-	if mv.Kind != pyjson.Array || len(metrics) == 0 {
+	if mv.Kind() != pyjson.Array || len(metrics) == 0 {
 		return nil, fail("chart.metrics must be a non-empty array")
 	}
 	if len(metrics) > MaxChartMetrics {
@@ -583,15 +583,15 @@ func validateChart(raw *pyjson.Value) (Action, error) {
 	for i := range metrics {
 		m := &metrics[i]
 		ctx := "chart.metrics[" + strconv.Itoa(i) + "]"
-		if m.Kind != pyjson.Object {
+		if m.Kind() != pyjson.Object {
 			return nil, fail(ctx + " must be an object")
 		}
 		name := m.Lookup("metric")
-		if name.Kind != pyjson.String || pyjson.Strip(name.Text()) == "" {
+		if name.Kind() != pyjson.String || pyjson.Strip(name.Text()) == "" {
 			return nil, fail(ctx + ".metric must be a non-empty string")
 		}
 		pv := m.Lookup("points")
-		if pv.Kind != pyjson.Array {
+		if pv.Kind() != pyjson.Array {
 			return nil, fail(ctx + ".points must be an array")
 		}
 		pts := pv.Elems()
@@ -601,11 +601,11 @@ func validateChart(raw *pyjson.Value) (Action, error) {
 		points := make([]ChartPoint, 0, len(pts))
 		for j := range pts {
 			p := &pts[j]
-			if p.Kind != pyjson.Object {
+			if p.Kind() != pyjson.Object {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "] must be an object")
 			}
 			tm := p.Lookup("time")
-			if tm.Kind != pyjson.String || pyjson.Strip(tm.Text()) == "" {
+			if tm.Kind() != pyjson.String || pyjson.Strip(tm.Text()) == "" {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].time must be a non-empty string")
 			}
 			val, ok := number(p.Lookup("value"))
@@ -613,8 +613,8 @@ func validateChart(raw *pyjson.Value) (Action, error) {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].value must be a number")
 			}
 			pt := ChartPoint{Time: pyjson.Strip(tm.Text()), Value: val}
-			if lv := p.Lookup("label"); lv.Kind != pyjson.Null {
-				if lv.Kind != pyjson.String {
+			if lv := p.Lookup("label"); lv.Kind() != pyjson.Null {
+				if lv.Kind() != pyjson.String {
 					return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].label must be a string")
 				}
 				pt.Label = pyjson.Strip(lv.Text())
@@ -645,7 +645,7 @@ func validateChart(raw *pyjson.Value) (Action, error) {
 	if out.AxisFormat, err = optionalOneOf(raw, "axisFormat", axisFormats, "chart.axisFormat must be one of ['bytes', 'count', 'gbhours']"); err != nil {
 		return nil, err
 	}
-	if cv := raw.Lookup("changePercent"); cv.Kind != pyjson.Null {
+	if cv := raw.Lookup("changePercent"); cv.Kind() != pyjson.Null {
 		f, ok := number(cv)
 		if !ok {
 			return nil, fail("chart.changePercent must be a number")

@@ -245,10 +245,10 @@ func Normalize(actions ...Action) (Envelope, error) {
 // gives "actions must be a JSON string, object, or array".
 func Call(args json.RawMessage) string {
 	v, err := pyjson.Decode(pyjson.Strip(pyjson.ValidUTF8(string(args))))
-	if err != nil || v.Kind != pyjson.Object {
+	if err != nil || v.Kind() != pyjson.Object {
 		return ErrorPrefix + "actions must be a JSON string, object, or array"
 	}
-	switch av := v.Lookup("actions"); av.Kind {
+	switch av := v.Lookup("actions"); av.Kind() {
 	case pyjson.String:
 		return Result(av.Text())
 	case pyjson.Object, pyjson.Array:
@@ -286,11 +286,11 @@ func optionalStr(raw *pyjson.Value, key string) (string, error) {
 }
 
 func validateAction(raw *pyjson.Value) (Action, error) {
-	if raw.Kind != pyjson.Object {
+	if raw.Kind() != pyjson.Object {
 		return nil, fail("each action must be an object")
 	}
 	tv := raw.Lookup("type")
-	if tv.Kind != pyjson.String || (tv.Text() != "set" && tv.Text() != "forget") {
+	if tv.Kind() != pyjson.String || (tv.Text() != "set" && tv.Text() != "forget") {
 		return nil, fail("type must be one of ['forget', 'set']; got " + tv.Repr())
 	}
 	key, err := requireStr(raw, "key")
@@ -319,7 +319,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 	}
 	if tv.Text() == "forget" {
 		for _, k := range []string{"content", "category", "priority"} {
-			if v, ok := raw.Get(k); ok && v.Kind != pyjson.Null {
+			if v, ok := raw.Get(k); ok && v.Kind() != pyjson.Null {
 				return nil, fail("forget actions must not include " + k)
 			}
 		}
@@ -343,7 +343,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 		return nil, fail("category must be one of ['fact', 'instruction', 'preference']")
 	}
 	var priority int64
-	switch pv := raw.Lookup("priority"); pv.Kind {
+	switch pv := raw.Lookup("priority"); pv.Kind() {
 	case pyjson.Null:
 	case pyjson.Int:
 		n, err := strconv.ParseInt(pv.Text(), 10, 64)

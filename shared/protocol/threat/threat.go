@@ -171,7 +171,7 @@ func requireStr(raw *pyjson.Value, key string) (string, error) {
 }
 
 func validate(raw *pyjson.Value) (Report, error) {
-	if raw.Kind != pyjson.Object {
+	if raw.Kind() != pyjson.Object {
 		return Report{}, fail("report must be an object")
 	}
 	cat, err := requireStr(raw, "category")
@@ -195,7 +195,7 @@ func validate(raw *pyjson.Value) (Report, error) {
 	if pyjson.Len(r.Details) > MaxDetails {
 		return Report{}, fail("details exceeds 4000 characters")
 	}
-	switch q := raw.Lookup("quote"); q.Kind {
+	switch q := raw.Lookup("quote"); q.Kind() {
 	case pyjson.Null:
 	case pyjson.String:
 		r.Quote = pyjson.Strip(q.Text())

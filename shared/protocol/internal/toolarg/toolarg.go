@@ -42,7 +42,7 @@ func decode(arg, name string, dec func(string) (pyjson.Value, error)) (pyjson.Va
 
 // Items is the list an argument holds: one object, or the elements of an array.
 func Items(v pyjson.Value, name string) ([]pyjson.Value, error) {
-	switch v.Kind {
+	switch v.Kind() {
 	case pyjson.Object:
 		return []pyjson.Value{v}, nil
 	case pyjson.Array:
@@ -104,7 +104,7 @@ func RequiredString(raw *pyjson.Value, key string, where Where) (string, error) 
 
 // RequiredStringValue is RequiredString for a caller that has looked up v = raw[key] already.
 func RequiredStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Where) (string, error) {
-	if v.Kind != pyjson.String {
+	if v.Kind() != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
 	t := pyjson.Strip(v.Text())
@@ -121,10 +121,10 @@ func OptionalString(raw *pyjson.Value, key string, where Where) (string, error) 
 
 // OptionalStringValue is OptionalString for a caller that has looked up v = raw[key] already.
 func OptionalStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Where) (string, error) {
-	if v.Kind == pyjson.Null {
+	if v.Kind() == pyjson.Null {
 		return "", nil
 	}
-	if v.Kind != pyjson.String {
+	if v.Kind() != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
 	return pyjson.Strip(v.Text()), nil
@@ -133,10 +133,10 @@ func OptionalStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Wh
 // OptionalBool reads raw[key]: absent or null is nil, otherwise a boolean.
 func OptionalBool(raw *pyjson.Value, key string, where Where) (*bool, error) {
 	v := raw.Lookup(key)
-	if v.Kind == pyjson.Null {
+	if v.Kind() == pyjson.Null {
 		return nil, nil
 	}
-	if v.Kind != pyjson.Bool {
+	if v.Kind() != pyjson.Bool {
 		return nil, where.fail(raw, key, " must be a boolean")
 	}
 	b := v.Bool()
