@@ -86,6 +86,8 @@ type Event struct {
 	// (Appwrite filters only by event name); project reduces it to the payload fields.
 	filter  func(args map[string]string, p payload) bool
 	project func(p payload, f fieldList) fieldList
+	// wholeSegments is set (catalog events only) when every placeholder of Patterns is a whole segment.
+	wholeSegments bool
 }
 
 // webhookScopes are needed for every event: the subscription is a project webhook.
@@ -222,9 +224,9 @@ func All() []Event { return append([]Event(nil), events...) }
 
 // Lookup returns the event called name.
 func Lookup(name string) (Event, bool) {
-	for _, e := range events {
-		if e.Name == name {
-			return e, true
+	for i := range events { // by index: an Event is a large value to copy
+		if events[i].Name == name {
+			return events[i], true
 		}
 	}
 	return Event{}, false

@@ -112,8 +112,10 @@ func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 	for _, v := range args {
 		simple = simple && !strings.ContainsAny(v, ".{}")
 	}
-	for _, p := range e.Patterns {
-		simple = simple && wholeSegmentPlaceholders(p)
+	if !e.wholeSegments {
+		for _, p := range e.Patterns {
+			simple = simple && wholeSegmentPlaceholders(p)
+		}
 	}
 	if simple {
 		for _, pattern := range e.Patterns {
@@ -289,6 +291,18 @@ func Bindings(appwriteEvents []string) []Binding {
 	return out
 }
 
+// init notes which catalog events have placeholders only as whole segments (all of them, as written), so
+// that MatchesEvents need not check their patterns on every delivery.
+func init() {
+	for i := range events {
+		whole := true
+		for _, p := range events[i].Patterns {
+			whole = whole && wholeSegmentPlaceholders(p)
+		}
+		events[i].wholeSegments = whole
+	}
+}
+
 // splitPatterns holds every catalog event's Patterns split on dots (index-aligned with events), made once:
 // Bindings runs for every delivery the ingress receives.
 var splitPatterns = sync.OnceValue(func() [][][]string {
@@ -303,7 +317,7 @@ var splitPatterns = sync.OnceValue(func() [][][]string {
 
 // argsFrom reads e's arguments from Appwrite events (trimmed of spaces, each read segment by segment,
 // without splitting it); patterns are e.Patterns split on dots.
-func (e Event) argsFrom(patterns [][]string, delivered []string) (map[string]string, bool) {
+func (e *Event) argsFrom(patterns [][]string, delivered []string) (map[string]string, bool) {
 	var args map[string]string // made on the first match: most events match nothing
 	matched := false
 	for _, ps := range patterns {
