@@ -91,10 +91,7 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		rt.Error("webhook-ingress is not configured: " + err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
 	}
-	// No deadline for the whole execution: each of its waits has its own (the delivery budget with a
-	// deadline per attempt, and ScheduleReserve for scheduling a delayed retry), and together they fit in
-	// ingress.ExecutionTimeout. A context of its own would add a timer and its cancellation links to every
-	// attempt's context.
+	// No deadline for the whole execution: each of its waits has its own (ingress.ExecutionTimeout).
 	ctx := context.Background()
 	defer p.faults.Flush()
 	e := &execution{faults: p.faults, op: "webhook"}

@@ -30,14 +30,15 @@ const (
 	EnvRetryWindowMinutes = "INGRESS_RETRY_WINDOW_MINUTES"
 )
 
-// ExecutionTimeout is the longest one execution waits: Appwrite's webhook worker waits 15 s for an answer,
-// synchronous executions 30 s. It is the sum of the two bounded waits of an execution, the delivery (its
-// budget, at most MaxBudgetMS, each attempt with its own deadline inside it) and the scheduling of the
-// delayed retry (ScheduleReserve), so the execution needs no deadline of its own.
+// ExecutionTimeout bounds one execution: Appwrite's webhook worker waits 15 s for an answer, synchronous
+// executions 30 s. An execution waits twice: for the delivery, whose budget (at most MaxBudgetMS) bounds it
+// with a deadline per attempt, and for the scheduling of the delayed retry, which gets what is left until
+// ExecutionTimeout after the execution began (at least ScheduleReserve). Neither needs a context for the
+// whole execution, which would add a timer and its cancellation links to every attempt.
 const ExecutionTimeout = 12 * time.Second
 
 // ScheduleReserve is the part of an execution that delivery never uses: after the last failed attempt the
-// execution still creates the delayed retry (jobs.go), within this time, and answers.
+// execution still creates the delayed retry (jobs.go) and answers.
 const ScheduleReserve = 2 * time.Second
 
 // Bounds of INGRESS_BUDGET_MS: the delivery budget plus ScheduleReserve fits in ExecutionTimeout.

@@ -84,7 +84,8 @@ type Deps struct {
 	// Scheduler creates delayed executions; nil means the Appwrite API (see jobs.go).
 	Scheduler Scheduler
 
-	appwriteKey string // the request's x-appwrite-key, for the default scheduler
+	appwriteKey string    // the request's x-appwrite-key, for the default scheduler
+	deadline    time.Time // ExecutionTimeout after the execution began: the schedule call ends there
 }
 
 // Reporter receives what an operator must look at.
@@ -119,6 +120,7 @@ func (d *Deps) error(text string) {
 }
 
 func (d *Deps) fill(appwriteKey string) {
+	d.deadline = time.Now().Add(ExecutionTimeout)
 	if d.Config == nil {
 		d.Config = &Config{}
 	}
@@ -149,8 +151,8 @@ func (d *Deps) ignore(reason string) Answer {
 	return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "ignored", Reason: reason}}
 }
 
-// HandleWebhook verifies and delivers one Appwrite webhook delivery. Its waits are bounded by the delivery
-// budget and ScheduleReserve (see ExecutionTimeout); ctx may end them earlier.
+// HandleWebhook verifies and delivers one Appwrite webhook delivery. Its waits end within ExecutionTimeout
+// (see there); ctx may end them earlier.
 func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	d.fill(r.AppwriteKey)
 	if r.Method != http.MethodPost {
@@ -249,7 +251,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 	}
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
-		sctx, cancel := context.WithTimeout(ctx, ScheduleReserve)
+		sctx, cancel := context.WithDeadline(ctx, d.deadline)
 		err := d.scheduler().Schedule(sctx, *job, at, *d.Config)
 		cancel()
 		if err == nil {
