@@ -128,7 +128,8 @@ type Keys struct {
 	// HMAC-SHA256 and its allocations saved per delivery); nil in a Keys not
 	// made by ParseKeys.
 	derived *secretCache
-	// macs keeps HMAC-SHA1 states keyed with those secrets (hmacpool); nil in a Keys not made by ParseKeys.
+	// macs keeps HMAC-SHA1 states keyed with those secrets (hmacpool, at most hmacpool.DefaultMaxKeys
+	// secrets: a flood of made-up ids costs a few hundred KiB at most); nil in a Keys not made by ParseKeys.
 	macs *hmacpool.Pool
 }
 
@@ -180,7 +181,7 @@ func ParseKeys(s string) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Keys{derived: &secretCache{m: map[cacheKey]string{}}, macs: hmacpool.New(sha1.New, maxCached)}
+	k := &Keys{derived: &secretCache{m: map[cacheKey]string{}}, macs: hmacpool.New(sha1.New, 0)}
 	for _, key := range keys {
 		k.ids = append(k.ids, key.ID)
 		k.keys = append(k.keys, key.Bytes)
