@@ -44,25 +44,33 @@ var state = envcache.New(func() (*process, error) {
 })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response { return serve(rt, time.Now) }
+func Main(rt openruntimes.Context) openruntimes.Response {
+	growStack(0)
+	return serve(rt, time.Now)
+}
 
 // New returns an entry point that reads the time from now instead of the wall clock (for signatures,
 // expiry and scheduling): tests drive a delayed retry minutes ahead with it instead of waiting.
 func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
-	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, now) }
+	return func(rt openruntimes.Context) openruntimes.Response {
+		growStack(0)
+		return serve(rt, now)
+	}
 }
 
-// execution is one request's ingress.Reporter: diagnostic text goes to the execution's error log, faults to
-// the fault reporter.
+// execution is one request's ingress.Reporter: faults go to the fault reporter, diagnostic text and the
+// counter lines to the execution's logs at its end (serve writes them; the execution keeps no copy of the
+// runtime's context).
 type execution struct {
-	rt     openruntimes.Context
 	faults *faultreport.Reporter
 	op     string // the fault's operation
 	// lines are the execution's counter lines, written in one rt.Log call at the end.
 	lines opsmetrics.Lines
+	// errors are the diagnostic texts, written with rt.Error at the end.
+	errors []string
 }
 
-func (e *execution) Error(text string) { e.rt.Error(text) }
+func (e *execution) Error(text string) { e.errors = append(e.errors, text) }
 
 func (e *execution) Fault(f ingress.Fault) {
 	e.faults.Report(faultreport.Fault{Operation: e.op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
@@ -78,7 +86,6 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		return fnhttp.NotFound(rt)
 	}
 
-	growStack(0)
 	p, err := state.Get()
 	if err != nil {
 		rt.Error("webhook-ingress is not configured: " + err.Error())
@@ -90,22 +97,25 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	// attempt's context.
 	ctx := context.Background()
 	defer p.faults.Flush()
-	e := &execution{rt: rt, faults: p.faults, op: "webhook"}
+	e := &execution{faults: p.faults, op: "webhook"}
 	if req.Path == ingress.JobPath {
 		e.op = "retry job"
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			e.rt.Error(fmt.Sprintf("webhook-ingress: panic serving %s: %v", e.rt.Req.Path, v))
-			p.faults.Report(faultreport.Fault{Operation: e.rt.Req.Method + " " + e.rt.Req.Path, Outcome: "panic", Reason: "panic", Detail: fmt.Sprint(v)})
-			resp = fnhttp.Error(e.rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
+			rt.Error(fmt.Sprintf("webhook-ingress: panic serving %s: %v", req.Path, v))
+			p.faults.Report(faultreport.Fault{Operation: req.Method + " " + req.Path, Outcome: "panic", Reason: "panic", Detail: fmt.Sprint(v)})
+			resp = fnhttp.Error(rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
 		}
 	}()
-	// Counter lines are written in one rt.Log call at the end (deferred, so a panic keeps them): each
+	// Counter lines (and any diagnostic text) are written at the end, deferred so a panic keeps them: each
 	// call is a write to the execution's log file, and one delivery makes three to five lines.
 	defer func() {
+		for _, text := range e.errors {
+			rt.Error(text)
+		}
 		if e.lines.Len() > 0 {
-			e.rt.Log(e.lines.String())
+			rt.Log(e.lines.String())
 		}
 	}()
 	deps := ingress.Deps{Config: &p.cfg, Sender: p.sender, Now: now, Counters: &e.lines, Report: e}
@@ -119,7 +129,7 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	if a.Status == http.StatusOK {
 		return fnhttp.Encoded(a.Status, a.Outcome.AppendJSON(make([]byte, 0, 128)))
 	}
-	return fnhttp.JSON(e.rt, a.Status, a.Error)
+	return fnhttp.JSON(rt, a.Status, a.Error)
 }
 
 // growStack grows the goroutine's stack once, here at the top of an execution where little of it is in

@@ -12,18 +12,24 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Cache builds a value from the process environment on first use and again only when the environment
 // changed since the last build. It is safe for concurrent use; concurrent Gets during a build wait for it.
+// A Get that finds the environment unchanged takes no lock: every request of a function makes one.
 type Cache[T any] struct {
 	build func() (T, error)
 
-	mu    sync.Mutex
-	built bool
-	env   []string
-	val   T
-	err   error
+	mu  sync.Mutex // held while building
+	cur atomic.Pointer[built[T]]
+}
+
+// built is one build's result and the environment it was built for; never changed once stored.
+type built[T any] struct {
+	env []string
+	val T
+	err error
 }
 
 // New returns a cache whose value is build's result. build reads the environment (and nothing else that
@@ -35,11 +41,15 @@ func New[T any](build func() (T, error)) *Cache[T] {
 // Get returns the value built for the current environment, and build's error with it.
 func (c *Cache[T]) Get() (T, error) {
 	env := os.Environ()
+	if b := c.cur.Load(); b != nil && slices.Equal(env, b.env) {
+		return b.val, b.err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.built || !slices.Equal(env, c.env) {
-		c.val, c.err = c.build()
-		c.env, c.built = env, true
+	if b := c.cur.Load(); b != nil && slices.Equal(env, b.env) {
+		return b.val, b.err // built by a concurrent Get
 	}
-	return c.val, c.err
+	val, err := c.build()
+	c.cur.Store(&built[T]{env: env, val: val, err: err})
+	return val, err
 }

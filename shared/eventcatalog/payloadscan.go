@@ -6,7 +6,7 @@ import (
 )
 
 // decodePayload decodes the fields of payload from an Appwrite resource model, as json.Unmarshal(body, &p)
-// does, with one allocation in the common case: body is valid JSON (json.Valid, which allocates nothing),
+// does, with one allocation in the common case: body is valid JSON (validJSON: json.Valid's answer, faster),
 // a top-level object whose keys are plain ASCII and whose catalog fields are strings of printable ASCII
 // without escapes, or null. Those strings are cut out of one copy of the body. Anything else (a key that
 // matches a field only case-insensitively, as encoding/json also accepts; a numeric or boolean field such
@@ -63,7 +63,7 @@ var payloadFieldNames = [...]string{"$id", "$createdAt", "$updatedAt", "$databas
 
 // scanPayload is decodePayload's fast path; false means "use encoding/json" (p may be partly filled).
 func scanPayload(body []byte, p *payload) bool {
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return false
 	}
 	var s string // body as a string, made when the first field is found

@@ -219,17 +219,11 @@ func (f Field) Value() any {
 	return nil
 }
 
-// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most
-// maxFields fields, in one allocation.
+// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most one
+// field per property of the event's PayloadSchema, in one allocation.
 type fieldList struct{ list []Field }
 
-// maxFields is the most fields an event's payload has (execution.failed: 10).
-const maxFields = 10
-
 func (f fieldList) add(field Field) fieldList {
-	if f.list == nil {
-		f.list = make([]Field, 0, maxFields)
-	}
 	f.list = append(f.list, field)
 	return f
 }
@@ -255,8 +249,8 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 	if !e.filter(args, p) {
 		return Occurrence{}, ErrNotThisSubscription
 	}
-	f := e.project(p, fieldList{}).str(ArgProject, projectID)
-	for i := 1; i < len(f.list); i++ { // insertion sort: at most maxFields, most already in order
+	f := e.project(p, fieldList{list: make([]Field, 0, len(e.Payload))}).str(ArgProject, projectID)
+	for i := 1; i < len(f.list); i++ { // insertion sort: a handful of fields, most already in order
 		for j := i; j > 0 && f.list[j].Name < f.list[j-1].Name; j-- {
 			f.list[j], f.list[j-1] = f.list[j-1], f.list[j]
 		}
@@ -280,10 +274,15 @@ type Binding struct {
 // Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
 // different values, or do not name every argument, or name one that is not an Appwrite id.
 func Bindings(appwriteEvents []string) []Binding {
+	var buf [16]string // the events, trimmed once (a delivery names a few; Appwrite's stored events, more)
+	trimmed := buf[:0]
+	for _, ev := range appwriteEvents {
+		trimmed = append(trimmed, strings.TrimSpace(ev))
+	}
 	var out []Binding
 	patterns := splitPatterns()
 	for i := range events {
-		if args, ok := events[i].argsFrom(patterns[i], appwriteEvents); ok {
+		if args, ok := events[i].argsFrom(patterns[i], trimmed); ok {
 			out = append(out, Binding{Event: events[i].Name, Args: args})
 		}
 	}
@@ -302,14 +301,13 @@ var splitPatterns = sync.OnceValue(func() [][][]string {
 	return out
 })
 
-// argsFrom reads e's arguments from Appwrite events (each trimmed of spaces and read segment by segment,
+// argsFrom reads e's arguments from Appwrite events (trimmed of spaces, each read segment by segment,
 // without splitting it); patterns are e.Patterns split on dots.
 func (e Event) argsFrom(patterns [][]string, delivered []string) (map[string]string, bool) {
 	var args map[string]string // made on the first match: most events match nothing
 	matched := false
 	for _, ps := range patterns {
 		for _, ev := range delivered {
-			ev = strings.TrimSpace(ev)
 			if !segmentsMatch(ps, ev) {
 				continue
 			}

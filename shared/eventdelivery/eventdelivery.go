@@ -140,34 +140,19 @@ func (s *Sender) Post(ctx context.Context, t Target, msgID string, body []byte, 
 	return a
 }
 
-// newRequest is http.NewRequestWithContext(ctx, POST, url, bytes.NewReader(body)) with the body's reader,
-// Close and GetBody in two allocations instead of three, and Host left empty (the transport then uses the
-// URL's host, which NewRequest copies into Host; net/http clones the URL for a set Host).
+// newRequest is http.NewRequestWithContext(ctx, POST, url, bytes.NewReader(body)) with Host left empty:
+// the transport then uses the URL's host, which NewRequest copies into Host, and net/http clones the URL
+// for a request whose Host is set. The body stays a *bytes.Reader: net/http writes the headers and a body
+// it knows to be in memory in one write (any other reader gets the headers flushed first, one more
+// write and TLS record per attempt).
 func newRequest(ctx context.Context, url string, body []byte) (*http.Request, error) {
-	if len(body) == 0 {
-		return http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, newBody(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Host = ""
-	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return newBody(body), nil }
 	return req, nil
 }
-
-// requestBody reads a request body from memory; Close does nothing.
-type requestBody struct{ bytes.Reader }
-
-func newBody(b []byte) *requestBody {
-	r := &requestBody{}
-	r.Reset(b)
-	return r
-}
-
-// Close does nothing: the bytes stay the caller's.
-func (*requestBody) Close() error { return nil }
 
 // clientFor returns s's client, or the client without its Timeout when ctx's deadline comes before that
 // Timeout could expire (the request started at start).

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 )
 
 // TestNewRequestIsNewRequestWithContext: newRequest's request sends what http.NewRequestWithContext's with a
-// bytes.Reader sends (method, Host, Content-Length, body), and its GetBody gives the body again, as often
-// as asked (HTTP/2 replays a refused request with it).
+// bytes.Reader sends (method, Host, Content-Length, body), its GetBody gives the body again, as often as
+// asked (HTTP/2 replays a refused request with it), and headers and body go out in one write.
 func TestNewRequestIsNewRequestWithContext(t *testing.T) {
 	type seen struct {
 		host, method string
@@ -47,15 +48,35 @@ func TestNewRequestIsNewRequestWithContext(t *testing.T) {
 		}
 		var seenReq [2]seen
 		for i, r := range []*http.Request{want, req} {
-			res, err := http.DefaultClient.Do(r)
+			writes := 0
+			tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+				return &countingConn{Conn: c, writes: &writes}, err
+			}}
+			res, err := (&http.Client{Transport: tr}).Do(r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			res.Body.Close()
+			tr.CloseIdleConnections()
 			seenReq[i] = <-got
+			if len(body) < 4000 && writes != 1 {
+				t.Fatalf("%d bytes: the request took %d writes, want 1 (headers and body together)", len(body), writes)
+			}
 		}
 		if seenReq[0] != seenReq[1] {
 			t.Fatalf("%d bytes: the server saw %+v, for NewRequestWithContext %+v", len(body), seenReq[1], seenReq[0])
 		}
 	}
+}
+
+// countingConn counts the writes to a connection.
+type countingConn struct {
+	net.Conn
+	writes *int
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	*c.writes++
+	return c.Conn.Write(p)
 }

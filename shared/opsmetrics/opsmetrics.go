@@ -7,7 +7,6 @@ package opsmetrics
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 )
 
@@ -42,7 +41,11 @@ func AppendLine(b []byte, name string, labels ...string) []byte {
 		}
 		pairs = append(pairs, kv{labels[i], v})
 	}
-	slices.SortFunc(pairs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	for i := 1; i < len(pairs); i++ { // insertion sort: a counter has a few labels
+		for j := i; j > 0 && pairs[j].k < pairs[j-1].k; j-- {
+			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
+		}
+	}
 	b = append(b, `{"metric":`...)
 	b = appendJSON(b, name)
 	for _, p := range pairs {
@@ -69,7 +72,7 @@ func (l *Lines) Add(name string, labels ...string) {
 	if l.b.Len() > 0 {
 		l.b.WriteByte('\n')
 	} else {
-		l.b.Grow(512) // the lines of one delivery
+		l.b.Grow(320) // the three lines of a delivery
 	}
 	var buf [256]byte // a line is made here, then copied in
 	l.b.Write(AppendLine(buf[:0], name, labels...))

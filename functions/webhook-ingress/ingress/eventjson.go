@@ -47,6 +47,24 @@ func appendEvent(b []byte, eventID, name, timestamp string, data []eventcatalog.
 	return append(b, "}}"...), nil
 }
 
+// eventSize is the length of appendEvent's output, exact unless a string needs escaping or a field is a
+// number.
+func eventSize(eventID, name, timestamp string, data []eventcatalog.Field) int {
+	n := len(`{"eventId":"","name":"","timestamp":"","data":{}}`) + len(eventID) + len(name) + len(timestamp)
+	for _, f := range data {
+		n += len(f.Name) + len(`"":,`)
+		switch f.Kind {
+		case eventcatalog.String:
+			n += len(f.Str) + 2
+		case eventcatalog.Bool:
+			n += len("false")
+		default:
+			n += 20
+		}
+	}
+	return n
+}
+
 // appendJSONString appends s quoted as encoding/json does. A string of printable ASCII with nothing to
 // escape (no '"', '\\', '<', '>', '&') is written as is; any other goes through encoding/json.
 func appendJSONString(b []byte, s string) []byte {

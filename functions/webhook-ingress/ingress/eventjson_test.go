@@ -85,6 +85,9 @@ func TestAppendEventOfProjections(t *testing.T) {
 		if want := marshalled("evt_1", tc.event, occ.Timestamp, occ.Data()); err != nil || string(got) != string(want) {
 			t.Errorf("%s: appendEvent = %s, %v\nencoding/json %s", tc.event, got, err, want)
 		}
+		if n := eventSize("evt_1", tc.event, occ.Timestamp, occ.Fields); n < len(got) {
+			t.Errorf("%s: eventSize %d, the event is %d bytes", tc.event, n, len(got))
+		}
 	}
 }
 

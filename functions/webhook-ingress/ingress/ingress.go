@@ -212,7 +212,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if timestamp == "" {
 		timestamp = now.UTC().Format(time.RFC3339)
 	}
-	body, err := appendEvent(make([]byte, 0, 512), eventID, sub.Event, timestamp, occ.Fields)
+	body, err := appendEvent(make([]byte, 0, eventSize(eventID, sub.Event, timestamp, occ.Fields)), eventID, sub.Event, timestamp, occ.Fields)
 	if err != nil {
 		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "internal", Detail: "encoding the event: " + err.Error()})
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
