@@ -129,13 +129,13 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	return fnhttp.JSON(rt, a.Status, a.Error)
 }
 
-// growStack grows the goroutine's stack once, here at the top of an execution where little of it is in
-// use, to the size the delivery path needs. The runtime starts every request's handler on a new goroutine
-// with a small stack (open-runtimes does, as does the local runtime), and verification, the HTTP client and
-// TLS below it go deep enough that the stack would otherwise be copied twice, each time deeper, with every
-// frame on it adjusted: about 45,000 instructions per delivery (docs/benchmarks.md, section 1). Its frame
+// growStack grows the goroutine's stack once, at the entry of an execution where little of it is in use,
+// to the size the delivery path needs. The runtime starts every request's handler on a new goroutine with a
+// small stack (open-runtimes does, as does the local runtime), and verification, the HTTP client and TLS go
+// deep enough that the stack would otherwise be copied twice, the second time with some 35 frames on it to
+// adjust: about 55,000 instructions and 5 µs of CPU per delivery (docs/benchmarks.md, section 1). Its frame
 // (growFrame bytes, zeroed: a few hundred instructions) makes the runtime grow the stack to 16 KiB in one
-// step, copying only the few frames above it.
+// step, with only the runtime's frames and Main's on it.
 //
 //go:noinline
 func growStack(i int) byte {
