@@ -139,9 +139,18 @@ func generateEvents(pattern string, params []param) ([]string, error) {
 		}
 	}
 	for i, e := range events {
-		events[i] = strings.NewReplacer("[", "", "]", "").Replace(e)
+		events[i] = strings.Map(dropBrackets, e)
 	}
 	return uniqueStrings(events), nil
+}
+
+// dropBrackets removes the brackets of the [placeholders] (Appwrite's str_replace(['[', ']'], '', ...)).
+// A strings.Replacer built per event string cost the stand-in half of its CPU under load.
+func dropBrackets(r rune) rune {
+	if r == '[' || r == ']' {
+		return -1
+	}
+	return r
 }
 
 // mirrorEvents copies Appwrite's Event::mirrorCollectionEvents (src/Appwrite/Event/Event.php:677-734, 1.9.6):
