@@ -144,7 +144,7 @@ func generateEvents(pattern string, params []param) ([]string, error) {
 	return uniqueStrings(events), nil
 }
 
-// dropBrackets removes the brackets of the [placeholders] (Appwrite's str_replace(['[', ']'], ”, ...)).
+// dropBrackets removes the brackets of the [placeholders], as Appwrite's str_replace of "[" and "]" with "" does.
 // A strings.Replacer built per event string cost the stand-in half of its CPU under load.
 func dropBrackets(r rune) rune {
 	if r == '[' || r == ']' {
