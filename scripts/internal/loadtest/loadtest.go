@@ -79,7 +79,7 @@ const executions = 4
 // Full is the run the issue asks for: 100 subscriptions across 10 projects and subscribers, 10,000 changes.
 func Full() Config {
 	return Config{Projects: 10, SubsPerProject: 10, Changes: 10000, Producers: 8, Workers: 48, BudgetMS: 1500, MaxAttempts: 3,
-		RetryTick: 2 * time.Second, Outage: 3 * time.Second, RestartAfter: 5000, CompareRounds: 3, CompareChanges: 1000, Seed: 13,
+		RetryTick: 2 * time.Second, Outage: 3 * time.Second, RestartAfter: 5000, CompareRounds: 5, CompareChanges: 5000, Seed: 13,
 		Deadline: 8 * time.Minute}
 }
 

@@ -30,6 +30,47 @@ func (c *call) emit(pattern string, payload any, params ...param) {
 // wildcard variants (every id, then each id alone, replaced by "*") and the parent prefixes, in PHP's order,
 // duplicates removed.
 func generateEvents(pattern string, params []param) ([]string, error) {
+	keys := make([]string, len(params))
+	for i, p := range params {
+		keys[i] = p.key
+	}
+	ts, err := eventTemplates(pattern, keys)
+	if err != nil {
+		return nil, err
+	}
+	return ts.fill(params), nil
+}
+
+// template is one event string of generateEvents before the param values go in: fill says whether PHP's
+// str_replace of every key by its value runs over it (the variants with every id replaced by "*" skip it).
+type template struct {
+	text string
+	fill bool
+}
+
+// templates are the value-independent part of generateEvents for one pattern and its param keys, in order.
+type templates []template
+
+// fill puts the param values into ts (each key in turn over the whole string, as PHP's str_replace with
+// arrays), drops the placeholder brackets and removes duplicates: generateEvents' result.
+func (ts templates) fill(params []param) []string {
+	events := make([]string, len(ts))
+	for i, t := range ts {
+		e := t.text
+		if t.fill {
+			for _, p := range params {
+				e = strings.ReplaceAll(e, p.key, p.value)
+			}
+		}
+		events[i] = strings.Map(dropBrackets, e)
+	}
+	return uniqueStrings(events)
+}
+
+// eventTemplates is generateEvents without the values: the patterns and their wildcard variants, with the
+// keys still in them. It depends on the pattern and the keys only, so a Server computes it once per pair
+// (Server.eventsOf).
+func eventTemplates(pattern string, keys []string) (templates, error) {
 	parts := strings.Split(pattern, ".")
 	count := len(parts)
 	get := func(i int) string {
@@ -64,10 +105,6 @@ func generateEvents(pattern string, params []param) ([]string, error) {
 		action = get(6)
 	case hasSub && count > 4:
 		action = parts[4]
-	}
-	keys := make([]string, len(params))
-	for i, p := range params {
-		keys[i] = p.key
 	}
 	for _, r := range []string{resource, subResource, subSubResource} {
 		if r != "" && !slices.Contains(keys, strings.Trim(r, "[]")) {
@@ -106,17 +143,17 @@ func generateEvents(pattern string, params []param) ([]string, error) {
 	patterns = uniqueStrings(patterns)
 
 	// PHP str_replace with arrays: each search key in turn over the whole subject.
-	replaceWith := func(subject string, search []string, repl func(i int) string) string {
-		for i, k := range search {
-			subject = strings.ReplaceAll(subject, k, repl(i))
+	replaceWith := func(subject string, search []string, repl string) string {
+		for _, k := range search {
+			subject = strings.ReplaceAll(subject, k, repl)
 		}
 		return subject
 	}
-	values := func(i int) string { return params[i].value }
-	star := func(int) string { return "*" }
-	var events []string
+	var ts templates
+	filled := func(text string) { ts = append(ts, template{text: text, fill: true}) }
 	for _, ev := range patterns {
-		events = append(events, replaceWith(ev, keys, values), replaceWith(ev, keys, star))
+		filled(ev)
+		ts = append(ts, template{text: replaceWith(ev, keys, "*")})
 		for _, key := range keys {
 			for _, current := range keys {
 				if subSubResource != "" {
@@ -124,24 +161,31 @@ func generateEvents(pattern string, params []param) ([]string, error) {
 						if subCurrent == current || subCurrent == key {
 							continue
 						}
-						s1 := replaceWith(ev, []string{subCurrent}, star)
-						events = append(events, replaceWith(s1, keys, values))
-						events = append(events, replaceWith(replaceWith(s1, []string{current}, star), keys, values))
-						events = append(events, replaceWith(replaceWith(ev, []string{current}, star), keys, values))
+						s1 := replaceWith(ev, []string{subCurrent}, "*")
+						filled(s1)
+						filled(replaceWith(s1, []string{current}, "*"))
+						filled(replaceWith(ev, []string{current}, "*"))
 					}
 				} else {
 					if current == key {
 						continue
 					}
-					events = append(events, replaceWith(replaceWith(ev, []string{current}, star), keys, values))
+					filled(replaceWith(ev, []string{current}, "*"))
 				}
 			}
 		}
 	}
-	for i, e := range events {
-		events[i] = strings.Map(dropBrackets, e)
+	// Equal templates fill to equal strings, which fill's uniqueStrings would drop after the first: dropping
+	// them here keeps the result and its order (a row create's 300-odd templates are 50-odd distinct ones).
+	seen := make(map[template]bool, len(ts))
+	out := ts[:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
 	}
-	return uniqueStrings(events), nil
+	return out, nil
 }
 
 // dropBrackets removes the brackets of the [placeholders], as Appwrite's str_replace of "[" and "]" with "" does.
@@ -194,6 +238,36 @@ func allEvents(pattern string, params []param) []string {
 		return nil
 	}
 	return mirrorEvents(pattern, ev)
+}
+
+// eventsOf is allEvents with the templates of each pattern and key list computed once per Server: a row
+// create generates 42 strings out of about a hundred templates, which cost the load harness more CPU than
+// anything it measured when they were rebuilt for every event.
+func (s *Server) eventsOf(pattern string, params []param) []string {
+	var k strings.Builder
+	k.WriteString(pattern)
+	for _, p := range params {
+		k.WriteByte(0)
+		k.WriteString(p.key)
+	}
+	key := k.String()
+	s.templatesMu.Lock()
+	ts, ok := s.templates[key]
+	s.templatesMu.Unlock()
+	if !ok {
+		keys := make([]string, len(params))
+		for i, p := range params {
+			keys[i] = p.key
+		}
+		var err error
+		if ts, err = eventTemplates(pattern, keys); err != nil {
+			return nil
+		}
+		s.templatesMu.Lock()
+		s.templates[key] = ts
+		s.templatesMu.Unlock()
+	}
+	return mirrorEvents(pattern, ts.fill(params))
 }
 
 func uniqueStrings(in []string) []string {

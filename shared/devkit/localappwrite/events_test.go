@@ -118,3 +118,33 @@ func TestRowCreateEventsStartWithTheDocumentsForm(t *testing.T) {
 		t.Fatalf("the two forms generate different sets:\n%q\n%q", a, b)
 	}
 }
+
+// TestEventsOfReusesTemplates: the Server's cached templates give what allEvents gives, for every call,
+// when the same pattern comes back with other values (the cache holds no value) and for another pattern.
+func TestEventsOfReusesTemplates(t *testing.T) {
+	s := New(Options{Logf: func(string, ...any) {}})
+	t.Cleanup(func() { _ = s.Close() })
+	rows := "databases.[databaseId].tables.[tableId].rows.[rowId].create"
+	calls := []struct {
+		pattern string
+		params  []param
+	}{
+		{rows, []param{{"databaseId", "db"}, {"tableId", "t1"}, {"rowId", "r1"}}},
+		{rows, []param{{"databaseId", "db"}, {"tableId", "t2"}, {"rowId", "r2"}}},
+		{rows, []param{{"databaseId", "other"}, {"tableId", "t1"}, {"rowId", "[x]"}}},
+		{"users.[userId].create", []param{{"userId", "u"}}},
+		{"users.[userId].create", []param{{"userId", "v"}}},
+	}
+	for i, c := range calls {
+		got, want := s.eventsOf(c.pattern, c.params), allEvents(c.pattern, c.params)
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Fatalf("call %d: eventsOf %q\nallEvents %q", i, got, want)
+		}
+		if i == 1 && !slices.Contains(got, "databases.db.tables.t2.rows.r2.create") {
+			t.Fatalf("call %d: the second row's values are missing: %q", i, got)
+		}
+	}
+	if n := len(s.templates); n != 2 {
+		t.Fatalf("%d cached template lists, want 2 (one per pattern and key list)", n)
+	}
+}

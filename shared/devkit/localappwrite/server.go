@@ -113,6 +113,9 @@ type Server struct {
 
 	insecureOnce sync.Once
 	insecure     *http.Client
+
+	templatesMu sync.Mutex           // guards templates; no other lock is taken while it is held
+	templates   map[string]templates // eventsOf's cache: pattern and param keys → eventTemplates
 }
 
 // New builds a Server and starts its queue workers (stopped by Close).
@@ -159,6 +162,7 @@ func New(opts Options) *Server {
 		opts:          opts,
 		projects:      map[string]*project{},
 		deliveryIndex: map[string]*Delivery{},
+		templates:     map[string]templates{},
 	}
 	s.signer = opts.SigningKey
 	if s.signer == nil {

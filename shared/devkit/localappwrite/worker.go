@@ -248,7 +248,7 @@ func rawURLDecode(s string) string {
 // every enabled webhook whose events intersect them (array_intersect) and an execution for every enabled
 // function whose events do.
 func (s *Server) dispatch(ev pendingEvent) {
-	events := allEvents(ev.pattern, ev.params)
+	events := s.eventsOf(ev.pattern, ev.params)
 	if len(events) == 0 {
 		return
 	}
