@@ -67,13 +67,12 @@ func BenchmarkPlainRelay(b *testing.B) {
 	})
 }
 
-// BenchmarkPlainRelayFunction is the same relay deployed the way the ingress is: a function behind the
-// local open-runtimes server that forwards each body to the subscriber over TLS. It is the like-for-like
-// baseline of BenchmarkIngressPath (same hops, same runtime), the one the 0.7 target compares against.
-func BenchmarkPlainRelayFunction(b *testing.B) {
-	dst, _ := sink(b)
+// relayFunction serves the plain relay as a function behind the local open-runtimes server: each body is
+// forwarded to the TLS subscriber dst. Both are closed when b ends.
+func relayFunction(b *testing.B) (dst, relay *httptest.Server) {
+	dst, _ = sink(b)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: dst.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}, MaxIdleConnsPerHost: 16}}
-	relay := httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
+	relay = httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
 		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(rt.Req.BodyBinary()))
 		if err != nil {
 			return rt.Res.Text("relay failed", rt.Res.WithStatusCode(502))
@@ -82,7 +81,15 @@ func BenchmarkPlainRelayFunction(b *testing.B) {
 		res.Body.Close()
 		return rt.Res.Json(map[string]string{"status": "delivered"})
 	}, localruntime.Options{LogDir: b.TempDir()}))
-	defer relay.Close()
+	b.Cleanup(relay.Close)
+	return dst, relay
+}
+
+// BenchmarkPlainRelayFunction is the same relay deployed the way the ingress is: a function behind the
+// local open-runtimes server that forwards each body to the subscriber over TLS. It is the like-for-like
+// baseline of BenchmarkIngressPath (same hops, same runtime), the one the 0.7 target compares against.
+func BenchmarkPlainRelayFunction(b *testing.B) {
+	_, relay := relayFunction(b)
 	body := []byte(rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00"))
 	runParallel(b, func(c *http.Client) {
 		req, _ := http.NewRequest("POST", relay.URL+"/appwrite/webhooks/x", bytes.NewReader(body))
@@ -104,18 +111,7 @@ func BenchmarkPlainRelayFunction(b *testing.B) {
 // copying and lower-casing those headers in the runtime is work both pay; the lighter request of
 // BenchmarkPlainRelayFunction leaves it out of the baseline only.
 func BenchmarkPlainRelayFunctionSameRequest(b *testing.B) {
-	dst, _ := sink(b)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: dst.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}, MaxIdleConnsPerHost: 16}}
-	relay := httptest.NewServer(localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
-		res, err := client.Post(dst.URL, "application/json", bytes.NewReader(rt.Req.BodyBinary()))
-		if err != nil {
-			return rt.Res.Text("relay failed", rt.Res.WithStatusCode(502))
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		return rt.Res.Json(map[string]string{"status": "delivered"})
-	}, localruntime.Options{LogDir: b.TempDir()}))
-	defer relay.Close()
+	dst, relay := relayFunction(b)
 	newRequest := appwriteDelivery(b, relay.URL, dst.URL)
 	runParallel(b, func(c *http.Client) {
 		res, err := c.Do(newRequest())
