@@ -90,16 +90,7 @@ func AppendDumps(b []byte, v Value, ensureASCII bool) []byte {
 	case Int:
 		return append(b, v.Text()...)
 	case Float:
-		f := v.Float()
-		switch {
-		case math.IsNaN(f):
-			return append(b, "NaN"...)
-		case math.IsInf(f, 1):
-			return append(b, "Infinity"...)
-		case math.IsInf(f, -1):
-			return append(b, "-Infinity"...)
-		}
-		return appendFloat(b, f)
+		return AppendFloat(b, v.Float())
 	case String:
 		return appendDumpsString(b, v.Text(), ensureASCII)
 	case Array:

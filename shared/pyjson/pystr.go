@@ -198,9 +198,19 @@ func FloatRepr(f float64) string {
 	return string(appendFloat(nil, f))
 }
 
-// AppendFloat appends the JSON form json.dumps gives a finite float (its
-// repr). It must not be called with NaN or an infinity.
-func AppendFloat(b []byte, f float64) []byte { return appendFloat(b, f) }
+// AppendFloat appends what json.dumps writes for f: its repr when finite,
+// NaN, Infinity or -Infinity otherwise (Python's allow_nan default).
+func AppendFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
+	}
+	return appendFloat(b, f)
+}
 
 func appendFloat(b []byte, f float64) []byte {
 	if f == 0 {

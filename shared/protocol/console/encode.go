@@ -1,7 +1,6 @@
 package console
 
 import (
-	"math"
 	"strconv"
 
 	"appwrite-agent/shared/pyjson"
@@ -24,20 +23,6 @@ func head(b []byte, t string) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, t...)
 	return append(b, '"')
-}
-
-// float writes f as json.dumps does, NaN and infinities included (Validate
-// never lets those through, so only unvalidated structs can hold them).
-func float(b []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(b, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(b, "-Infinity"...)
-	}
-	return pyjson.AppendFloat(b, f)
 }
 
 // AppendJSON appends {"type":"set_theme","theme":…}.
@@ -203,7 +188,7 @@ func (a Chart) AppendJSON(b []byte) []byte {
 			b = append(b, `{"time":`...)
 			b = pyjson.AppendString(b, p.Time)
 			b = append(b, `,"value":`...)
-			b = float(b, p.Value)
+			b = pyjson.AppendFloat(b, p.Value)
 			if p.Label != "" {
 				b = append(b, `,"label":`...)
 				b = pyjson.AppendString(b, p.Label)
@@ -224,7 +209,7 @@ func (a Chart) AppendJSON(b []byte) []byte {
 	b = pyjson.AppendOptionalStringField(b, "kind", string(a.Kind))
 	b = pyjson.AppendOptionalStringField(b, "axisFormat", string(a.AxisFormat))
 	if a.ChangePercent != nil {
-		b = float(pyjson.AppendKey(b, "changePercent"), *a.ChangePercent)
+		b = pyjson.AppendFloat(pyjson.AppendKey(b, "changePercent"), *a.ChangePercent)
 	}
 	return append(b, '}')
 }

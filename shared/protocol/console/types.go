@@ -398,7 +398,7 @@ func (v FieldValue) AppendJSON(b []byte) []byte {
 	case FieldInt:
 		return append(b, v.s...)
 	case FieldFloat:
-		return float(b, v.f)
+		return pyjson.AppendFloat(b, v.f)
 	}
 	return append(b, "null"...)
 }
