@@ -6,8 +6,9 @@
 package opsmetrics
 
 import (
-	"encoding/json"
 	"strings"
+
+	"appwrite-agent/shared/jsonquote"
 )
 
 // Line returns the log line for counter name increased by 1 with labels given as key, value pairs, for
@@ -47,12 +48,12 @@ func AppendLine(b []byte, name string, labels ...string) []byte {
 		}
 	}
 	b = append(b, `{"metric":`...)
-	b = appendJSON(b, name)
+	b = jsonquote.Append(b, name)
 	for _, p := range pairs {
 		b = append(b, ',')
-		b = appendJSON(b, p.k)
+		b = jsonquote.Append(b, p.k)
 		b = append(b, ':')
-		b = appendJSON(b, p.v)
+		b = jsonquote.Append(b, p.v)
 	}
 	return append(b, `,"inc":1}`...)
 }
@@ -83,30 +84,3 @@ func (l *Lines) Len() int { return l.b.Len() }
 
 // String returns the collected lines, separated by "\n" (no trailing newline).
 func (l *Lines) String() string { return l.b.String() }
-
-// appendJSON appends s as a JSON string exactly as encoding/json writes it. Label names and values are
-// almost always plain identifiers, written as they are; anything else goes through encoding/json (the
-// ingress writes three lines per delivery, so this shows in its profile).
-func appendJSON(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !plain(c) {
-			out, _ := json.Marshal(s)
-			return append(b, out...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// plain reports whether encoding/json writes c unchanged inside a string (no escaping, not HTML-escaped,
-// not part of a multi-byte character).
-func plain(c byte) bool { return plainByte[c] }
-
-// plainByte is plain as a table: a label is checked byte by byte.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()

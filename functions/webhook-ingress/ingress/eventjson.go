@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"appwrite-agent/shared/eventcatalog"
+	"appwrite-agent/shared/jsonquote"
 )
 
 // appendEvent appends the event a subscriber receives, {"eventId","name","timestamp","data"}, byte for byte
@@ -13,11 +14,11 @@ import (
 // nil is written null. Numbers (floats) and strings encoding/json would escape go through encoding/json.
 func appendEvent(b []byte, eventID, name, timestamp string, data []eventcatalog.Field) ([]byte, error) {
 	b = append(b, `{"eventId":`...)
-	b = appendJSONString(b, eventID)
+	b = jsonquote.Append(b, eventID)
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, name)
+	b = jsonquote.Append(b, name)
 	b = append(b, `,"timestamp":`...)
-	b = appendJSONString(b, timestamp)
+	b = jsonquote.Append(b, timestamp)
 	b = append(b, `,"data":`...)
 	if data == nil {
 		return append(b, "null}"...), nil
@@ -27,11 +28,11 @@ func appendEvent(b []byte, eventID, name, timestamp string, data []eventcatalog.
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, f.Name)
+		b = jsonquote.Append(b, f.Name)
 		b = append(b, ':')
 		switch f.Kind {
 		case eventcatalog.String:
-			b = appendJSONString(b, f.Str)
+			b = jsonquote.Append(b, f.Str)
 		case eventcatalog.Bool:
 			b = strconv.AppendBool(b, f.Bool)
 		case eventcatalog.Integer:
@@ -65,28 +66,14 @@ func eventSize(eventID, name, timestamp string, data []eventcatalog.Field) int {
 	return n
 }
 
-// appendJSONString appends s quoted as encoding/json does. A string of printable ASCII with nothing to
-// escape (no '"', '\\', '<', '>', '&') is written as is; any other goes through encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if !jsonPlain[s[i]] {
-			raw, _ := json.Marshal(s) // a string always marshals
-			return append(b, raw...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
 // AppendJSON appends o as encoding/json marshals it (omitempty fields left out, strings HTML-escaped):
 // every delivery answers with one.
 func (o Outcome) AppendJSON(b []byte) []byte {
 	b = append(b, `{"status":`...)
-	b = appendJSONString(b, o.Status)
+	b = jsonquote.Append(b, o.Status)
 	if o.EventID != "" {
 		b = append(b, `,"eventId":`...)
-		b = appendJSONString(b, o.EventID)
+		b = jsonquote.Append(b, o.EventID)
 	}
 	if o.Attempts != 0 {
 		b = append(b, `,"attempts":`...)
@@ -94,16 +81,7 @@ func (o Outcome) AppendJSON(b []byte) []byte {
 	}
 	if o.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendJSONString(b, o.Reason)
+		b = jsonquote.Append(b, o.Reason)
 	}
 	return append(b, '}')
 }
-
-// jsonPlain tells the bytes encoding/json writes unchanged inside a string: printable ASCII but '"', '\\'
-// and the HTML-escaped '<', '>', '&'.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()

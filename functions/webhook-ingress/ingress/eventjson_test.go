@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"appwrite-agent/shared/eventcatalog"
+	"appwrite-agent/shared/jsonquote"
 )
 
 // marshalled is what appendEvent replaces.
@@ -97,7 +98,7 @@ func FuzzAppendJSONString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want, _ := json.Marshal(s)
-		if got := appendJSONString(nil, s); string(got) != string(want) {
+		if got := jsonquote.Append(nil, s); string(got) != string(want) {
 			t.Fatalf("%q: %s, want %s", s, got, want)
 		}
 		data := map[string]any{s: s, "k": int64(len(s))}
