@@ -14,7 +14,6 @@ import (
 	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
-	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/sessionauth"
 )
 
@@ -86,9 +85,9 @@ func LoadConfig() Config {
 		Endpoint:   strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
 		ProjectID:  strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
 	}
-	// The CA file (and the system roots) are parsed on the first outbound request, not here.
-	opts, err := safehttp.FromEnv(safehttp.Options{})
-	c.Web.Policy, c.Web.PolicyErr = safehttp.LazyCAFromEnv(opts), err
+	// The web tools, the MCP connections and a per-request llm.base_url share one SSRF policy, read once
+	// with the LLM settings; its CA file (and the system roots) are parsed on the first outbound request.
+	c.Web.Policy, c.Web.PolicyErr = c.LLM.UserPolicy, c.LLM.UserPolicyErr
 	c.Web.Search = tools.SearchConfig{
 		BraveKey:      strings.TrimSpace(os.Getenv(tools.EnvBraveKey)),
 		BraveURL:      strings.TrimSpace(os.Getenv(tools.EnvBraveURL)),
@@ -97,6 +96,7 @@ func LoadConfig() Config {
 		NoDuckDuckGo:  isFalse(os.Getenv(tools.EnvDuckDuckGoEnabled)),
 		Disabled:      isFalse(os.Getenv(tools.EnvWebSearchEnabled)),
 	}
+	var err error
 	if c.CORS, err = fnhttp.CORSFromEnv(EnvCORSOrigins); err != nil {
 		c.Warnings = append(c.Warnings, err.Error())
 	}
