@@ -30,15 +30,20 @@ func (c *call) emit(pattern string, payload any, params ...param) {
 // wildcard variants (every id, then each id alone, replaced by "*") and the parent prefixes, in PHP's order,
 // duplicates removed.
 func generateEvents(pattern string, params []param) ([]string, error) {
-	keys := make([]string, len(params))
-	for i, p := range params {
-		keys[i] = p.key
-	}
-	ts, err := eventTemplates(pattern, keys)
+	ts, err := eventTemplates(pattern, paramKeys(params))
 	if err != nil {
 		return nil, err
 	}
 	return ts.fill(params), nil
+}
+
+// paramKeys lists the keys of params, in order.
+func paramKeys(params []param) []string {
+	keys := make([]string, len(params))
+	for i, p := range params {
+		keys[i] = p.key
+	}
+	return keys
 }
 
 // template is one event string of generateEvents before the param values go in: fill says whether PHP's
@@ -255,12 +260,8 @@ func (s *Server) eventsOf(pattern string, params []param) []string {
 	ts, ok := s.templates[key]
 	s.templatesMu.Unlock()
 	if !ok {
-		keys := make([]string, len(params))
-		for i, p := range params {
-			keys[i] = p.key
-		}
 		var err error
-		if ts, err = eventTemplates(pattern, keys); err != nil {
+		if ts, err = eventTemplates(pattern, paramKeys(params)); err != nil {
 			return nil
 		}
 		s.templatesMu.Lock()
