@@ -82,7 +82,7 @@ var errUnsignable = errors.New("eventdelivery: cannot sign the delivery")
 // net/http would make a context and a timer for it on every request). It is safe for concurrent use.
 type Sender struct {
 	client  *http.Client
-	untimed *http.Client // client without its Timeout (nil when it has none, or in a Sender not from NewSender)
+	untimed *http.Client // client without its Timeout (nil when it has none)
 	signer  *stdwebhooks.Signer
 }
 
@@ -99,8 +99,7 @@ func NewSender(client *http.Client) *Sender {
 
 // Post sends body once to t, signed at now with message id msgID.
 func Post(ctx context.Context, client *http.Client, t Target, msgID string, body []byte, now time.Time) Attempt {
-	s := Sender{client: client}
-	return s.Post(ctx, t, msgID, body, now)
+	return NewSender(client).Post(ctx, t, msgID, body, now)
 }
 
 // Post is the package's Post through s.
@@ -164,12 +163,7 @@ func (s *Sender) clientFor(ctx context.Context, start time.Time) *http.Client {
 	if dl, ok := ctx.Deadline(); !ok || !dl.Before(start.Add(client.Timeout)) {
 		return client
 	}
-	if s.untimed != nil {
-		return s.untimed
-	}
-	c := *client
-	c.Timeout = 0
-	return &c
+	return s.untimed
 }
 
 // Policy bounds the retries of one delivery.
@@ -225,8 +219,7 @@ func (r Result) Delivered() bool { return r.Last().Delivered() }
 // Deliver posts body to t until it is accepted, a non-retryable answer comes, the attempts run out or the
 // budget does. Each attempt is signed afresh with the time from now.
 func Deliver(ctx context.Context, client *http.Client, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
-	s := Sender{client: client}
-	return s.Deliver(ctx, t, msgID, body, p, now)
+	return NewSender(client).Deliver(ctx, t, msgID, body, p, now)
 }
 
 // Deliver is the package's Deliver through s.
