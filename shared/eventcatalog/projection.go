@@ -7,6 +7,7 @@ package eventcatalog
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -252,11 +253,7 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 		return Occurrence{}, ErrNotThisSubscription
 	}
 	f := e.project(p, fieldList{list: make([]Field, 0, len(e.Payload))}).str(ArgProject, projectID)
-	for i := 1; i < len(f.list); i++ { // insertion sort: a handful of fields, most already in order
-		for j := i; j > 0 && f.list[j].Name < f.list[j-1].Name; j-- {
-			f.list[j], f.list[j-1] = f.list[j-1], f.list[j]
-		}
-	}
+	slices.SortFunc(f.list, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
 	ts := p.UpdatedAt
 	if ts == "" {
 		ts = p.CreatedAt

@@ -6,6 +6,7 @@
 package opsmetrics
 
 import (
+	"slices"
 	"strings"
 
 	"appwrite-agent/shared/jsonquote"
@@ -42,11 +43,7 @@ func AppendLine(b []byte, name string, labels ...string) []byte {
 		}
 		pairs = append(pairs, kv{labels[i], v})
 	}
-	for i := 1; i < len(pairs); i++ { // insertion sort: a counter has a few labels
-		for j := i; j > 0 && pairs[j].k < pairs[j-1].k; j-- {
-			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
-		}
-	}
+	slices.SortFunc(pairs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	b = append(b, `{"metric":`...)
 	b = jsonquote.Append(b, name)
 	for _, p := range pairs {

@@ -79,6 +79,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -643,12 +644,7 @@ func AppendArgs(a Args, m map[string]string) Args {
 	for k, v := range m {
 		a = append(a, Arg{k, v})
 	}
-	add := a[start:]
-	for i := 1; i < len(add); i++ { // insertion sort: a handful of names
-		for j := i; j > 0 && add[j].Name < add[j-1].Name; j-- {
-			add[j], add[j-1] = add[j-1], add[j]
-		}
-	}
+	slices.SortFunc(a[start:], func(x, y Arg) int { return strings.Compare(x.Name, y.Name) })
 	return a
 }
 
