@@ -31,7 +31,9 @@ import (
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
+	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/runtimebuild"
 )
 
 // Config sizes one run.
@@ -181,22 +183,40 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := aw.SetFunctionURL(demo.ProjectID, "webhook-ingress", balURL); err != nil {
 		return nil, err
 	}
-	// The baseline: the plain relay behind its own balancer, reached through its own function domain.
-	rl := &relay{target: f.servers[cleanSub].URL + "/relay", client: &http.Client{Transport: &http.Transport{
-		TLSClientConfig: f.servers[cleanSub].Client().Transport.(*http.Transport).TLSClientConfig, MaxIdleConns: 64, MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}}}
-	rlURL, stopRl, err := serve(rl)
-	if err != nil {
-		return nil, err
-	}
-	defer stopRl()
-	rlBal := newBalancer(rlURL)
-	rlBalURL, stopRlBal, err := serve(rlBal)
-	if err != nil {
-		return nil, err
-	}
-	defer stopRlBal()
-	if err := aw.RegisterFunction(demo.ProjectID, localappwrite.FunctionSpec{ID: "relay", Name: "relay", URL: rlBalURL, Execute: []string{"any"}, Timeout: 30}); err != nil {
-		return nil, err
+	// The baselines, each behind its own balancer and reached through its own function domain. The plain
+	// relay deployed as a function (testdata/relay, built as the runtime builds the functions) runs as two
+	// processes on the local open-runtimes server, as the ingress does: the same hops, runtime, executor
+	// headers and log files. The same relay as a handler inside the harness process pays none of that.
+	if cfg.CompareRounds > 0 {
+		relayBin, err := buildRelay(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		var relayURLs []string
+		for _, inst := range []string{"relay", "relay#2"} {
+			u, err := st.StartProgram(inst, relayBin, []string{"RELAY_TARGET=" + f.servers[cleanSub].URL + "/relay", "RELAY_CA_FILE=" + ca})
+			if err != nil {
+				return nil, fmt.Errorf("start the relay function: %w", err)
+			}
+			relayURLs = append(relayURLs, u)
+		}
+		inproc := &relay{target: f.servers[cleanSub].URL + "/inproc", client: &http.Client{Transport: &http.Transport{
+			TLSClientConfig: f.servers[cleanSub].Client().Transport.(*http.Transport).TLSClientConfig, MaxIdleConns: 64, MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}}}
+		inprocURL, stopInproc, err := serve(inproc)
+		if err != nil {
+			return nil, err
+		}
+		defer stopInproc()
+		for fn, backends := range map[string][]string{"relay": relayURLs, "inproc": {inprocURL}} {
+			balURL, stop, err := serve(newBalancer(backends...))
+			if err != nil {
+				return nil, err
+			}
+			defer stop()
+			if err := aw.RegisterFunction(demo.ProjectID, localappwrite.FunctionSpec{ID: fn, Name: fn, URL: balURL, Execute: []string{"any"}, Timeout: 30}); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	// Projects, tables, subscribers (users, members of every project) and their tokens.
@@ -220,7 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		ts := tables
 		if pid == benchProject {
-			ts = []localappwrite.TableSpec{{ID: "ingress"}, {ID: "relay"}}
+			ts = []localappwrite.TableSpec{{ID: "ingress"}, {ID: "relay"}, {ID: "inproc"}}
 		}
 		if err := aw.SeedDatabase(pid, localappwrite.DatabaseSpec{ID: databaseID, Tables: ts}); err != nil {
 			return nil, err
@@ -420,14 +440,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if _, err := c.Subscribe(ctx, "row.created", map[string]string{"project_id": benchProject, "database_id": databaseID, "table_id": "ingress"}, f.url(cleanSub), f.secrets[cleanSub], 0); err != nil {
 			return rep, fmt.Errorf("subscribe the clean subscriber: %w", err)
 		}
-		if err := createWebhook(ctx, api, demo.Endpoint, keys[benchProject], aw.DomainURL("relay")+"/relay"); err != nil {
-			return rep, err
+		for _, fn := range []string{"relay", "inproc"} {
+			if err := createWebhook(ctx, api, demo.Endpoint, keys[benchProject], fn, aw.DomainURL(fn)+"/"+fn); err != nil {
+				return rep, err
+			}
 		}
-		phase := func(table string, round int, counter interface{ Load() int64 }) (float64, error) {
+		// The functions' processes of a phase: the ingress's or the relay function's two.
+		pids := map[string][]string{"ingress": {"webhook-ingress", ingB}, "relay": {"relay", "relay#2"}}
+		phase := func(table string, round int, counter interface{ Load() int64 }, cpu *PhaseCPU) (float64, error) {
 			base := counter.Load()
+			procs := func() []int {
+				var ps []int
+				for _, inst := range pids[table] {
+					ps = append(ps, st.PID(inst))
+				}
+				return ps
+			}
+			harness0, functions0, conns0 := stack.ReadCPU(os.Getpid()), cpuOf(procs()), f.cleanConns.Load()
 			start := time.Now()
 			if err := parallel(ctx, cfg.CompareChanges, cfg.Producers, func(n int) error {
-				return createRow(ctx, benchProject, table, fmt.Sprintf("c%s%d-%d", table[:1], round, n))
+				return createRow(ctx, benchProject, table, fmt.Sprintf("c%s%d-%d", table, round, n))
 			}); err != nil {
 				return 0, err
 			}
@@ -437,26 +469,56 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				time.Sleep(2 * time.Millisecond)
 			}
-			return float64(cfg.CompareChanges) / time.Since(start).Seconds(), nil
+			rate := float64(cfg.CompareChanges) / time.Since(start).Seconds()
+			n := time.Duration(cfg.CompareChanges)
+			*cpu = PhaseCPU{Harness: (stack.ReadCPU(os.Getpid()) - harness0) / n, Function: (cpuOf(procs()) - functions0) / n,
+				Conns: int(f.cleanConns.Load() - conns0)}
+			return rate, nil
 		}
 		for round := range cfg.CompareRounds + 1 {
-			r, err := phase("relay", round, &f.relayed)
-			if err != nil {
-				return rep, fmt.Errorf("relay phase: %w", err)
-			}
-			in, err := phase("ingress", round, &f.cleanOK)
-			if err != nil {
-				return rep, fmt.Errorf("ingress phase: %w", err)
+			var c Round
+			for i, p := range []struct {
+				table   string
+				counter interface{ Load() int64 }
+			}{{"inproc", &f.inproc}, {"relay", &f.relayed}, {"ingress", &f.cleanOK}} {
+				if c.PerSecond[i], err = phase(p.table, round, p.counter, &c.CPU[i]); err != nil {
+					return rep, fmt.Errorf("%s phase: %w", p.table, err)
+				}
 			}
 			if round == 0 {
-				continue // warm-up: both paths open their connections
+				continue // warm-up: every path opens its connections
 			}
-			rep.Compare = append(rep.Compare, [2]float64{r, in})
-			logf("comparison round: relay %.0f/s, ingress %.0f/s", r, in)
+			rep.Compare = append(rep.Compare, c)
+			logf("comparison round: relay in the harness %.0f/s, relay function %.0f/s, ingress %.0f/s (%.2f of the relay function); CPU per delivery (harness + functions): %v + %v, %v + %v, %v + %v; subscriber connections %d, %d, %d",
+				c.PerSecond[0], c.PerSecond[1], c.PerSecond[2], c.PerSecond[2]/c.PerSecond[1], c.CPU[0].Harness, c.CPU[0].Function, c.CPU[1].Harness, c.CPU[1].Function,
+				c.CPU[2].Harness, c.CPU[2].Function, c.CPU[0].Conns, c.CPU[1].Conns, c.CPU[2].Conns)
 		}
 	}
 	rep.LoadAfter = loadavg()
 	return rep, nil
+}
+
+// buildRelay builds testdata/relay, the plain relay function, as the runtime builds a function, into dir.
+func buildRelay(ctx context.Context, dir string) (string, error) {
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "relay", "bin")
+	var out bytes.Buffer
+	if err := runtimebuild.BuildServer(ctx, filepath.Join(root, "scripts", "internal", "loadtest", "testdata", "relay"), filepath.Join(dir, "relay", "server"), bin, nil, &out); err != nil {
+		return "", fmt.Errorf("build the relay function: %w\n%s", err, out.String())
+	}
+	return bin, nil
+}
+
+// cpuOf is the CPU time the processes have used so far.
+func cpuOf(pids []int) time.Duration {
+	var d time.Duration
+	for _, pid := range pids {
+		d += stack.ReadCPU(pid)
+	}
+	return d
 }
 
 func rowID(i int) string { return fmt.Sprintf("r%07d", i) }
@@ -468,9 +530,10 @@ func idle(ctx context.Context, aw *localappwrite.Server) bool {
 	return aw.Flush(c) == nil
 }
 
-func createWebhook(ctx context.Context, c *http.Client, endpoint, key, url string) error {
-	body, _ := json.Marshal(map[string]any{"webhookId": "relay-bench", "url": url, "name": "plain relay baseline",
-		"events": []string{"databases." + databaseID + ".tables.relay.rows.*.create"}, "enabled": true, "tls": false})
+// createWebhook makes the webhook of one baseline: table's row creations, posted to url.
+func createWebhook(ctx context.Context, c *http.Client, endpoint, key, table, url string) error {
+	body, _ := json.Marshal(map[string]any{"webhookId": table + "-bench", "url": url, "name": "plain relay baseline (" + table + ")",
+		"events": []string{"databases." + databaseID + ".tables." + table + ".rows.*.create"}, "enabled": true, "tls": false})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/webhooks", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Appwrite-Project", benchProject)

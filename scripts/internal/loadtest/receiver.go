@@ -68,8 +68,11 @@ type farm struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
 	records []record
-	relayed atomic.Int64 // POSTs that arrived through the plain relay
+	relayed atomic.Int64 // POSTs that arrived through the plain relay function
+	inproc  atomic.Int64 // POSTs that arrived through the plain relay in the harness process
 	cleanOK atomic.Int64 // acknowledged events of the clean subscriber
+	// cleanConns counts the connections the clean subscriber accepted (each one a TLS handshake).
+	cleanConns atomic.Int64
 }
 
 func newFarm(profiles []profile, seed uint64) *farm {
@@ -83,6 +86,13 @@ func newFarm(profiles []profile, seed uint64) *farm {
 		f.secrets = append(f.secrets, secret)
 		f.hooks = append(f.hooks, wh)
 		srv := httptest.NewUnstartedServer(f.handler(i))
+		if i == len(profiles)-1 { // the clean subscriber: count its connections (each one a TLS handshake)
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					f.cleanConns.Add(1)
+				}
+			}
+		}
 		srv.StartTLS()
 		f.servers = append(f.servers, srv)
 	}
@@ -143,8 +153,13 @@ func (f *farm) decide(i int) (kind int, slow time.Duration) {
 func (f *farm) handler(i int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if r.URL.Path == "/relay" { // the plain relay's forwarded Appwrite body: nothing to verify
+		switch r.URL.Path { // a plain relay's forwarded Appwrite body: nothing to verify
+		case "/relay":
 			f.relayed.Add(1)
+			w.WriteHeader(http.StatusOK)
+			return
+		case "/inproc":
+			f.inproc.Add(1)
 			w.WriteHeader(http.StatusOK)
 			return
 		}

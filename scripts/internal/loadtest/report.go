@@ -69,8 +69,27 @@ type Report struct {
 	// IngressPerSecond is Appwrite deliveries the ingress answered per second, first arrival to last answer
 	// (every outcome: delivered, scheduled, abandoned).
 	IngressPerSecond float64
-	// Compare are the clean comparison's rounds: {plain relay, ingress} deliveries per second.
-	Compare [][2]float64
+	// Compare are the clean comparison's rounds.
+	Compare []Round
+}
+
+// Round is one round of the clean comparison: the plain relay as a handler in the harness process, the same
+// relay deployed as a function (two processes on the local runtime, as the ingress), and the ingress.
+type Round struct {
+	// PerSecond are the deliveries per second of each path.
+	PerSecond [3]float64
+	// CPU is what one delivery of each phase cost.
+	CPU [3]PhaseCPU
+}
+
+// PhaseCPU is the CPU time (user + system, /proc/<pid>/stat) one delivery cost during a comparison phase, by
+// process.
+type PhaseCPU struct {
+	// Harness is the harness process: the stand-in, the balancers, the subscriber and the in-harness relay.
+	// Function is the phase's function processes (the relay function's or the ingress's two).
+	Harness, Function time.Duration
+	// Conns is how many connections the subscriber accepted during the phase (each a TLS handshake).
+	Conns int
 }
 
 // InstanceMemory is one instance's memory.
@@ -244,14 +263,22 @@ func (r *Report) Markdown() string {
 		w("| %s | %.1f MB | %.1f MB |\n", m.Instance, float64(m.Mem.HWM)/1024, float64(m.Mem.RSS)/1024)
 	}
 	if len(r.Compare) > 0 {
-		w("\nClean comparison (one healthy subscriber, %d changes per round after an unrecorded warm-up round, same stand-in, workers and producers; the plain two-hop relay and the ingress alternate):\n\n| round | plain relay (deliveries/s) | ingress (deliveries/s) | ratio |\n|---|---:|---:|---:|\n", c.CompareChanges)
-		var rs, is float64
+		w("\nClean comparison (one healthy subscriber, %d changes per round after an unrecorded warm-up round, same stand-in, workers and producers; the three paths take turns). The ratio is the ingress's throughput over the relay function's, the like-for-like plain two-hop relay: the same relay as a handler inside the harness process does not run on the runtime at all:\n\n| round | relay in the harness (deliveries/s) | relay function (deliveries/s) | ingress (deliveries/s) | ratio |\n|---|---:|---:|---:|---:|\n", c.CompareChanges)
+		var sum [3]float64
 		for i, x := range r.Compare {
-			w("| %d | %.0f | %.0f | %.2f |\n", i+1, x[0], x[1], x[1]/x[0])
-			rs += x[0]
-			is += x[1]
+			w("| %d | %.0f | %.0f | %.0f | %.2f |\n", i+1, x.PerSecond[0], x.PerSecond[1], x.PerSecond[2], x.PerSecond[2]/x.PerSecond[1])
+			for k := range sum {
+				sum[k] += x.PerSecond[k]
+			}
 		}
-		w("| mean | %.0f | %.0f | **%.2f** |\n", rs/float64(len(r.Compare)), is/float64(len(r.Compare)), is/rs)
+		n := float64(len(r.Compare))
+		w("| mean | %.0f | %.0f | %.0f | **%.2f** (%.2f of the relay in the harness) |\n", sum[0]/n, sum[1]/n, sum[2]/n, sum[2]/sum[1], sum[2]/sum[0])
+		w("\nCPU time per delivery (`/proc/<pid>/stat`, user + system, 10 ms ticks; harness = stand-in, balancers, subscriber and the in-harness relay; functions = the phase's two function processes) and the subscriber's new connections (TLS handshakes) per round:\n\n| round | relay in the harness | relay function: harness + functions | ingress: harness + functions | new connections |\n|---|---:|---:|---:|---:|\n")
+		us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+		for i, x := range r.Compare {
+			w("| %d | %.0f µs | %.0f + %.0f µs | %.0f + %.0f µs | %d / %d / %d |\n", i+1, us(x.CPU[0].Harness), us(x.CPU[1].Harness), us(x.CPU[1].Function),
+				us(x.CPU[2].Harness), us(x.CPU[2].Function), x.CPU[0].Conns, x.CPU[1].Conns, x.CPU[2].Conns)
+		}
 	}
 	return b.String()
 }

@@ -82,8 +82,9 @@ type Stack struct {
 	errc   chan error
 	mu     sync.Mutex
 	procs  map[string]*exec.Cmd
-	// bins maps an instance (a function name, or a replica's name from StartReplica) to its function.
-	bins map[string]string
+	// bins maps an instance (a function name, a replica's name from StartReplica, or a program's from
+	// StartProgram) to what it runs.
+	bins map[string]launch
 	// exited is closed when a process has been waited for (its one Wait runs in startInstance).
 	exited map[*exec.Cmd]chan struct{}
 }
@@ -146,7 +147,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]string{}, exited: map[*exec.Cmd]chan struct{}{}}
+	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]launch{}, exited: map[*exec.Cmd]chan struct{}{}}
 	// The stack runs every function on loopback, so webhooks point at loopback URLs: the stand-in-only allowance
 	// (real Appwrite refuses them with 400: PublicDomain) is the one place the dev stack turns on.
 	awOpts := opts.Appwrite
@@ -272,7 +273,41 @@ func (s *Stack) FunctionEnv(name string) []string {
 	return append(env, s.opts.Env[name]...)
 }
 
-func (s *Stack) startFunction(name string) error { return s.startInstance(name, name) }
+// launch is what one instance runs: a runtime server binary and the configuration added to the runtime's.
+type launch struct {
+	bin, health string // health is the path that answers 200 once the instance is up
+	env         []string
+}
+
+func (s *Stack) function(name string) launch {
+	return launch{bin: s.BinaryPath(name), health: "/health", env: s.FunctionEnv(name)}
+}
+
+func (s *Stack) startFunction(name string) error { return s.startInstance(name, s.function(name)) }
+
+// StartProgram starts a runtime server binary that is not one of the product's functions (the load
+// harness's plain relay, built with runtimebuild.BuildServer) exactly as the functions run: the same local
+// open-runtimes settings, on a free port, with env as its only configuration (the stack's "*" variables
+// included). It waits until the runtime answers GET /__opr/health and returns the program's URL; PID, Restart
+// and Stop's clean-up know inst from then on.
+func (s *Stack) StartProgram(inst, bin string, env []string) (string, error) {
+	port, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if s.URLs[inst] != "" {
+		s.mu.Unlock()
+		return "", fmt.Errorf("stack: instance %q is already running", inst)
+	}
+	u := "http://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
+	s.URLs[inst] = u
+	s.mu.Unlock()
+	if err := s.startInstance(inst, launch{bin: bin, health: "/__opr/health", env: append(slices.Clone(s.opts.Env["*"]), env...)}); err != nil {
+		return "", err
+	}
+	return u, WaitHealthy(s.ctx, u+"/__opr/health", 30*time.Second)
+}
 
 // StartReplica starts one more process of function name (another replica, on a free port, with exactly the
 // function's configuration) and waits until it answers GET /health. It returns the replica's instance name
@@ -293,7 +328,7 @@ func (s *Stack) StartReplica(name string) (string, error) {
 	inst := name + "#" + strconv.Itoa(n)
 	s.URLs[inst] = "http://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
 	s.mu.Unlock()
-	if err := s.startInstance(inst, name); err != nil {
+	if err := s.startInstance(inst, s.function(name)); err != nil {
 		return "", err
 	}
 	return inst, WaitHealthy(s.ctx, s.url(inst)+"/health", 30*time.Second)
@@ -308,9 +343,9 @@ func (s *Stack) url(inst string) string {
 	return s.URLs[inst]
 }
 
-func (s *Stack) startInstance(inst, name string) error {
+func (s *Stack) startInstance(inst string, l launch) error {
 	u := s.url(inst)
-	cmd := exec.CommandContext(s.ctx, s.BinaryPath(name), "-listen", u[len("http://"):])
+	cmd := exec.CommandContext(s.ctx, l.bin, "-listen", u[len("http://"):])
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 6 * time.Second
 	cmd.Env = append(os.Environ(),
@@ -319,7 +354,7 @@ func (s *Stack) startInstance(inst, name string) error {
 		"OPEN_RUNTIMES_ECHO_LOGS=true",
 		"OPEN_RUNTIMES_LOG_DIR="+filepath.Join(s.StateDir, "logs", strings.ReplaceAll(inst, "#", "-")),
 	)
-	cmd.Env = append(cmd.Env, s.FunctionEnv(name)...)
+	cmd.Env = append(cmd.Env, l.env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -331,7 +366,7 @@ func (s *Stack) startInstance(inst, name string) error {
 	exited := make(chan struct{})
 	s.mu.Lock()
 	s.procs[inst] = cmd
-	s.bins[inst] = name
+	s.bins[inst] = l
 	s.exited[cmd] = exited
 	s.mu.Unlock()
 	s.wg.Add(2)
@@ -360,11 +395,11 @@ func (s *Stack) Restart(name string) error {
 	s.mu.Lock()
 	old := s.procs[name]
 	delete(s.procs, name)
-	fn := s.bins[name]
+	l, ok := s.bins[name]
 	done := s.exited[old]
 	s.mu.Unlock()
-	if fn == "" {
-		fn = name
+	if !ok {
+		l = s.function(name)
 	}
 	if old != nil && done != nil {
 		// The process's own goroutine waits for it (a second Wait would block until the timeout).
@@ -376,10 +411,10 @@ func (s *Stack) Restart(name string) error {
 			<-done
 		}
 	}
-	if err := s.startInstance(name, fn); err != nil {
+	if err := s.startInstance(name, l); err != nil {
 		return err
 	}
-	return WaitHealthy(s.ctx, s.url(name)+"/health", 30*time.Second)
+	return WaitHealthy(s.ctx, s.url(name)+l.health, 30*time.Second)
 }
 
 // PID is the process id of a function (or a replica, by the name StartReplica gave), for memory
@@ -490,6 +525,31 @@ func WaitHealthy(ctx context.Context, url string, timeout time.Duration) error {
 type Mem struct {
 	// RSS is VmRSS (now), HWM is VmHWM (the peak).
 	RSS, HWM int64
+}
+
+// ReadCPU reads the CPU time (user plus system) a process has used so far, from /proc/<pid>/stat, in the
+// kernel's clock ticks of 10 ms (zero when it cannot, e.g. not on Linux).
+func ReadCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces; utime and stime are the 12th and
+	// 13th fields after it.
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return 0
+	}
+	fs := strings.Fields(string(raw[i+1:]))
+	if len(fs) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(fs[11], 10, 64)
+	sys, _ := strconv.ParseInt(fs[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
 // ReadMem reads a process's VmRSS and VmHWM (zero when it cannot, e.g. not on Linux).

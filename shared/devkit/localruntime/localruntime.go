@@ -73,8 +73,9 @@ type Options struct {
 	LogDir string
 	// MaxBodyBytes caps request bodies; 0 means MaxBodyBytes.
 	MaxBodyBytes int64
-	// OnLog, when set, receives every finished execution's log id, logs and errors (the executor reads and
-	// deletes the files; scripts/dev prints them). The files are still written.
+	// OnLog, when set, plays the executor's part: it receives every finished execution's log id, logs and
+	// errors, read from the files, and the files are then deleted, as open-runtimes' executor deletes them
+	// once read (scripts/dev prints them). Without OnLog the files stay for whoever reads them.
 	OnLog func(id, logs, errors string)
 }
 
@@ -315,7 +316,10 @@ func (s *server) newLogger(status, id string) (openruntimes.Logger, string, erro
 	return openruntimes.Logger{Enabled: true, Id: id, StreamLogs: logs, StreamErrors: errs}, id, nil
 }
 
-// finishLogs closes the log files and, when OnLog is set, hands their content over.
+// finishLogs closes the log files and, when OnLog is set, hands their content over and deletes them, as the
+// executor does after reading them (open-runtimes/executor src/Executor/Runner/Docker.php, "Extract logs and
+// errors from file": read, then $logDevice->delete). Without the delete a busy function's log directory
+// gains two files per execution, and every later create and open searches a directory of tens of thousands.
 func (s *server) finishLogs(l *openruntimes.Logger, id string) {
 	if !l.Enabled {
 		return
@@ -324,8 +328,11 @@ func (s *server) finishLogs(l *openruntimes.Logger, id string) {
 	if s.opts.OnLog == nil {
 		return
 	}
-	logs, _ := os.ReadFile(filepath.Join(s.opts.LogDir, id+"_logs.log"))
-	errs, _ := os.ReadFile(filepath.Join(s.opts.LogDir, id+"_errors.log"))
+	logsPath, errsPath := filepath.Join(s.opts.LogDir, id+"_logs.log"), filepath.Join(s.opts.LogDir, id+"_errors.log")
+	logs, _ := os.ReadFile(logsPath)
+	errs, _ := os.ReadFile(errsPath)
+	_ = os.Remove(logsPath)
+	_ = os.Remove(errsPath)
 	s.opts.OnLog(id, string(logs), string(errs))
 }
 

@@ -171,19 +171,52 @@ func TestTimeoutHeader(t *testing.T) {
 	}
 }
 
-func TestLogging(t *testing.T) {
+// logTwice logs one line to each stream.
+func logTwice(rt openruntimes.Context) openruntimes.Response {
+	rt.Log("hello", "world")
+	rt.Error("bad thing")
+	return rt.Res.Text("ok")
+}
+
+// TestOnLogPlaysTheExecutor: with OnLog set, each execution's logs reach it and its two files are deleted,
+// as the executor deletes them once read; the log directory does not grow.
+func TestOnLogPlaysTheExecutor(t *testing.T) {
 	logDir := t.TempDir()
 	var mu sync.Mutex
 	var got []string
-	srv := start(t, func(rt openruntimes.Context) openruntimes.Response {
-		rt.Log("hello", "world")
-		rt.Error("bad thing")
-		return rt.Res.Text("ok")
-	}, localruntime.Options{LogDir: logDir, OnLog: func(id, logs, errs string) {
+	srv := start(t, logTwice, localruntime.Options{LogDir: logDir, OnLog: func(id, logs, errs string) {
 		mu.Lock()
 		got = append(got, id+"|"+logs+"|"+errs)
 		mu.Unlock()
 	}})
+	for _, id := range []string{"abc", "def", ""} {
+		req := newReq(t, "GET", srv.URL+"/", nil)
+		req.Header.Set("x-open-runtimes-logging", "enabled")
+		if id != "" {
+			req.Header.Set("x-open-runtimes-log-id", id)
+		}
+		res, body := do(t, req)
+		if res.StatusCode != 200 || body != "ok" {
+			t.Fatalf("log id %q: %d %q", id, res.StatusCode, body)
+		}
+		if id == "" {
+			id = res.Header.Get("x-open-runtimes-log-id")
+		}
+		mu.Lock()
+		last := got[len(got)-1]
+		mu.Unlock()
+		if want := id + "|hello world\n|bad thing\n"; last != want {
+			t.Fatalf("OnLog got %q, want %q", last, want)
+		}
+	}
+	if left, err := os.ReadDir(logDir); err != nil || len(left) != 0 {
+		t.Fatalf("log files left after OnLog read them: %v %v", left, err)
+	}
+}
+
+func TestLogging(t *testing.T) {
+	logDir := t.TempDir()
+	srv := start(t, logTwice, localruntime.Options{LogDir: logDir})
 
 	req := newReq(t, "GET", srv.URL+"/", nil)
 	req.Header.Set("x-open-runtimes-logging", "enabled")
@@ -197,11 +230,6 @@ func TestLogging(t *testing.T) {
 	if string(logs) != "hello world\n" || string(errs) != "bad thing\n" {
 		t.Fatalf("logs %q errors %q", logs, errs)
 	}
-	mu.Lock()
-	if len(got) != 1 || got[0] != "abc|hello world\n|bad thing\n" {
-		t.Fatalf("OnLog got %q", got)
-	}
-	mu.Unlock()
 
 	// No log id: a random one is made and echoed.
 	res, _ = do(t, newReq(t, "GET", srv.URL+"/", nil))
