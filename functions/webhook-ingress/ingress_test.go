@@ -260,6 +260,10 @@ func TestDeliversExactlyOneVerifiedProjectedEvent(t *testing.T) {
 	if d.Header.Get("X-MCP-Subscription-Id") != s.id || d.Header.Get("webhook-id") != a.EventID {
 		t.Fatalf("headers %v", d.Header)
 	}
+	// Only the subscriber's status is used: the ingress does not ask for a compressed answer.
+	if _, asked := d.Header["Accept-Encoding"]; asked || d.Header.Get("User-Agent") != "appwrite-mcp-events/1" {
+		t.Fatalf("headers %v", d.Header)
+	}
 	occ, err := d.Event()
 	if err != nil || occ.Name != "row.created" || occ.EventID != a.EventID || occ.Timestamp == "" {
 		t.Fatalf("%+v %v", occ, err)
@@ -690,6 +694,16 @@ func TestDeliveryBudgetFitsTheExecution(t *testing.T) {
 	if err != nil || cfg.Policy.Budget != 10*time.Second {
 		t.Fatalf("budget %v, %v", cfg.Policy.Budget, err)
 	}
+	// The client's timeouts are one attempt's (each attempt has that deadline anyway), and with its header
+	// timeout no shorter than its total one, safehttp sets no header timer.
+	if a := cfg.Policy.AttemptTimeout; a <= 0 || cfg.HTTP.TotalTimeout != a || cfg.HTTP.HeaderTimeout != a || !cfg.HTTP.DisableCompression {
+		t.Fatalf("attempt timeout %v, client %+v", a, cfg.HTTP)
+	}
+	t.Setenv("INGRESS_BUDGET_MS", "1500")
+	if cfg, err = ingress.LoadConfig(); err != nil || cfg.Policy.AttemptTimeout != 1500*time.Millisecond || cfg.HTTP.TotalTimeout != 1500*time.Millisecond {
+		t.Fatalf("a budget under the attempt timeout: attempt %v, client total %v, %v", cfg.Policy.AttemptTimeout, cfg.HTTP.TotalTimeout, err)
+	}
+	t.Setenv("INGRESS_BUDGET_MS", strconv.Itoa(ingress.MaxBudgetMS))
 	t.Setenv("INGRESS_BUDGET_MS", strconv.Itoa(ingress.MaxBudgetMS+1))
 	if code := post(); code != http.StatusServiceUnavailable {
 		t.Fatalf("INGRESS_BUDGET_MS=%d: status %d, want 503", ingress.MaxBudgetMS+1, code)

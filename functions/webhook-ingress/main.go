@@ -68,6 +68,10 @@ type execution struct {
 	lines opsmetrics.Lines
 	// errors are the diagnostic texts, written with rt.Error at the end.
 	errors []string
+	// lineBuf and answer are where the counter lines and the answer are written first, so that the
+	// execution's state is one allocation (the answer's body may point into it: it lives as long as that).
+	lineBuf [320]byte
+	answer  [128]byte
 }
 
 func (e *execution) Error(text string) { e.errors = append(e.errors, text) }
@@ -95,6 +99,7 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	ctx := context.Background()
 	defer p.faults.Flush()
 	e := &execution{faults: p.faults, op: "webhook"}
+	e.lines = opsmetrics.LinesIn(e.lineBuf[:])
 	if req.Path == ingress.JobPath {
 		e.op = "retry job"
 	}
@@ -124,7 +129,7 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		a = ingress.HandleWebhook(ctx, deps, r)
 	}
 	if a.Status == http.StatusOK {
-		return fnhttp.Encoded(a.Status, a.Outcome.AppendJSON(make([]byte, 0, 128)))
+		return fnhttp.Encoded(a.Status, a.Outcome.AppendJSON(e.answer[:0]))
 	}
 	return fnhttp.JSON(rt, a.Status, a.Error)
 }

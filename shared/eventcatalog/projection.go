@@ -272,13 +272,17 @@ type Binding struct {
 // events name in the patterns' {arg} places: what a sealed subscription is bound to without storing it.
 // Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
 // different values, or do not name every argument, or name one that is not an Appwrite id.
-func Bindings(appwriteEvents []string) []Binding {
+func Bindings(appwriteEvents []string) []Binding { return AppendBindings(nil, appwriteEvents) }
+
+// AppendBindings appends Bindings(appwriteEvents) to dst and returns the extended slice: the ingress gives
+// it room on its stack, as a delivery binds one or two events.
+func AppendBindings(dst []Binding, appwriteEvents []string) []Binding {
 	var buf [16]string // the events, trimmed once (a delivery names a few; Appwrite's stored events, more)
 	trimmed := buf[:0]
 	for _, ev := range appwriteEvents {
 		trimmed = append(trimmed, strings.TrimSpace(ev))
 	}
-	var out []Binding
+	out := dst
 	patterns := splitPatterns()
 	for i := range events {
 		if args, ok := events[i].argsFrom(patterns[i], trimmed); ok {

@@ -112,22 +112,20 @@ func (s *Sender) Post(ctx context.Context, t Target, msgID string, body []byte, 
 	if err != nil {
 		return Attempt{Reason: safehttp.ReasonBlocked, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
-	// What req.Header.Set does, in one slice for the three values (every attempt makes these).
-	vals := []string{"application/json", "appwrite-mcp-events/1", t.SubscriptionID}
-	req.Header["Content-Type"], req.Header["User-Agent"], req.Header[canonicalSubscriptionID] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
-	if err := s.signer.SetHeaders(req.Header, msgID, now, body, t.Secrets...); err != nil {
+	// What req.Header.Set does, with the six values in one slice (every attempt makes these).
+	vals := make([]string, 3, 6)
+	vals[0], vals[1], vals[2] = "application/json", "appwrite-mcp-events/1", t.SubscriptionID
+	vals, err = s.signer.AppendValues(vals, msgID, now, body, t.Secrets...)
+	if err != nil {
 		return Attempt{Reason: safehttp.ReasonConnectionFailed, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
+	req.Header["Content-Type"], req.Header["User-Agent"], req.Header[canonicalSubscriptionID] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+	stdwebhooks.SetValues(req.Header, vals[3:])
 	res, err := s.clientFor(ctx, start).Do(req)
 	a := Attempt{}
 	if err == nil {
 		a.Status = res.StatusCode
-		if res.ContentLength == 0 {
-			// Nothing to read (http.NoBody): what ReadLimited would return, without its reader and buffer.
-			a.Body = []byte{}
-		} else {
-			a.Body, err = safehttp.ReadLimited(res.Body, maxResponseBytes)
-		}
+		a.Body, err = safehttp.ReadResponse(res, maxResponseBytes)
 		res.Body.Close()
 		if errors.Is(err, safehttp.ErrResponseTooLarge) {
 			err = nil // the answer's size does not matter; its status does
@@ -224,6 +222,12 @@ func Deliver(ctx context.Context, client *http.Client, t Target, msgID string, b
 
 // Deliver is the package's Deliver through s.
 func (s *Sender) Deliver(ctx context.Context, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
+	return s.DeliverInto(ctx, nil, t, msgID, body, p, now)
+}
+
+// DeliverInto is Deliver with the result's attempts appended to attempts: room the caller keeps on its
+// stack for Policy.MaxAttempts of them saves an allocation per delivery.
+func (s *Sender) DeliverInto(ctx context.Context, attempts []Attempt, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
 	if p.MaxAttempts < 1 {
 		p.MaxAttempts = 1
 	}
@@ -233,7 +237,7 @@ func (s *Sender) Deliver(ctx context.Context, t Target, msgID string, body []byt
 	if dl, ok := ctx.Deadline(); ok && dl.Before(budget) {
 		budget = dl
 	}
-	var r Result
+	r := Result{Attempts: attempts[:0]}
 	for n := 1; ; n++ {
 		adl := budget
 		if p.AttemptTimeout > 0 {

@@ -110,6 +110,35 @@ func TestRetriesStopAtMaxAttempts(t *testing.T) {
 	}
 }
 
+// TestDeliverIntoTheCallersRoom: DeliverInto's attempts are Deliver's, in the caller's storage while they
+// fit and past it when they do not.
+func TestDeliverIntoTheCallersRoom(t *testing.T) {
+	r, client, target := setup(t)
+	r.SetBehaviour(func(n int, _ webhookreceiver.Delivery) (int, time.Duration) {
+		if n <= 2 {
+			return 503, 0
+		}
+		return 0, 0
+	})
+	s := eventdelivery.NewSender(client)
+	var room [4]eventdelivery.Attempt
+	res := s.DeliverInto(context.Background(), room[:0], target, "evt_into", []byte(`{}`), fastPolicy(), clock())
+	if !res.Delivered() || len(res.Attempts) != 3 || &res.Attempts[0] != &room[0] {
+		t.Fatalf("delivered %v, %d attempts, in the caller's room %v", res.Delivered(), len(res.Attempts), len(res.Attempts) > 0 && &res.Attempts[0] == &room[0])
+	}
+	for i, want := range []int{503, 503, 200} {
+		if res.Attempts[i].Status != want {
+			t.Fatalf("attempt %d: %d, want %d", i+1, res.Attempts[i].Status, want)
+		}
+	}
+	// Room for one: the second attempt grows past it, and the first stays as it was.
+	r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 500, 0 })
+	res = s.DeliverInto(context.Background(), room[:0:1], target, "evt_into2", []byte(`{}`), fastPolicy(), clock())
+	if res.Delivered() || len(res.Attempts) != 4 || room[0].Status != 500 || res.Attempts[0].Status != 500 {
+		t.Fatalf("%d attempts, first %d (room %d)", len(res.Attempts), res.Attempts[0].Status, room[0].Status)
+	}
+}
+
 // checkTimedOut asserts that no attempt got an answer and each ended by the sender's deadline. (How many
 // reached the subscriber before that deadline depends on the machine's load, so it is only reported.)
 func checkTimedOut(t *testing.T, res eventdelivery.Result, held int) {

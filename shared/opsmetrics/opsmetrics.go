@@ -8,6 +8,7 @@ package opsmetrics
 import (
 	"slices"
 	"strings"
+	"unsafe"
 
 	"appwrite-agent/shared/jsonquote"
 )
@@ -59,25 +60,31 @@ func AppendLine(b []byte, name string, labels ...string) []byte {
 // (each log call of the runtime is a write to the execution's log file). The zero value is empty and
 // ready; a nil *Lines drops what is added.
 type Lines struct {
-	b strings.Builder // String gives its bytes without a copy
+	// b only grows: the bytes String has handed out are never written again (as in strings.Builder).
+	b []byte
 }
+
+// LinesIn returns empty Lines that collect into storage first (a caller's buffer, such as a field of the
+// execution's own state, saving an allocation), growing past it as needed.
+func LinesIn(storage []byte) Lines { return Lines{b: storage[:0:len(storage)]} }
 
 // Add appends Line(name, labels...) as a line of its own.
 func (l *Lines) Add(name string, labels ...string) {
 	if l == nil {
 		return
 	}
-	if l.b.Len() > 0 {
-		l.b.WriteByte('\n')
-	} else {
-		l.b.Grow(320) // the three lines of a delivery
+	switch {
+	case len(l.b) > 0:
+		l.b = append(l.b, '\n')
+	case cap(l.b) == 0:
+		l.b = make([]byte, 0, 320) // the three lines of a delivery
 	}
-	var buf [256]byte // a line is made here, then copied in
-	l.b.Write(AppendLine(buf[:0], name, labels...))
+	l.b = AppendLine(l.b, name, labels...)
 }
 
 // Len is the length of the collected text (0 when nothing was added).
-func (l *Lines) Len() int { return l.b.Len() }
+func (l *Lines) Len() int { return len(l.b) }
 
-// String returns the collected lines, separated by "\n" (no trailing newline).
-func (l *Lines) String() string { return l.b.String() }
+// String returns the collected lines, separated by "\n" (no trailing newline), without a copy: Lines only
+// appends, so a string it returned keeps its text whatever is added later.
+func (l *Lines) String() string { return unsafe.String(unsafe.SliceData(l.b), len(l.b)) }

@@ -69,7 +69,10 @@ type Options struct {
 	// ConnectTimeout bounds each TCP connect and the TLS handshake.
 	ConnectTimeout time.Duration
 	// HeaderTimeout bounds the wait for response headers after the request
-	// is written.
+	// is written. One no shorter than TotalTimeout is not set on the
+	// transport: TotalTimeout (or the request's earlier deadline) always
+	// ends the wait first, and the transport would otherwise start a timer
+	// for every request that can never fire.
 	HeaderTimeout time.Duration
 	// TotalTimeout bounds the whole exchange including reading the body
 	// (http.Client.Timeout).
@@ -77,6 +80,11 @@ type Options struct {
 	// MaxResponseBytes bounds every response body; reading past it fails
 	// with ErrResponseTooLarge.
 	MaxResponseBytes int64
+	// DisableCompression stops the transport asking for gzip
+	// (Accept-Encoding), for callers that use little or nothing of the
+	// answer but its status: the request is one header shorter, and no
+	// decompressor is set up for a compressed answer.
+	DisableCompression bool
 	// Resolver resolves host names; nil means net.DefaultResolver.
 	Resolver Resolver
 	// TLSConfig, if set, is cloned for the transport (e.g. RootCAs in
@@ -243,15 +251,20 @@ func NewClient(opts Options) *http.Client {
 	if tlsConf.MinVersion < tls.VersionTLS12 {
 		tlsConf.MinVersion = tls.VersionTLS12
 	}
+	headerTimeout := o.HeaderTimeout
+	if headerTimeout >= o.TotalTimeout {
+		headerTimeout = 0
+	}
 	tr := &http.Transport{
 		Proxy:                  nil,
 		DialContext:            d.dialContext,
 		TLSClientConfig:        tlsConf,
 		TLSHandshakeTimeout:    o.ConnectTimeout,
-		ResponseHeaderTimeout:  o.HeaderTimeout,
+		ResponseHeaderTimeout:  headerTimeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 		ForceAttemptHTTP2:      true,
+		DisableCompression:     o.DisableCompression,
 		// A subscriber such as ChatGPT receives many events from one ingress: keep enough connections
 		// to it alive that concurrent deliveries do not each pay a TLS handshake.
 		MaxIdleConns:        64,
@@ -307,10 +320,15 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: g.o.MaxResponseBytes}
-	if resp.ContentLength > g.o.MaxResponseBytes {
+	switch {
+	case resp.ContentLength >= 0 && resp.ContentLength <= g.o.MaxResponseBytes:
+		// The transport's body already ends at Content-Length: nothing past
+		// the limit can be read, so it needs no wrapper.
+	case resp.ContentLength > g.o.MaxResponseBytes:
 		// Still returned: the status is useful; reading fails early.
-		resp.Body.(*limitedBody).left = -1
+		resp.Body = &limitedBody{rc: resp.Body, left: -1}
+	default:
+		resp.Body = &limitedBody{rc: resp.Body, left: g.o.MaxResponseBytes}
 	}
 	return resp, nil
 }
@@ -365,6 +383,31 @@ func ReadLimited(r io.Reader, max int64) ([]byte, error) {
 	}
 	if int64(len(b)) > max {
 		return b[:max], ErrResponseTooLarge
+	}
+	return b, nil
+}
+
+var errLongerThanDeclared = errors.New("safehttp: response body is longer than its Content-Length")
+
+// ReadResponse reads resp's body as ReadLimited(resp.Body, max) does. A body whose Content-Length is
+// known and within max is read into a buffer of exactly that size, to its end (so the connection is reused):
+// one allocation, none when it is empty.
+func ReadResponse(resp *http.Response, max int64) ([]byte, error) {
+	n := resp.ContentLength
+	if n < 0 || n > max {
+		return ReadLimited(resp.Body, max)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(resp.Body, b); err != nil {
+		return nil, err
+	}
+	// The transport's body reports EOF with its last bytes; one more read makes sure of it for any other
+	// body (one that ends at its Content-Length reports EOF here, with nothing read).
+	var one [1]byte
+	if k, err := resp.Body.Read(one[:]); k > 0 {
+		return b, errLongerThanDeclared
+	} else if err != nil && err != io.EOF {
+		return b, err
 	}
 	return b, nil
 }

@@ -751,3 +751,105 @@ func FuzzCheckURL(f *testing.F) {
 		}
 	})
 }
+
+// TestReadResponse: a body of known length is read whole and to its end (the connection is reused), one of
+// unknown length through ReadLimited, and the limit holds either way.
+func TestReadResponse(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/known":
+			w.Header().Set("Content-Length", "5")
+			_, _ = io.WriteString(w, "hello")
+		case "/empty":
+			w.Header().Set("Content-Length", "0")
+		case "/big":
+			w.Header().Set("Content-Length", "6")
+			_, _ = io.WriteString(w, "123456")
+		case "/chunked":
+			_, _ = io.WriteString(w, "abc")
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, r.URL.Query().Get("more"))
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	get := func(path string) ([]byte, error) {
+		t.Helper()
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return ReadResponse(resp, 5)
+	}
+	for range 3 {
+		if b, err := get("/known"); err != nil || string(b) != "hello" {
+			t.Fatalf("known length: %q %v", b, err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("%d connections for three answers of known length read by ReadResponse, want 1 (reused)", n)
+	}
+	if b, err := get("/empty"); err != nil || b == nil || len(b) != 0 {
+		t.Fatalf("empty: %#v %v", b, err)
+	}
+	if _, err := get("/big"); !errors.Is(err, ErrResponseTooLarge) {
+		t.Fatalf("Content-Length over the limit: %v", err)
+	}
+	if b, err := get("/chunked?more=de"); err != nil || string(b) != "abcde" {
+		t.Fatalf("unknown length within the limit: %q %v", b, err)
+	}
+	if _, err := get("/chunked?more=def"); !errors.Is(err, ErrResponseTooLarge) {
+		t.Fatalf("unknown length over the limit: %v", err)
+	}
+	// A body that runs past the length it declared (not net/http's, which ends there) is an error.
+	lying := &http.Response{ContentLength: 2, Body: io.NopCloser(strings.NewReader("abc"))}
+	if _, err := ReadResponse(lying, 5); err == nil || !strings.Contains(err.Error(), "longer than its Content-Length") {
+		t.Fatalf("body longer than declared: %v", err)
+	}
+	short := &http.Response{ContentLength: 4, Body: io.NopCloser(strings.NewReader("abc"))}
+	if _, err := ReadResponse(short, 5); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("body shorter than declared: %v", err)
+	}
+}
+
+// TestTransportOptions: a header timeout that cannot fire before the total one is not set, and
+// DisableCompression sends no Accept-Encoding.
+func TestTransportOptions(t *testing.T) {
+	transport := func(c *http.Client) *http.Transport { return c.Transport.(*guard).next.(*http.Transport) }
+	if got := transport(NewClient(Options{HeaderTimeout: 10 * time.Second, TotalTimeout: 15 * time.Second})).ResponseHeaderTimeout; got != 10*time.Second {
+		t.Fatalf("header timeout under the total: transport has %v, want 10s", got)
+	}
+	for _, h := range []time.Duration{15 * time.Second, 20 * time.Second} {
+		if got := transport(NewClient(Options{HeaderTimeout: h, TotalTimeout: 15 * time.Second})).ResponseHeaderTimeout; got != 0 {
+			t.Fatalf("header timeout %v with a total of 15s: transport has %v, want none", h, got)
+		}
+	}
+
+	rc := newReceiver(t)
+	res := newResolver()
+	res.set("example.com", addrs("127.0.0.1"))
+	for _, disable := range []bool{false, true} {
+		opts := testOpts(t, res, &dialLog{})
+		opts.AllowPrivate = loopbackAllow
+		opts.TLSConfig = rc.roots()
+		opts.DisableCompression = disable
+		resp, err := NewClient(opts).Get("https://example.com:" + rc.port + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		rc.mu.Lock()
+		got := rc.last.Header.Get("Accept-Encoding")
+		rc.mu.Unlock()
+		if want := map[bool]string{false: "gzip", true: ""}[disable]; got != want {
+			t.Fatalf("DisableCompression %v: Accept-Encoding %q, want %q", disable, got, want)
+		}
+	}
+}

@@ -225,9 +225,20 @@ func SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...
 
 // SetHeaders is the package's SetHeaders, with s's HMAC states.
 func (s *Signer) SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...Secret) error {
-	// What h.Set does for each header, with the timestamp and the signature in one string and the three
-	// values in one slice: a delivery attempt makes this once.
-	// The two values are made in a buffer on the stack (for up to four secrets) and copied into one string.
+	vals, err := s.AppendValues(make([]string, 0, 3), id, ts, body, secrets...)
+	if err != nil {
+		return err
+	}
+	SetValues(h, vals)
+	return nil
+}
+
+// AppendValues appends the values of webhook-id, webhook-timestamp and webhook-signature for body, signed
+// at ts, to vals: what SetHeaders sets, for a caller that puts its other header values in the same slice
+// (one allocation for all of a request's values) and then calls SetValues with the three.
+func (s *Signer) AppendValues(vals []string, id string, ts time.Time, body []byte, secrets ...Secret) ([]string, error) {
+	// The timestamp and the signature are made in a buffer on the stack (for up to four secrets) and
+	// copied into one string.
 	var buf [20 + 4*(len("v1,")+44+1)]byte
 	b := buf[:0]
 	if n := 20 + signatureLen(len(secrets)); n > len(buf) {
@@ -237,12 +248,16 @@ func (s *Signer) SetHeaders(h http.Header, id string, ts time.Time, body []byte,
 	n := len(b)
 	b, err := appendSignature(s.pool(), b, id, ts, body, secrets)
 	if err != nil {
-		return err
+		return vals, err
 	}
 	v := string(b)
-	vals := []string{id, v[:n], v[n:]}
+	return append(vals, id, v[:n], v[n:]), nil
+}
+
+// SetValues sets webhook-id, webhook-timestamp and webhook-signature on h to the three values AppendValues
+// appended (vals[0:3]), as h.Set would, each a one-value slice of vals.
+func SetValues(h http.Header, vals []string) {
 	h[canonicalID], h[canonicalTimestamp], h[canonicalSignature] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
-	return nil
 }
 
 // ParseSignatures splits a webhook-signature header value into its "v1"

@@ -359,6 +359,19 @@ func TestSetHeadersAsHeaderSet(t *testing.T) {
 		if err := Verify(got, []byte(`{"a":1}`), ts, 0, secrets[len(secrets)-1]); err != nil {
 			t.Fatal(err)
 		}
+		// AppendValues keeps what the slice held and appends the three values SetValues sets.
+		vals, err := NewSigner().AppendValues([]string{"keep"}, "msg_1", ts, []byte(`{"a":1}`), secrets...)
+		if err != nil || len(vals) != 4 || vals[0] != "keep" {
+			t.Fatalf("AppendValues: %q %v", vals, err)
+		}
+		viaValues := http.Header{"Content-Type": {"application/json"}}
+		SetValues(viaValues, vals[1:])
+		if !reflect.DeepEqual(viaValues, want) {
+			t.Fatalf("AppendValues and SetValues made %v, Header.Set makes %v", viaValues, want)
+		}
+	}
+	if _, err := NewSigner().AppendValues(nil, "bad id", ts, nil, s1); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("AppendValues, bad id: %v", err)
 	}
 	if err := SetHeaders(http.Header{}, "bad id", ts, nil, s1); !errors.Is(err, ErrInvalidID) {
 		t.Fatalf("bad id: %v", err)

@@ -106,6 +106,14 @@ func LoadConfig() (Config, error) {
 			c.Policy.AttemptTimeout = c.Policy.Budget
 		}
 	}
+	// Every attempt runs under its own deadline (Policy.AttemptTimeout, never past the budget), so the
+	// client's timeouts are one attempt's: with its header timeout no shorter than its total one, the
+	// transport starts no header timer that the attempt's deadline would always beat. Only a subscriber's
+	// status matters (its answer is not used), so gzip is not asked for.
+	if c.Policy.AttemptTimeout > 0 {
+		c.HTTP.TotalTimeout, c.HTTP.HeaderTimeout = c.Policy.AttemptTimeout, c.Policy.AttemptTimeout
+	}
+	c.HTTP.DisableCompression = true
 	c.RetryWindow = 15 * time.Minute
 	if v, ok, err := envInt(EnvRetryWindowMinutes, 0, 60); err != nil {
 		errs = append(errs, err)

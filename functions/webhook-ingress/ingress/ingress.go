@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unsafe"
 
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/eventdelivery"
@@ -175,11 +176,21 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "missing_subscription", "the webhook carries no sealed subscription in its Basic auth")
 	}
 	projectID := r.Headers[hdrProjectID]
-	delivered := strings.Split(r.Headers[hdrEvents], ",")
+	// A delivery names a few Appwrite events and binds one or two catalog events: room for them on the
+	// stack (none of these slices outlives the request; what they hold does).
+	var (
+		eventBuf   [8]string
+		bindingBuf [4]eventcatalog.Binding
+		targetBuf  [4]seal.Target
+	)
+	delivered := eventBuf[:0]
+	for ev := range strings.SplitSeq(r.Headers[hdrEvents], ",") {
+		delivered = append(delivered, ev)
+	}
 	// The envelope is bound to the event and the ids Appwrite names in its events, not storing them: it
 	// opens only for the ones it was sealed for.
-	bindings := eventcatalog.Bindings(delivered)
-	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, Targets(bindings)...)
+	bindings := eventcatalog.AppendBindings(bindingBuf[:0], delivered)
+	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, AppendTargets(targetBuf[:0], bindings)...)
 	if err != nil {
 		// Appwrite's signature over the URL and body verified: the webhook is ours, so an envelope that does
 		// not open means SEAL_KEYS differ from mcp-events' (or a key was removed too early).
@@ -230,7 +241,8 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
 	}
-	res := d.Sender.Deliver(ctx, target, job.EventID, job.Body, d.Config.Policy, d.Now)
+	var attempts [4]eventdelivery.Attempt // the default policy's; a longer one grows past it
+	res := d.Sender.DeliverInto(ctx, attempts[:0], target, job.EventID, job.Body, d.Config.Policy, d.Now)
 	job.Attempts += len(res.Attempts)
 	last := res.Last()
 	switch {
@@ -314,16 +326,16 @@ func isBase64URL(s string) bool {
 	return true
 }
 
-// Targets returns what an envelope may be bound to in a delivery: the bindings of its Appwrite events
-// (eventcatalog.Bindings of X-Appwrite-Webhook-Events), their arguments in the canonical order Open
+// AppendTargets appends what an envelope may be bound to in a delivery to dst: the bindings of its Appwrite
+// events (eventcatalog.Bindings of X-Appwrite-Webhook-Events), their arguments in the canonical order Open
 // binds, in one allocation for all of them.
-func Targets(bs []eventcatalog.Binding) []seal.Target {
+func AppendTargets(dst []seal.Target, bs []eventcatalog.Binding) []seal.Target {
 	n := 0
 	for _, b := range bs {
 		n += len(b.Args)
 	}
 	args := make(seal.Args, 0, n)
-	out := make([]seal.Target, 0, len(bs))
+	out := dst
 	for _, b := range bs {
 		start := len(args)
 		args = seal.AppendArgs(args, b.Args)
@@ -354,6 +366,7 @@ func basicAuth(header string) (user, pass string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	user, pass, ok = strings.Cut(string(raw), ":")
+	// raw is this call's own buffer and nothing writes to it again: the strings can be its bytes.
+	user, pass, ok = strings.Cut(unsafe.String(unsafe.SliceData(raw), len(raw)), ":")
 	return user, pass, ok && user != "" && pass != ""
 }
