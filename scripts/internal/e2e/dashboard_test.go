@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,44 +20,33 @@ const dashboardFile = "../../../docs/grafana/mcp-events.json"
 // emitted maps each counter seen in the functions' logs to the label keys its lines carried.
 type emitted map[string]map[string]bool
 
-// counterLines reads every execution log the stack's runtimes wrote and collects the counter lines (one
-// JSON object per line with "metric" and "inc").
-func counterLines(t *testing.T, dir string) emitted {
+// counterLines collects the counter lines (one JSON object per line with "metric" and "inc") of every
+// execution log in the functions' output: the runtime reads each execution's log file and hands it over, as
+// the executor does ("[<function>] <log id> log: <line>"), then deletes the file.
+func counterLines(t *testing.T, output string) emitted {
 	t.Helper()
 	out := emitted{}
-	err := filepath.WalkDir(filepath.Join(dir, "logs"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_logs.log") {
-			return err
+	for _, text := range strings.Split(output, "\n") {
+		_, logLine, ok := strings.Cut(text, " log: ")
+		if !ok {
+			continue
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
+		var line map[string]any
+		if json.Unmarshal([]byte(logLine), &line) != nil {
+			continue
 		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) != nil {
-				continue
-			}
-			name, ok := line["metric"].(string)
-			if !ok || line["inc"] != float64(1) {
-				continue
-			}
-			if out[name] == nil {
-				out[name] = map[string]bool{}
-			}
-			for k := range line {
-				if k != "metric" && k != "inc" {
-					out[name][k] = true
-				}
+		name, ok := line["metric"].(string)
+		if !ok || line["inc"] != float64(1) {
+			continue
+		}
+		if out[name] == nil {
+			out[name] = map[string]bool{}
+		}
+		for k := range line {
+			if k != "metric" && k != "inc" {
+				out[name][k] = true
 			}
 		}
-		return sc.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
@@ -128,7 +115,8 @@ func TestDashboardQueriesNameEmittedCounters(t *testing.T) {
 		t.Fatalf("tools/call: %+v %v", tool, err)
 	}
 
-	seen := counterLines(t, w.st.StateDir)
+	w.st.Stop() // every function's output is in (Stop waits for it); Cleanup's Stop then finds nothing to do
+	seen := counterLines(t, w.out.String())
 	raw, err := os.ReadFile(dashboardFile)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -29,6 +30,9 @@ type world struct {
 	sec string
 	mcp *eventsclient.Client
 	db  *tablesdb.TablesDB
+	// out is the functions' output: each execution's logs, as the runtime hands them over (read it after
+	// st.Stop, which waits for the last line).
+	out bytes.Buffer
 }
 
 func start(t *testing.T, env map[string][]string) *world {
@@ -52,7 +56,7 @@ func start(t *testing.T, env map[string][]string) *world {
 	env["*"] = append(env["*"], "SAFEHTTP_CA_FILE="+ca)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Appwrite: localappwrite.Options{DeliveryIDHeader: true}})
+	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
