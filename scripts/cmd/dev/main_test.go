@@ -1,14 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,14 +19,15 @@ import (
 	"github.com/appwrite/sdk-for-go/appwrite"
 )
 
+// freePort is a port for dev's processes to listen on (stack.FreePort: outside the range that outgoing
+// connections of the tests running beside this one take their local ports from).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := stack.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // TestDevServesHealthOnEveryPort runs the dev command on free ports and calls each function's /health.
@@ -43,11 +44,17 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	appwriteAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, io.Discard, "127.0.0.1", ports, appwriteAddr, false) }()
+	// dev's output (the functions' own lines among it) is shown when the test fails: a function that never
+	// listens says why there.
+	var out lockedBuffer
+	go func() { done <- run(ctx, &out, "127.0.0.1", ports, appwriteAddr, false) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("dev returned %v", err)
+		}
+		if t.Failed() {
+			t.Logf("dev's output:\n%s", out.String())
 		}
 	}()
 
@@ -141,3 +148,21 @@ func TestDemoPrintsAVerifiedDelivery(t *testing.T) {
 // sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
 // average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
 const sdkTimeout = 2 * time.Minute
+
+// lockedBuffer is a bytes.Buffer safe for dev's writers and the test's read.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,12 +52,11 @@ func Run(ctx context.Context, spec Spec, runs int) ([]Sample, error) {
 
 func once(ctx context.Context, spec Spec) (Sample, error) {
 	var s Sample
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := stack.FreePort()
 	if err != nil {
 		return s, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, spec.Binary, "-listen", addr)

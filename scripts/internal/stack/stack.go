@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -468,14 +469,47 @@ func randomB64(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// FreePort asks the kernel for a free loopback port.
+// FreePort returns a loopback port that is free now, for a process started next to listen on. It is
+// chosen below the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range): a port the kernel
+// hands out for port 0 may be taken, between this check and the child's bind, by the local end of any
+// outgoing connection, and the load harness and the parallel test packages make thousands of them (a
+// function of scripts/cmd/dev's test then never listened). Listeners that ask for port 0 get ephemeral ports,
+// so they cannot take it either. Where the range cannot be read or leaves no room below it, the kernel
+// picks.
 func FreePort() (int, error) {
+	if lo := ephemeralLow(); lo > minFixedPort+1000 {
+		for range 200 {
+			p := minFixedPort + mrand.IntN(lo-minFixedPort)
+			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err == nil {
+				ln.Close()
+				return p, nil
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// minFixedPort is the lowest port FreePort picks: above the well-known and most registered services'.
+const minFixedPort = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (0 when it cannot be read).
+func ephemeralLow() int {
+	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	fs := strings.Fields(string(raw))
+	if len(fs) != 2 {
+		return 0
+	}
+	lo, _ := strconv.Atoi(fs[0])
+	return lo
 }
 
 // lockedWriter serialises the functions' output lines.
