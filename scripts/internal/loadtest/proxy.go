@@ -143,8 +143,10 @@ func (b *balancer) timings() (webhooks, jobs []time.Duration) {
 	return append([]time.Duration(nil), b.webhooks...), append([]time.Duration(nil), b.jobs...)
 }
 
-// relay is the baseline: the plain two-hop relay, which forwards each POST body to the subscriber over TLS
-// with no verification, projection or signing (as BenchmarkPlainRelay), with safehttp's pool size.
+// relay is the plain two-hop relay as a handler inside the harness process (the comparison's "relay in the
+// harness"; testdata/relay is the same relay deployed as a function): it forwards each POST body to the
+// subscriber over TLS with no verification, projection or signing (as BenchmarkPlainRelay), with safehttp's
+// pool size.
 type relay struct {
 	target string
 	client *http.Client

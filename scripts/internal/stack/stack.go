@@ -292,22 +292,16 @@ func (s *Stack) startFunction(name string) error { return s.startInstance(name, 
 // included). It waits until the runtime answers GET /__opr/health and returns the program's URL; PID, Restart
 // and Stop's clean-up know inst from then on.
 func (s *Stack) StartProgram(inst, bin string, env []string) (string, error) {
-	port, err := FreePort()
-	if err != nil {
+	l := launch{bin: bin, health: "/__opr/health", env: append(slices.Clone(s.opts.Env["*"]), env...)}
+	if _, err := s.startNew(l, func() (string, error) {
+		if s.URLs[inst] != "" {
+			return "", fmt.Errorf("stack: instance %q is already running", inst)
+		}
+		return inst, nil
+	}); err != nil {
 		return "", err
 	}
-	s.mu.Lock()
-	if s.URLs[inst] != "" {
-		s.mu.Unlock()
-		return "", fmt.Errorf("stack: instance %q is already running", inst)
-	}
-	u := "http://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
-	s.URLs[inst] = u
-	s.mu.Unlock()
-	if err := s.startInstance(inst, launch{bin: bin, health: "/__opr/health", env: append(slices.Clone(s.opts.Env["*"]), env...)}); err != nil {
-		return "", err
-	}
-	return u, WaitHealthy(s.ctx, u+"/__opr/health", 30*time.Second)
+	return s.url(inst), nil
 }
 
 // StartReplica starts one more process of function name (another replica, on a free port, with exactly the
@@ -317,22 +311,34 @@ func (s *Stack) StartReplica(name string) (string, error) {
 	if !slices.Contains(staging.Functions, name) {
 		return "", fmt.Errorf("stack: no function %q", name)
 	}
+	return s.startNew(s.function(name), func() (string, error) {
+		n := 2
+		for s.URLs[name+"#"+strconv.Itoa(n)] != "" {
+			n++
+		}
+		return name + "#" + strconv.Itoa(n), nil
+	})
+}
+
+// startNew starts l as a new instance on a free port and waits until it answers l.health. name picks the
+// instance's name, under the stack's lock, so that no two starts take the same one.
+func (s *Stack) startNew(l launch, name func() (string, error)) (string, error) {
 	port, err := FreePort()
 	if err != nil {
 		return "", err
 	}
 	s.mu.Lock()
-	n := 2
-	for s.URLs[name+"#"+strconv.Itoa(n)] != "" {
-		n++
-	}
-	inst := name + "#" + strconv.Itoa(n)
-	s.URLs[inst] = "http://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
-	s.mu.Unlock()
-	if err := s.startInstance(inst, s.function(name)); err != nil {
+	inst, err := name()
+	if err != nil {
+		s.mu.Unlock()
 		return "", err
 	}
-	return inst, WaitHealthy(s.ctx, s.url(inst)+"/health", 30*time.Second)
+	s.URLs[inst] = "http://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
+	s.mu.Unlock()
+	if err := s.startInstance(inst, l); err != nil {
+		return "", err
+	}
+	return inst, WaitHealthy(s.ctx, s.url(inst)+l.health, 30*time.Second)
 }
 
 // BinaryPath is where Build put function name's runtime server binary.

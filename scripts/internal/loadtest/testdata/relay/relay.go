@@ -39,11 +39,9 @@ var relay = sync.OnceValues(func() (target, error) {
 	}}}, nil
 })
 
-// Main forwards one request body to the subscriber; GET /health answers ok.
+// Main forwards one request body to the subscriber (the stack knows the relay is up from the runtime's own
+// /__opr/health).
 func Main(rt openruntimes.Context) openruntimes.Response {
-	if rt.Req.Method == http.MethodGet && rt.Req.Path == "/health" {
-		return rt.Res.Text("ok")
-	}
 	t, err := relay()
 	if err != nil {
 		return rt.Res.Text("relay: "+err.Error(), rt.Res.WithStatusCode(http.StatusInternalServerError))
