@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -292,7 +294,7 @@ func testPostHeadersExactly(t *testing.T, how string) {
 }
 
 // TestClientTimeoutStillBounds: a client Timeout shorter than the context's deadline still ends the attempt
-// (Post drops the Timeout only when the context's deadline comes first).
+// (the attempt ends at whichever comes first).
 func TestClientTimeoutStillBounds(t *testing.T) {
 	r, client, target := setup(t)
 	held := r.Hang()
@@ -303,10 +305,49 @@ func TestClientTimeoutStillBounds(t *testing.T) {
 	if a.Reason != safehttp.ReasonTimeout || ctx.Err() != nil {
 		t.Fatalf("attempt %+v (context: %v), want a timeout from the client's own Timeout", a, ctx.Err())
 	}
-	// A Sender keeps the Timeout-free copy for attempts whose deadline comes first, and only for those.
+	// A Sender reads the Timeout once, and bounds its attempts with it the same way.
 	a = eventdelivery.NewSender(client).Post(ctx, target, "evt_t", []byte(`{}`), time.Now())
 	held()
 	if a.Reason != safehttp.ReasonTimeout || ctx.Err() != nil {
 		t.Fatalf("Sender attempt %+v (context: %v), want a timeout from the client's own Timeout", a, ctx.Err())
+	}
+}
+
+// TestRedirectIsTheAnswer: a 3xx is the attempt's answer and is never followed (the callback that was
+// verified is the one delivered to, not where it points), classified as a redirect and retried as any other
+// failure. A 307 would have an HTTP client re-POST the event to the Location.
+func TestRedirectIsTheAnswer(t *testing.T) {
+	r, client, target := setup(t)
+	redirector := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		http.Redirect(w, req, r.URL(), http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	target.URL = redirector.URL + "/hook"
+	p := fastPolicy()
+	p.MaxAttempts = 2
+	res := eventdelivery.Deliver(context.Background(), client, target, "evt_r", []byte(`{}`), p, clock())
+	last := res.Last()
+	if len(res.Attempts) != 2 || last.Status != http.StatusTemporaryRedirect || last.Reason != safehttp.ReasonRedirect || !last.Retryable() {
+		t.Fatalf("%+v", res)
+	}
+	if n := len(r.Deliveries()); n != 0 {
+		t.Fatalf("the redirect was followed: the Location received %d requests", n)
+	}
+}
+
+// TestTransportErrorNamesTheURL: an attempt that gets no answer reports its error as http.Client does,
+// naming the method and the callback URL.
+func TestTransportErrorNamesTheURL(t *testing.T) {
+	_, client, target := setup(t)
+	closed := httptest.NewTLSServer(http.NotFoundHandler())
+	target.URL = closed.URL + "/hook"
+	closed.Close()
+	a := eventdelivery.Post(context.Background(), client, target, "evt_u", []byte(`{}`), time.Now())
+	var ue *url.Error
+	if !errors.As(a.Err, &ue) || ue.Op != "Post" || ue.URL != target.URL || a.Reason != safehttp.ReasonConnectionRefused || a.Status != 0 {
+		t.Fatalf("%+v", a)
+	}
+	if want := `Post "` + target.URL + `": `; !strings.HasPrefix(a.Err.Error(), want) {
+		t.Fatalf("error %q, want it to start with %q", a.Err, want)
 	}
 }
