@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"appwrite-agent/scripts/internal/eventsclient"
@@ -128,11 +129,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	f := newFarm(profiles(cfg.Outage), cfg.Seed)
 	defer f.close()
-	dir, err := os.MkdirTemp("", "loadtest-")
+	dir, err := os.MkdirTemp(scratch(), "loadtest-")
+	if err != nil {
+		dir, err = os.MkdirTemp("", "loadtest-") // a tmpfs that is full or not ours: the disk, then
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	rep.Scratch = dir
 	ca := filepath.Join(dir, "subscribers.pem")
 	if err := os.WriteFile(ca, f.certPEM(), 0o600); err != nil {
 		return nil, err
@@ -456,6 +461,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				return ps
 			}
+			// Each phase starts with a collection of the harness's own heap (the stand-in's state and every
+			// record of the run; the harness peaks at some 200 MB resident): otherwise the collection that the
+			// previous phase's garbage made due lands on whichever path comes next, and a round's ratio
+			// swung by half.
+			runtime.GC()
 			harness0, functions0, conns0 := stack.ReadCPU(os.Getpid()), cpuOf(procs()), f.cleanConns.Load()
 			start := time.Now()
 			if err := parallel(ctx, cfg.CompareChanges, cfg.Producers, func(n int) error {
@@ -497,6 +507,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.LoadAfter = loadavg()
 	return rep, nil
 }
+
+// scratch is where the run keeps its files: a tmpfs (/dev/shm) when the machine has one, else the system's
+// temporary folder. The functions' per-execution log files go there (stack: StateDir/logs), two created,
+// read back and deleted per execution, some thousands a second. On a disk's ext4 every create then scans
+// the inodes deleted in the last seconds (fs/ext4/ialloc.c, recently_deleted): perf put 40-60 % of both
+// function processes' CPU in openat, varying from run to run, so the comparison measured the disk's inode
+// allocator more than the functions (docs/benchmarks.md, section 1).
+func scratch() string {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs("/dev/shm", &fs); err == nil && fs.Type == tmpfsMagic {
+		return "/dev/shm"
+	}
+	return ""
+}
+
+// tmpfsMagic is TMPFS_MAGIC (linux/magic.h), statfs's f_type of a tmpfs.
+const tmpfsMagic = 0x01021994
 
 // buildRelay builds testdata/relay, the plain relay function, as the runtime builds a function, into dir.
 func buildRelay(ctx context.Context, dir string) (string, error) {

@@ -16,6 +16,8 @@ type Report struct {
 	Config                Config
 	Machine               Machine
 	LoadBefore, LoadAfter string
+	// Scratch is the folder of the run's files, the functions' per-execution log files among them.
+	Scratch string
 
 	// StackStart is building (cached) and starting the stand-in and all instances.
 	StackStart time.Duration
@@ -230,8 +232,8 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	c := r.Config
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("Machine: %d CPUs, `%s`, %s; load average %s before, %s after the run (the 2 cores are shared with other engineers' builds and tests).\n\n",
-		r.Machine.CPUs, r.Machine.Model, r.Machine.Go, r.LoadBefore, r.LoadAfter)
+	w("Machine: %d CPUs, `%s`, %s; load average %s before, %s after the run (the 2 cores are shared with other engineers' builds and tests). The run's files, the functions' log files among them, were in `%s`.\n\n",
+		r.Machine.CPUs, r.Machine.Model, r.Machine.Go, r.LoadBefore, r.LoadAfter, r.Scratch)
 	w("Run: %d subscriptions (%d projects x %d tables, subscriber = subscription %% 10, through 2 mcp-events replicas), %d changes by %d producers, stand-in with %d workers, ingress `INGRESS_BUDGET_MS=%d`, `INGRESS_MAX_ATTEMPTS=%d`, `INGRESS_RETRY_WINDOW_MINUTES=%d`, retry tick %v, outage %v, ingress replica 1 restarted after %d changes, seed %d.\n\n",
 		r.Subscriptions, c.Projects, c.SubsPerProject, c.Changes, c.Producers, c.Workers, c.BudgetMS, c.MaxAttempts, RetryWindowMinutes, c.RetryTick, c.Outage, c.RestartAfter, c.Seed)
 	w("| figure | value |\n|---|---:|\n")
@@ -263,7 +265,7 @@ func (r *Report) Markdown() string {
 		w("| %s | %.1f MB | %.1f MB |\n", m.Instance, float64(m.Mem.HWM)/1024, float64(m.Mem.RSS)/1024)
 	}
 	if len(r.Compare) > 0 {
-		w("\nClean comparison (one healthy subscriber, %d changes per round after an unrecorded warm-up round, same stand-in, workers and producers; the three paths take turns). The ratio is the ingress's throughput over the relay function's, the like-for-like plain two-hop relay: the same relay as a handler inside the harness process does not run on the runtime at all:\n\n| round | relay in the harness (deliveries/s) | relay function (deliveries/s) | ingress (deliveries/s) | ratio |\n|---|---:|---:|---:|---:|\n", c.CompareChanges)
+		w("\nClean comparison (one healthy subscriber, %d changes per round after an unrecorded warm-up round, same stand-in, workers and producers; the three paths take turns, each after a collection of the harness's heap). The ratio is the ingress's throughput over the relay function's, the like-for-like plain two-hop relay: the same relay as a handler inside the harness process does not run on the runtime at all:\n\n| round | relay in the harness (deliveries/s) | relay function (deliveries/s) | ingress (deliveries/s) | ratio |\n|---|---:|---:|---:|---:|\n", c.CompareChanges)
 		var sum [3]float64
 		for i, x := range r.Compare {
 			w("| %d | %.0f | %.0f | %.0f | %.2f |\n", i+1, x.PerSecond[0], x.PerSecond[1], x.PerSecond[2], x.PerSecond[2]/x.PerSecond[1])
