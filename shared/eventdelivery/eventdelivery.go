@@ -120,7 +120,9 @@ func (s *Sender) Post(ctx context.Context, t Target, msgID string, body []byte, 
 			defer cancel()
 		}
 	}
-	req, err := newRequest(ctx, t.URL, body)
+	// A *bytes.Reader body: net/http writes a body it knows to be in memory with the headers, in one write
+	// (TestPostRequest).
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
 	if err != nil {
 		return Attempt{Reason: safehttp.ReasonBlocked, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
@@ -149,20 +151,6 @@ func (s *Sender) Post(ctx context.Context, t Target, msgID string, body []byte, 
 	a.Err = err
 	a.Took = time.Since(start)
 	return a
-}
-
-// newRequest is http.NewRequestWithContext(ctx, POST, url, bytes.NewReader(body)) with Host left empty:
-// the transport then uses the URL's host, which NewRequest copies into Host, and net/http clones the URL
-// for a request whose Host is set. The body stays a *bytes.Reader: net/http writes the headers and a body
-// it knows to be in memory in one write (any other reader gets the headers flushed first, one more
-// write and TLS record per attempt).
-func newRequest(ctx context.Context, url string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Host = ""
-	return req, nil
 }
 
 // Policy bounds the retries of one delivery.
