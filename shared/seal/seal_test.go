@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	mrand "math/rand/v2"
 	"reflect"
 	"strings"
@@ -917,7 +916,7 @@ func FuzzDecodePlaintextV2(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 0, 0, 0, 1, 24})
 	f.Fuzz(func(t *testing.T, pt []byte) {
-		sub, err := decodePlaintextV2(pt, nil)
+		sub, err := decodePlaintextV2(pt)
 		if err != nil {
 			return
 		}
@@ -1012,74 +1011,4 @@ func BenchmarkOpenVersion1(b *testing.B) {
 
 // benchRaw is the floor for Seal+Open: one AES-256-GCM seal and open (with a fresh random nonce) of a
 // plaintext and associated data the size of sub's.
-func benchRaw(b *testing.B, sub Subscription) {
-	raw, ptLen := rawFloor(b, sub)
-	b.ReportMetric(float64(ptLen), "plaintext-bytes")
-	for b.Loop() {
-		raw()
-	}
-}
-
-// rawFloor returns one raw AES-256-GCM seal + open of a plaintext and associated data of the sizes of
-// sub's (the same AEAD construction as a Keyring's, a fresh random nonce, fresh output buffers as Seal's
-// text and Open's subscription are), and the plaintext size.
-func rawFloor(b *testing.B, sub Subscription) (func(), int) {
-	key := bytes.Repeat([]byte{7, 3}, 16)
-	block, _ := aes.NewCipher(key)
-	aead, _ := cipher.NewGCM(block)
-	pt, _ := appendPlaintextV2(nil, &sub)
-	ad := appendADV2(nil, []byte{0x21, 'k', '1'}, benchWebhook, sub.ProjectID, sub.Event, sub.Args)
-	nonce := make([]byte, nonceSize)
-	return func() {
-		rand.Read(nonce)
-		ct := aead.Seal(nil, nonce, pt, ad)
-		if _, err := aead.Open(nil, nonce, ct, ad); err != nil {
-			b.Fatal(err)
-		}
-	}, len(pt)
-}
-
-// BenchmarkSealOpenOverRaw runs Seal+Open and the raw floor in alternating blocks of 1000 and reports the
-// fastest block of each and their ratio (x-raw); its own ns/op is that of one pair of blocks. On a machine
-// shared with other jobs the load slows blocks next to each other alike, so the ratio of the minimums is
-// steadier than that of two benchmarks run a minute apart.
-func BenchmarkSealOpenOverRaw(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		sub  Subscription
-	}{{"sample", sampleSub()}, {"largest", bigSub()}} {
-		b.Run(c.name, func(b *testing.B) {
-			s := fuzzSealer(b)
-			tg := targetOf(c.sub)
-			raw, _ := rawFloor(b, c.sub)
-			const block = 1000
-			bestSeal, bestRaw := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
-			for b.Loop() {
-				t0 := time.Now()
-				for range block {
-					f, err := s.Seal(benchWebhook, c.sub)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := s.Open(benchWebhook, c.sub.ProjectID, f, tg); err != nil {
-						b.Fatal(err)
-					}
-				}
-				t1 := time.Now()
-				for range block {
-					raw()
-				}
-				t2 := time.Now()
-				bestSeal, bestRaw = min(bestSeal, t1.Sub(t0)), min(bestRaw, t2.Sub(t1))
-			}
-			b.ReportMetric(float64(bestSeal.Nanoseconds())/block, "sealopen-ns")
-			b.ReportMetric(float64(bestRaw.Nanoseconds())/block, "raw-ns")
-			b.ReportMetric(float64(bestSeal)/float64(bestRaw), "x-raw")
-		})
-	}
-}
-
-func BenchmarkRawAESGCM(b *testing.B)        { benchRaw(b, sampleSub()) }
-func BenchmarkRawAESGCMLargest(b *testing.B) { benchRaw(b, bigSub()) }
-
 func ptr[T any](v T) *T { return &v }
