@@ -241,8 +241,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
 	}
-	var attempts [4]eventdelivery.Attempt // the default policy's; a longer one grows past it
-	res := d.Sender.DeliverInto(ctx, attempts[:0], target, job.EventID, job.Body, d.Config.Policy, d.Now)
+	res := d.Sender.Deliver(ctx, target, job.EventID, job.Body, d.Config.Policy, d.Now)
 	job.Attempts += len(res.Attempts)
 	last := res.Last()
 	switch {
