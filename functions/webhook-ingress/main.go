@@ -68,10 +68,8 @@ type execution struct {
 	lines opsmetrics.Lines
 	// errors are the diagnostic texts, written with rt.Error at the end.
 	errors []string
-	// lineBuf and answer are where the counter lines and the answer are written first, so that the
-	// execution's state is one allocation (the answer's body may point into it: it lives as long as that).
-	lineBuf [320]byte
-	answer  [128]byte
+	// answer is where the answer is written first (the answer's body may point into it).
+	answer [128]byte
 }
 
 func (e *execution) Error(text string) { e.errors = append(e.errors, text) }
@@ -99,7 +97,6 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 	ctx := context.Background()
 	defer p.faults.Flush()
 	e := &execution{faults: p.faults, op: "webhook"}
-	e.lines = opsmetrics.LinesIn(e.lineBuf[:])
 	if req.Path == ingress.JobPath {
 		e.op = "retry job"
 	}

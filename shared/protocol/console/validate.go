@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
@@ -34,8 +33,7 @@ func Emit(actions string) (string, error) {
 	// The envelope is about as long as the argument (normalization mostly
 	// removes text; a defaulted total or an added key adds some).
 	b := env.AppendJSON(make([]byte, 0, len(actions)+len(actions)/8+256))
-	// b is never written again: the string may share it.
-	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+	return string(b), nil
 }
 
 // Result returns what the console tool returns: the envelope, or
