@@ -19,8 +19,11 @@ func fail(msg string) error { return toolarg.Fail(msg) }
 // or an array of them) and returns the normalized envelope, or a
 // *ValidationError carrying the engine's exact message.
 func Validate(actions string) (Envelope, error) {
-	// validateList keeps strings only, so the decoded values can be recycled.
-	return toolarg.WithList(actions, "actions", validateList)
+	list, err := toolarg.List(actions, "actions")
+	if err != nil {
+		return Envelope{}, err
+	}
+	return validateList(list)
 }
 
 // Emit is Validate followed by encoding: it returns the canonical envelope
