@@ -41,7 +41,7 @@ func env(t testing.TB, replies ...scriptedllm.Reply) (*scriptedllm.Server, *http
 	t.Setenv("SAFEHTTP_ALLOW", "")
 	t.Setenv("SAFEHTTP_ALLOW_HTTP", "")
 	t.Setenv("TURN_BUDGET", "10s")
-	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
+	srv := httptest.NewServer(localruntime.New(envMain, localruntime.Options{LogDir: t.TempDir()}))
 	t.Cleanup(srv.Close)
 	return model, srv
 }

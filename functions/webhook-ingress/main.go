@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
-	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
@@ -23,16 +23,18 @@ import (
 
 // process is what the function builds from its environment and keeps between requests: the configuration
 // and the sender, with the subscriber HTTP client (a client per request would pay a TLS handshake to every
-// subscriber for every event) and the HMAC states of recent subscription secrets.
+// subscriber for every event).
 type process struct {
 	cfg    ingress.Config
 	sender *eventdelivery.Sender
 	faults *faultreport.Reporter // nil without SENTRY_DSN
+	err    error                 // the configuration's problem: every webhook and job is answered 503
 }
 
-// state is the function's only process-wide value, built once per process environment (shared/envcache).
-// A configuration that does not work is reported once per environment, with the reporter built first.
-var state = envcache.New(func() (*process, error) {
+// FromEnv builds the function's entry point from the environment as it is now, reading the time from now
+// (for signatures, expiry and scheduling: tests drive a delayed retry minutes ahead with it). A configuration
+// that does not work is reported once, here, with the reporter built first.
+func FromEnv(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
 	faults, ferr := faultreport.FromEnv(os.Getenv, "webhook-ingress", fnhttp.BuildID())
 	cfg, err := ingress.LoadConfig()
 	if err == nil {
@@ -40,23 +42,19 @@ var state = envcache.New(func() (*process, error) {
 	} else {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
-	return &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults}, err
-})
-
-// Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response {
-	growStack(0)
-	return serve(rt, time.Now)
-}
-
-// New returns an entry point that reads the time from now instead of the wall clock (for signatures,
-// expiry and scheduling): tests drive a delayed retry minutes ahead with it instead of waiting.
-func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
+	p := &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults, err: err}
 	return func(rt openruntimes.Context) openruntimes.Response {
 		growStack(0)
-		return serve(rt, now)
+		return serve(rt, p, now)
 	}
 }
+
+// fromEnv is the function's only process-wide value: its entry point, built from the environment once per
+// process (a deployment's environment never changes while it runs).
+var fromEnv = sync.OnceValue(func() func(openruntimes.Context) openruntimes.Response { return FromEnv(time.Now) })
+
+// Main is the entry point the open-runtimes Go server calls for every request.
+func Main(rt openruntimes.Context) openruntimes.Response { return fromEnv()(rt) }
 
 // execution is one request's ingress.Reporter: faults go to the fault reporter, diagnostic text and the
 // counter lines to the execution's logs at its end (serve writes them; the execution keeps no copy of the
@@ -78,7 +76,7 @@ func (e *execution) Fault(f ingress.Fault) {
 	e.faults.Report(faultreport.Fault{Operation: e.op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
 }
 
-func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Response) {
+func serve(rt openruntimes.Context, p *process, now func() time.Time) (resp openruntimes.Response) {
 	req := &rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
@@ -88,9 +86,8 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		return fnhttp.NotFound(rt)
 	}
 
-	p, err := state.Get()
-	if err != nil {
-		rt.Error("webhook-ingress is not configured: " + err.Error())
+	if p.err != nil {
+		rt.Error("webhook-ingress is not configured: " + p.err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
 	}
 	// No deadline for the whole execution: each of its waits has its own (ingress.ExecutionTimeout).
