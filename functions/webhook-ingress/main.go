@@ -43,10 +43,7 @@ func FromEnv(now func() time.Time) func(openruntimes.Context) openruntimes.Respo
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
 	p := &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults, err: err}
-	return func(rt openruntimes.Context) openruntimes.Response {
-		growStack(0)
-		return serve(rt, p, now)
-	}
+	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, p, now) }
 }
 
 // fromEnv is the function's only process-wide value: its entry point, built from the environment once per
@@ -66,8 +63,6 @@ type execution struct {
 	lines opsmetrics.Lines
 	// errors are the diagnostic texts, written with rt.Error at the end.
 	errors []string
-	// answer is where the answer is written first (the answer's body may point into it).
-	answer [128]byte
 }
 
 func (e *execution) Error(text string) { e.errors = append(e.errors, text) }
@@ -90,8 +85,8 @@ func serve(rt openruntimes.Context, p *process, now func() time.Time) (resp open
 		rt.Error("webhook-ingress is not configured: " + p.err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
 	}
-	// No deadline for the whole execution: each of its waits has its own (ingress.ExecutionTimeout).
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), ingress.ExecutionTimeout)
+	defer cancel()
 	defer p.faults.Flush()
 	e := &execution{faults: p.faults, op: "webhook"}
 	if req.Path == ingress.JobPath {
@@ -123,26 +118,7 @@ func serve(rt openruntimes.Context, p *process, now func() time.Time) (resp open
 		a = ingress.HandleWebhook(ctx, deps, r)
 	}
 	if a.Status == http.StatusOK {
-		return fnhttp.Encoded(a.Status, a.Outcome.AppendJSON(e.answer[:0]))
+		return fnhttp.JSON(rt, a.Status, a.Outcome)
 	}
 	return fnhttp.JSON(rt, a.Status, a.Error)
 }
-
-// growStack grows the goroutine's stack once, at the entry of an execution where little of it is in use,
-// to the size the delivery path needs. The runtime starts every request's handler on a new goroutine with a
-// small stack (open-runtimes does, as does the local runtime), and verification, the HTTP client and TLS go
-// deep enough that the stack would otherwise be copied twice, the second time with some 35 frames on it to
-// adjust: about 55,000 instructions and 5 µs of CPU per delivery (docs/benchmarks.md, section 1). Its frame
-// (growFrame bytes, zeroed: a few hundred instructions) makes the runtime grow the stack to 16 KiB in one
-// step, with only the runtime's frames and Main's on it.
-//
-//go:noinline
-func growStack(i int) byte {
-	var frame [growFrame]byte
-	return frame[i]
-}
-
-// growFrame is growStack's frame size: with the few KiB below it, it brings the stack to the 16 KiB the
-// deepest delivery needs (a bigger frame would take the next size, 32 KiB, which the runtime does not
-// cache per processor).
-const growFrame = 8 << 10

@@ -152,11 +152,6 @@ func derive(key []byte, webhookID string) string {
 // under the secret derived from any configured key. Every key is tried (no
 // early exit) and each comparison is constant time.
 func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool {
-	return k.VerifyAt(webhookID, url, "", body, signature)
-}
-
-// VerifyAt is Verify for the URL base + path, without joining them.
-func (k *Keys) VerifyAt(webhookID, base, path string, body []byte, signature string) bool {
 	if webhookID == "" || len(webhookID) > 255 || len(signature) > MaxSignatureLength || strings.ContainsAny(signature, "\r\n") {
 		return false
 	}
@@ -166,7 +161,7 @@ func (k *Keys) VerifyAt(webhookID, base, path string, body []byte, signature str
 	}
 	ok := 0
 	for _, key := range k.keys {
-		sum := mac(derive(key, webhookID), base+path, body)
+		sum := mac(derive(key, webhookID), url, body)
 		if hmac.Equal(sum[:], got) {
 			ok = 1
 		}

@@ -85,9 +85,7 @@ type Event struct {
 	// filter reports whether a decoded Appwrite payload belongs to a subscription with these arguments
 	// (Appwrite filters only by event name); project reduces it to the payload fields.
 	filter  func(args map[string]string, p payload) bool
-	project func(p payload, f fieldList) fieldList
-	// wholeSegments is set (catalog events only) when every placeholder of Patterns is a whole segment.
-	wholeSegments bool
+	project func(p payload, d data)
 }
 
 // webhookScopes are needed for every event: the subscription is a project webhook.

@@ -88,17 +88,17 @@ func TestProjectionNeverLeaksAndFilters(t *testing.T) {
 		}
 		schema := e.PayloadSchema()
 		props := schema["properties"].(map[string]any)
-		for k := range occ.Data() {
+		for k := range occ.Data {
 			if _, ok := props[k]; !ok {
 				t.Errorf("case %d %s: data.%s is not in payloadSchema", i, tc.event, k)
 			}
 		}
 		for _, k := range schema["required"].([]string) {
-			if _, ok := occ.Data()[k]; !ok {
+			if _, ok := occ.Data[k]; !ok {
 				t.Errorf("case %d %s: required data.%s missing", i, tc.event, k)
 			}
 		}
-		got, _ := json.Marshal(occ.Data())
+		got, _ := json.Marshal(occ.Data)
 		if string(got) != tc.want {
 			t.Errorf("case %d %s:\n got %s\nwant %s", i, tc.event, got, tc.want)
 		}

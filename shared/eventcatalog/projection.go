@@ -5,11 +5,10 @@ package eventcatalog
 // PayloadSchema.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 )
 
 // payload is the part of Appwrite's resource models the catalog reads.
@@ -59,30 +58,36 @@ func rowFilter(a map[string]string, p payload) bool {
 	return p.ID != "" && p.DatabaseID == a[ArgDatabase] && p.tableID() == a[ArgTable]
 }
 
-func rowProjection(p payload, f fieldList) fieldList {
-	return f.str(ArgDatabase, p.DatabaseID).str(ArgTable, p.tableID()).str("row_id", p.ID).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
+func rowProjection(p payload, d data) {
+	d.str(ArgDatabase, p.DatabaseID)
+	d.str(ArgTable, p.tableID())
+	d.str("row_id", p.ID)
+	d.str("created_at", p.CreatedAt)
+	d.str("updated_at", p.UpdatedAt)
 }
 
 func fileFilter(a map[string]string, p payload) bool { return p.ID != "" && p.BucketID == a[ArgBucket] }
 
 // fileProjection leaves out the file's name: names are user content.
-func fileProjection(p payload, f fieldList) fieldList {
-	f = f.str(ArgBucket, p.BucketID).str("file_id", p.ID).str("mime_type", p.MimeType).str("created_at", p.CreatedAt)
+func fileProjection(p payload, d data) {
+	d.str(ArgBucket, p.BucketID)
+	d.str("file_id", p.ID)
+	d.str("mime_type", p.MimeType)
+	d.str("created_at", p.CreatedAt)
 	if p.SizeOriginal != nil {
-		f = f.add(Field{Name: "size_bytes", Kind: Integer, Int: *p.SizeOriginal})
+		d["size_bytes"] = *p.SizeOriginal
 	}
-	return f
 }
 
 func userFilter(_ map[string]string, p payload) bool { return p.ID != "" }
 
 // userProjection leaves out everything personal: name, email, phone, prefs, labels, targets.
-func userProjection(p payload, f fieldList) fieldList {
-	f = f.str("user_id", p.ID).str("created_at", p.CreatedAt)
+func userProjection(p payload, d data) {
+	d.str("user_id", p.ID)
+	d.str("created_at", p.CreatedAt)
 	if b, ok := p.Status.(bool); ok {
-		f = f.add(Field{Name: "status", Kind: Bool, Bool: b})
+		d["status"] = b
 	}
-	return f
 }
 
 // executionFailedFilter passes only failed executions of the subscribed function: a synchronous execution
@@ -92,42 +97,25 @@ func executionFailedFilter(a map[string]string, p payload) bool {
 }
 
 // executionProjection leaves out logs, errors, request and response bodies and headers.
-func executionProjection(p payload, f fieldList) fieldList {
-	f = f.str(ArgFunction, p.functionID()).str("execution_id", p.ID).str("deployment_id", p.DeploymentID).str("trigger", p.Trigger).
-		str("status", p.statusString()).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
+func executionProjection(p payload, d data) {
+	d.str(ArgFunction, p.functionID())
+	d.str("execution_id", p.ID)
+	d.str("deployment_id", p.DeploymentID)
+	d.str("trigger", p.Trigger)
+	d.str("status", p.statusString())
+	d.str("created_at", p.CreatedAt)
+	d.str("updated_at", p.UpdatedAt)
 	if p.ResponseStatusCode != nil {
-		f = f.add(Field{Name: "response_status_code", Kind: Integer, Int: int64(*p.ResponseStatusCode)})
+		d["response_status_code"] = int64(*p.ResponseStatusCode)
 	}
 	if p.Duration != nil {
-		f = f.add(Field{Name: "duration", Kind: Number, Num: *p.Duration})
+		d["duration"] = *p.Duration
 	}
-	return f
 }
 
 // MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
-// on commas) matches the subscription's patterns.
+// on commas) matches the subscription's patterns filled with args (AppwriteEvents).
 func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
-	// Without a value that holds a dot or a brace, and with placeholders only as whole segments (as every
-	// catalog pattern has them), the patterns match without being built.
-	simple := true
-	for _, v := range args {
-		simple = simple && !strings.ContainsAny(v, ".{}")
-	}
-	if !e.wholeSegments {
-		for _, p := range e.Patterns {
-			simple = simple && wholeSegmentPlaceholders(p)
-		}
-	}
-	if simple {
-		for _, pattern := range e.Patterns {
-			for _, ev := range delivered {
-				if matchFilled(pattern, args, strings.TrimSpace(ev)) {
-					return true
-				}
-			}
-		}
-		return false
-	}
 	for _, pattern := range e.AppwriteEvents(args) {
 		for _, ev := range delivered {
 			if MatchPattern(pattern, strings.TrimSpace(ev)) {
@@ -142,101 +130,35 @@ func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 // segment (Appwrite's own matching is exact string membership over the generated wildcard forms; this is
 // the same relation).
 func MatchPattern(pattern, event string) bool {
-	return matchFilled(pattern, nil, event)
-}
-
-// matchFilled is MatchPattern(p, event) for the pattern p that AppwriteEvents makes of pattern with args,
-// without making it: a segment that is a placeholder {k} of args stands for args[k]. A value with a dot
-// (which would add segments) is not handled: ok is false then.
-func matchFilled(pattern string, args map[string]string, event string) bool {
-	for {
-		p, prest, pmore := strings.Cut(pattern, ".")
-		e, erest, emore := strings.Cut(event, ".")
-		if isPlaceholder(p) {
-			if v, ok := args[p[1:len(p)-1]]; ok {
-				p = v
-			}
-		}
-		if p != "*" && p != e {
+	ps, es := strings.Split(pattern, "."), strings.Split(event, ".")
+	if len(ps) != len(es) {
+		return false
+	}
+	for i := range ps {
+		if ps[i] != "*" && ps[i] != es[i] {
 			return false
 		}
-		if !pmore || !emore {
-			return pmore == emore
-		}
-		pattern, event = prest, erest
 	}
+	return true
 }
 
 // Occurrence is what the ingress learns from one Appwrite payload.
 type Occurrence struct {
-	// Fields is the projected payload, conforming to PayloadSchema (project_id included), sorted by name.
-	Fields []Field
+	// Data is the projected payload, conforming to PayloadSchema (project_id included): name -> string,
+	// bool, int64 or float64.
+	Data map[string]any
 	// Timestamp is when the change happened ($updatedAt, else $createdAt; empty when the payload has
 	// neither).
 	Timestamp string
 }
 
-// Data returns Fields as the JSON object they stand for: name -> string, bool, int64 or float64.
-func (o Occurrence) Data() map[string]any {
-	m := make(map[string]any, len(o.Fields))
-	for _, f := range o.Fields {
-		m[f.Name] = f.Value()
-	}
-	return m
-}
+// data is a projection being made; an empty string is left out (the field is absent from the payload).
+type data map[string]any
 
-// Kind is the JSON type of a Field.
-type Kind uint8
-
-// Kinds.
-const (
-	String  Kind = iota + 1 // Field.Str
-	Bool                    // Field.Bool
-	Integer                 // Field.Int
-	Number                  // Field.Num
-)
-
-// Field is one field of a projected payload: a property of PayloadSchema and its value, in the member
-// its Kind names.
-type Field struct {
-	Name string
-	Kind Kind
-	Str  string
-	Bool bool
-	Int  int64
-	Num  float64
-}
-
-// Value returns the field's value as a string, bool, int64 or float64.
-func (f Field) Value() any {
-	switch f.Kind {
-	case String:
-		return f.Str
-	case Bool:
-		return f.Bool
-	case Integer:
-		return f.Int
-	case Number:
-		return f.Num
-	}
-	return nil
-}
-
-// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most one
-// field per property of the event's PayloadSchema, in one allocation.
-type fieldList struct{ list []Field }
-
-func (f fieldList) add(field Field) fieldList {
-	f.list = append(f.list, field)
-	return f
-}
-
-// str adds a string field; an empty string is left out (the field is absent from the payload).
-func (f fieldList) str(name, v string) fieldList {
+func (d data) str(name, v string) {
 	if v != "" {
-		return f.add(Field{Name: name, Kind: String, Str: v})
+		d[name] = v
 	}
-	return f
 }
 
 // ErrNotThisSubscription means the payload does not belong to the subscription (another table, a status
@@ -245,20 +167,21 @@ var ErrNotThisSubscription = errors.New("eventcatalog: payload does not match th
 
 // Project decodes an Appwrite payload, applies the event's filter for args and projects it.
 func (e Event) Project(projectID string, args map[string]string, body []byte) (Occurrence, error) {
-	p, err := decodePayload(body)
-	if err != nil {
+	var p payload
+	if err := json.Unmarshal(body, &p); err != nil {
 		return Occurrence{}, fmt.Errorf("eventcatalog: payload is not a JSON resource model: %w", err)
 	}
 	if !e.filter(args, p) {
 		return Occurrence{}, ErrNotThisSubscription
 	}
-	f := e.project(p, fieldList{list: make([]Field, 0, len(e.Payload))}).str(ArgProject, projectID)
-	slices.SortFunc(f.list, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+	d := data{}
+	e.project(p, d)
+	d.str(ArgProject, projectID)
 	ts := p.UpdatedAt
 	if ts == "" {
 		ts = p.CreatedAt
 	}
-	return Occurrence{Fields: f.list, Timestamp: ts}, nil
+	return Occurrence{Data: d, Timestamp: ts}, nil
 }
 
 // Binding is one catalog event that a set of Appwrite events names, with the arguments read from them.
@@ -272,76 +195,38 @@ type Binding struct {
 // events name in the patterns' {arg} places: what a sealed subscription is bound to without storing it.
 // Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
 // different values, or do not name every argument, or name one that is not an Appwrite id.
-func Bindings(appwriteEvents []string) []Binding { return AppendBindings(nil, appwriteEvents) }
-
-// AppendBindings appends Bindings(appwriteEvents) to dst and returns the extended slice: the ingress gives
-// it room on its stack, as a delivery binds one or two events.
-func AppendBindings(dst []Binding, appwriteEvents []string) []Binding {
-	var buf [16]string // the events, trimmed once (a delivery names a few; Appwrite's stored events, more)
-	trimmed := buf[:0]
-	for _, ev := range appwriteEvents {
-		trimmed = append(trimmed, strings.TrimSpace(ev))
-	}
-	out := dst
-	patterns := splitPatterns()
-	for i := range events {
-		if args, ok := events[i].argsFrom(patterns[i], trimmed); ok {
-			out = append(out, Binding{Event: events[i].Name, Args: args})
+func Bindings(appwriteEvents []string) []Binding {
+	var out []Binding
+	for _, e := range events {
+		if args, ok := e.argsFrom(appwriteEvents); ok {
+			out = append(out, Binding{Event: e.Name, Args: args})
 		}
 	}
 	return out
 }
 
-// init notes which catalog events have placeholders only as whole segments (all of them, as written), so
-// that MatchesEvents need not check their patterns on every delivery.
-func init() {
-	for i := range events {
-		whole := true
-		for _, p := range events[i].Patterns {
-			whole = whole && wholeSegmentPlaceholders(p)
-		}
-		events[i].wholeSegments = whole
-	}
-}
-
-// splitPatterns holds every catalog event's Patterns split on dots (index-aligned with events), made once:
-// Bindings runs for every delivery the ingress receives.
-var splitPatterns = sync.OnceValue(func() [][][]string {
-	out := make([][][]string, len(events))
-	for i, e := range events {
-		for _, p := range e.Patterns {
-			out[i] = append(out[i], strings.Split(p, "."))
-		}
-	}
-	return out
-})
-
-// argsFrom reads e's arguments from Appwrite events (trimmed of spaces, each read segment by segment,
-// without splitting it); patterns are e.Patterns split on dots.
-func (e *Event) argsFrom(patterns [][]string, delivered []string) (map[string]string, bool) {
-	var args map[string]string // made on the first match: most events match nothing
+// argsFrom reads e's arguments from Appwrite events: every event, trimmed of spaces and split on dots, is
+// compared with every pattern split on dots, segment by segment.
+func (e Event) argsFrom(appwriteEvents []string) (map[string]string, bool) {
+	args := map[string]string{}
 	matched := false
-	for _, ps := range patterns {
-		for _, ev := range delivered {
-			if !segmentsMatch(ps, ev) {
+	for _, p := range e.Patterns {
+		ps := strings.Split(p, ".")
+		for _, ev := range appwriteEvents {
+			es := strings.Split(strings.TrimSpace(ev), ".")
+			if !segmentsMatch(ps, es) {
 				continue
 			}
 			matched = true
-			if args == nil {
-				args = make(map[string]string, len(e.Args))
-			}
-			rest := ev
-			for _, seg := range ps {
-				var es string
-				es, rest, _ = strings.Cut(rest, ".")
-				if !isPlaceholder(seg) || es == "*" {
+			for i, seg := range ps {
+				if !isPlaceholder(seg) || es[i] == "*" {
 					continue
 				}
 				name := seg[1 : len(seg)-1]
-				if v, seen := args[name]; seen && v != es {
+				if v, seen := args[name]; seen && v != es[i] {
 					return nil, false
 				}
-				args[name] = es
+				args[name] = es[i]
 			}
 		}
 	}
@@ -356,38 +241,20 @@ func (e *Event) argsFrom(patterns [][]string, delivered []string) (map[string]st
 	return args, true
 }
 
-// segmentsMatch reports whether ev has as many dot-separated segments as the split pattern ps and equals
-// it in every segment that is neither "*" nor a placeholder.
-func segmentsMatch(ps []string, ev string) bool {
-	// Cheap rejections first: an event and a pattern mostly differ in their first or last segment.
-	if first := ps[0]; first != "*" && !isPlaceholder(first) && !strings.HasPrefix(ev, first) {
-		return false
-	}
-	if last := ps[len(ps)-1]; last != "*" && !isPlaceholder(last) && !strings.HasSuffix(ev, last) {
+// segmentsMatch reports whether the split event es equals the split pattern ps in length and in every
+// segment that is neither "*" nor a placeholder.
+func segmentsMatch(ps, es []string) bool {
+	if len(ps) != len(es) {
 		return false
 	}
 	for i, seg := range ps {
-		es, rest, more := strings.Cut(ev, ".")
-		if more != (i < len(ps)-1) || (seg != "*" && !isPlaceholder(seg) && seg != es) {
+		if seg != "*" && !isPlaceholder(seg) && seg != es[i] {
 			return false
 		}
-		ev = rest
 	}
 	return true
 }
 
-// wholeSegmentPlaceholders reports whether every brace of pattern is part of a segment that is a placeholder.
-func wholeSegmentPlaceholders(pattern string) bool {
-	for {
-		seg, rest, more := strings.Cut(pattern, ".")
-		if strings.ContainsAny(seg, "{}") && !isPlaceholder(seg) {
-			return false
-		}
-		if !more {
-			return true
-		}
-		pattern = rest
-	}
+func isPlaceholder(seg string) bool {
+	return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
 }
-
-func isPlaceholder(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }

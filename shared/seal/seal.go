@@ -571,21 +571,17 @@ type Arg struct{ Name, Value string }
 
 // Args are filter arguments in canonical order: sorted by name, each name once (the order in which the
 // associated data binds them). Seal refuses others with a *FieldError and Open skips a Target that holds
-// others, so that one set of arguments has exactly one binding. Build them with ArgsOf or AppendArgs, or
+// others, so that one set of arguments has exactly one binding. Build them with ArgsOf, or
 // in order by hand; they are read, never written, by Seal and Open.
 type Args []Arg
 
 // ArgsOf returns the arguments of m in canonical order (nil when m is empty).
-func ArgsOf(m map[string]string) Args { return AppendArgs(nil, m) }
-
-// AppendArgs appends the arguments of m to a, sorted by name among themselves, and returns the result:
-// the arguments of several targets can share one allocation.
-func AppendArgs(a Args, m map[string]string) Args {
-	start := len(a)
+func ArgsOf(m map[string]string) Args {
+	var a Args
 	for k, v := range m {
 		a = append(a, Arg{k, v})
 	}
-	slices.SortFunc(a[start:], func(x, y Arg) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(a, func(x, y Arg) int { return strings.Compare(x.Name, y.Name) })
 	return a
 }
 
