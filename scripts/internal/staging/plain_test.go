@@ -16,16 +16,7 @@ import (
 // exactly the file and kind it names.
 func TestCheckPlainNamesEachFile(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, body string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := writer(t, root)
 	write("go.work", "go "+staging.GoDirective+"\n\nuse (\n\t./functions/fast\n\t./functions/clean\n)\n")
 	for _, fn := range []string{"fast", "clean"} {
 		write("functions/"+fn+"/go.mod", "module appwrite-agent/functions/"+fn+"\n\ngo "+staging.GoDirective+"\n")
@@ -77,5 +68,19 @@ func TestCheckPlainNamesEachFile(t *testing.T) {
 func TestShippedCodeIsPlain(t *testing.T) {
 	if err := staging.CheckPlain(context.Background(), repoRoot(t), staging.Functions); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writer returns a function that writes body to the file rel below dir, making its folders.
+func writer(t *testing.T, dir string) func(rel, body string) {
+	return func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
