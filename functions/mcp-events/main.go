@@ -32,7 +32,9 @@ const requestBudget = 28 * time.Second
 // the problem is reported to the fault reporter once, here.
 func FromEnv() func(openruntimes.Context) openruntimes.Response {
 	srv, err := load()
-	return func(rt openruntimes.Context) openruntimes.Response { return route(rt, srv, err) }
+	return func(rt openruntimes.Context) openruntimes.Response {
+		return route(rt, func() (*mcpserver.Server, error) { return srv, err })
+	}
 }
 
 func load() (*mcpserver.Server, error) {
@@ -47,28 +49,31 @@ func load() (*mcpserver.Server, error) {
 	return srv, err
 }
 
-// fromEnv is the function's only process-wide value: its entry point, built from the environment once per
-// process (a deployment's environment never changes while it runs). It is a cache, never a store: a new
-// process rebuilds it and loses nothing.
-var fromEnv = sync.OnceValue(FromEnv)
+// loaded is the function's only process-wide value: its server, built from the environment once per process
+// (a deployment's environment never changes while it runs), on the first request that needs it: /health
+// answers without it. It is a cache, never a store: a new process rebuilds it and loses nothing.
+var loaded = sync.OnceValues(load)
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response { return fromEnv()(rt) }
+func Main(rt openruntimes.Context) openruntimes.Response { return route(rt, loaded) }
 
 // New returns an entry point bound to srv instead of the process server: tests run several instances side
 // by side with it.
 func New(srv *mcpserver.Server) func(openruntimes.Context) openruntimes.Response {
-	return func(rt openruntimes.Context) openruntimes.Response { return route(rt, srv, nil) }
+	return func(rt openruntimes.Context) openruntimes.Response {
+		return route(rt, func() (*mcpserver.Server, error) { return srv, nil })
+	}
 }
 
 // route answers GET /health itself and hands the paths mcpserver handles to the server.
-func route(rt openruntimes.Context, srv *mcpserver.Server, err error) openruntimes.Response {
+func route(rt openruntimes.Context, server func() (*mcpserver.Server, error)) openruntimes.Response {
 	if rt.Req.Method == "GET" && rt.Req.Path == "/health" {
 		return fnhttp.Health(rt)
 	}
 	if !mcpserver.Handles(rt.Req.Path) {
 		return fnhttp.NotFound(rt)
 	}
+	srv, err := server()
 	if err != nil {
 		rt.Error("mcp-events configuration: " + err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "misconfigured",

@@ -35,6 +35,13 @@ type process struct {
 // (for signatures, expiry and scheduling: tests drive a delayed retry minutes ahead with it). A configuration
 // that does not work is reported once, here, with the reporter built first.
 func FromEnv(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
+	p := load()
+	return func(rt openruntimes.Context) openruntimes.Response {
+		return serve(rt, func() *process { return p }, now)
+	}
+}
+
+func load() *process {
 	faults, ferr := faultreport.FromEnv(os.Getenv, "webhook-ingress", fnhttp.BuildID())
 	cfg, err := ingress.LoadConfig()
 	if err == nil {
@@ -42,16 +49,16 @@ func FromEnv(now func() time.Time) func(openruntimes.Context) openruntimes.Respo
 	} else {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
-	p := &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults, err: err}
-	return func(rt openruntimes.Context) openruntimes.Response { return serve(rt, p, now) }
+	return &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults, err: err}
 }
 
-// fromEnv is the function's only process-wide value: its entry point, built from the environment once per
-// process (a deployment's environment never changes while it runs).
-var fromEnv = sync.OnceValue(func() func(openruntimes.Context) openruntimes.Response { return FromEnv(time.Now) })
+// loaded is the function's only process-wide value: its process state, built from the environment once per
+// process (a deployment's environment never changes while it runs), on the first request that needs it:
+// /health answers without it.
+var loaded = sync.OnceValue(load)
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response { return fromEnv()(rt) }
+func Main(rt openruntimes.Context) openruntimes.Response { return serve(rt, loaded, time.Now) }
 
 // execution is one request's ingress.Reporter: faults go to the fault reporter, diagnostic text and the
 // counter lines to the execution's logs at its end (serve writes them; the execution keeps no copy of the
@@ -71,7 +78,7 @@ func (e *execution) Fault(f ingress.Fault) {
 	e.faults.Report(faultreport.Fault{Operation: e.op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
 }
 
-func serve(rt openruntimes.Context, p *process, now func() time.Time) (resp openruntimes.Response) {
+func serve(rt openruntimes.Context, process func() *process, now func() time.Time) (resp openruntimes.Response) {
 	req := &rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
@@ -81,6 +88,7 @@ func serve(rt openruntimes.Context, p *process, now func() time.Time) (resp open
 		return fnhttp.NotFound(rt)
 	}
 
+	p := process()
 	if p.err != nil {
 		rt.Error("webhook-ingress is not configured: " + p.err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
