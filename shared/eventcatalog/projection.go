@@ -116,9 +116,11 @@ func executionProjection(p payload, d data) {
 // MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
 // on commas) matches the subscription's patterns filled with args (AppwriteEvents).
 func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
+	evs := splitEvents(delivered)
 	for _, pattern := range e.AppwriteEvents(args) {
-		for _, ev := range delivered {
-			if MatchPattern(pattern, strings.TrimSpace(ev)) {
+		ps := strings.Split(pattern, ".")
+		for _, es := range evs {
+			if segmentsEqual(ps, es) {
 				return true
 			}
 		}
@@ -126,11 +128,18 @@ func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 	return false
 }
 
-// MatchPattern reports whether an Appwrite event matches a pattern segment by segment, "*" matching any one
-// segment (Appwrite's own matching is exact string membership over the generated wildcard forms; this is
-// the same relation).
-func MatchPattern(pattern, event string) bool {
-	ps, es := strings.Split(pattern, "."), strings.Split(event, ".")
+// splitEvents returns Appwrite events trimmed of spaces and split on dots.
+func splitEvents(events []string) [][]string {
+	out := make([][]string, len(events))
+	for i, ev := range events {
+		out[i] = strings.Split(strings.TrimSpace(ev), ".")
+	}
+	return out
+}
+
+// segmentsEqual reports whether the split event es matches the split pattern ps, "*" matching any one
+// segment.
+func segmentsEqual(ps, es []string) bool {
 	if len(ps) != len(es) {
 		return false
 	}
@@ -196,24 +205,24 @@ type Binding struct {
 // Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
 // different values, or do not name every argument, or name one that is not an Appwrite id.
 func Bindings(appwriteEvents []string) []Binding {
+	evs := splitEvents(appwriteEvents)
 	var out []Binding
 	for _, e := range events {
-		if args, ok := e.argsFrom(appwriteEvents); ok {
+		if args, ok := e.argsFrom(evs); ok {
 			out = append(out, Binding{Event: e.Name, Args: args})
 		}
 	}
 	return out
 }
 
-// argsFrom reads e's arguments from Appwrite events: every event, trimmed of spaces and split on dots, is
-// compared with every pattern split on dots, segment by segment.
-func (e Event) argsFrom(appwriteEvents []string) (map[string]string, bool) {
+// argsFrom reads e's arguments from Appwrite events (splitEvents): every event is compared with every
+// pattern split on dots, segment by segment.
+func (e Event) argsFrom(evs [][]string) (map[string]string, bool) {
 	args := map[string]string{}
 	matched := false
 	for _, p := range e.Patterns {
 		ps := strings.Split(p, ".")
-		for _, ev := range appwriteEvents {
-			es := strings.Split(strings.TrimSpace(ev), ".")
+		for _, es := range evs {
 			if !segmentsMatch(ps, es) {
 				continue
 			}
