@@ -72,21 +72,23 @@ var errUnsignable = errors.New("eventdelivery: cannot sign the delivery")
 // Sender delivers events through one HTTP client. Make one per process with NewSender and share it; it is
 // safe for concurrent use.
 type Sender struct {
-	client *http.Client
+	client  *http.Client
+	timeout time.Duration // the client's Timeout: an attempt's bound unless the policy's is shorter
 }
 
-// NewSender returns a Sender over a copy of client (its Transport and Timeout) that never follows a
-// redirect and carries no cookies: a 3xx is the attempt's answer (ReasonRedirect, retried as any other
-// failure), because the callback that was verified is the one delivered to, not where it points.
+// NewSender returns a Sender over a copy of client that never follows a redirect and carries no cookies: a
+// 3xx is the attempt's answer (ReasonRedirect, retried as any other failure), because the callback that was
+// verified is the one delivered to, not where it points. The client's Timeout bounds each attempt through
+// the attempt's context, the one place an attempt's time is set (see Deliver).
 func NewSender(client *http.Client) *Sender {
 	c := *client
 	c.Jar = nil
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Sender{client: &c}
+	c.Timeout = 0
+	return &Sender{client: &c, timeout: client.Timeout}
 }
 
-// post sends body once to t, signed at now with message id msgID. The attempt ends at ctx's deadline or the
-// client's Timeout, whichever comes first.
+// post sends body once to t, signed at now with message id msgID. The attempt ends at ctx's deadline.
 func (s *Sender) post(ctx context.Context, t Target, msgID string, body []byte, now time.Time) Attempt {
 	start := time.Now()
 	if len(body) > MaxBodyBytes {
@@ -170,7 +172,7 @@ func (r Result) Delivered() bool { return r.Last().Delivered() }
 
 // Deliver posts body to t until it is accepted, a non-retryable answer comes, the attempts run out or the
 // budget does. Each attempt has its own context (its deadline the earliest of Policy.AttemptTimeout, the
-// budget's end and ctx's) and is signed afresh with the time from now.
+// client's Timeout, the budget's end and ctx's) and is signed afresh with the time from now.
 func (s *Sender) Deliver(ctx context.Context, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
 	if p.MaxAttempts < 1 {
 		p.MaxAttempts = 1
@@ -178,11 +180,15 @@ func (s *Sender) Deliver(ctx context.Context, t Target, msgID string, body []byt
 	ctx, cancel := context.WithTimeout(ctx, p.Budget)
 	defer cancel()
 	budget, _ := ctx.Deadline()
+	attempt := p.AttemptTimeout
+	if attempt <= 0 || (s.timeout > 0 && s.timeout < attempt) {
+		attempt = s.timeout
+	}
 	var r Result
 	for n := 1; ; n++ {
 		actx, acancel := ctx, context.CancelFunc(func() {})
-		if p.AttemptTimeout > 0 {
-			actx, acancel = context.WithTimeout(ctx, p.AttemptTimeout)
+		if attempt > 0 {
+			actx, acancel = context.WithTimeout(ctx, attempt)
 		}
 		a := s.post(actx, t, msgID, body, now())
 		acancel()
