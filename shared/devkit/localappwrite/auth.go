@@ -132,8 +132,8 @@ type principal struct {
 	userID string // acting user (OAuth subject), "" for keys and guests
 	// sessionID is the session a "user" principal authenticated with ("" for the others, a JWT included).
 	sessionID string
-	label  string // for the missing-scope message
-	role   string
+	label     string // for the missing-scope message
+	role      string
 }
 
 func (p *principal) has(scope string) bool { return p.scopes[scope] }
