@@ -153,7 +153,13 @@ func (s *Store) Messages(ctx context.Context, userID, conversationID string) ([]
 	for _, r := range rows {
 		out = append(out, messageOf(r))
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt < out[j].CreatedAt })
+	// Oldest first; within one turn (rows may share a timestamp) the user's message first.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].CreatedAt != out[j].CreatedAt {
+			return out[i].CreatedAt < out[j].CreatedAt
+		}
+		return out[i].TurnID == out[j].TurnID && out[i].Role == "user" && out[j].Role == "assistant"
+	})
 	return out, nil
 }
 
@@ -169,23 +175,18 @@ func (s *Store) MessageByTurn(ctx context.Context, userID, turnID string) (Messa
 // ErrTurnExists is a turn id already used.
 var ErrTurnExists = errors.New("turn id already used")
 
-// AddTurnMessages stores a turn's user message and its running assistant message (whose row id is the turn
-// id, so a turn id is used once).
+// AddTurnMessages stores a turn's user message and its running assistant message, whose row id is the
+// turn id, so that a turn id is used once (ErrTurnExists).
 func (s *Store) AddTurnMessages(ctx context.Context, userID, conversationID, turnID, text string, atts []Attachment) (Message, Message, error) {
 	if atts == nil {
 		atts = []Attachment{}
 	}
-	ab, _ := json.Marshal(atts)
-	asst, err := s.create(ctx, Messages, turnID, map[string]any{
-		"user_id": userID, "conversation_id": conversationID, "role": "assistant", "content": "", "status": StatusRunning,
-		"turn_id": turnID, "attachments": "[]", "timeline": "[]",
-	}, readOnly(userID))
-	if awclient.TypeOf(err) == "row_already_exists" || awclient.TypeOf(err) == "document_already_exists" {
+	if _, err := s.aw.GetRow(ctx, s.key, s.database, Messages, turnID); err == nil {
 		return Message{}, Message{}, ErrTurnExists
-	}
-	if err != nil {
+	} else if t := awclient.TypeOf(err); t != "row_not_found" && t != "document_not_found" && !missingSchema(err) {
 		return Message{}, Message{}, err
 	}
+	ab, _ := json.Marshal(atts)
 	usr, err := s.create(ctx, Messages, "unique()", map[string]any{
 		"user_id": userID, "conversation_id": conversationID, "role": "user", "content": cut(text, ContentChars),
 		"status": StatusDone, "turn_id": turnID, "attachments": string(ab), "timeline": "[]",
@@ -193,12 +194,19 @@ func (s *Store) AddTurnMessages(ctx context.Context, userID, conversationID, tur
 	if err != nil {
 		return Message{}, Message{}, err
 	}
-	u, a := messageOf(usr), messageOf(asst)
-	// The user's message comes first even when both rows got the same timestamp.
-	if u.CreatedAt > a.CreatedAt {
-		u.CreatedAt = a.CreatedAt
+	asst, err := s.create(ctx, Messages, turnID, map[string]any{
+		"user_id": userID, "conversation_id": conversationID, "role": "assistant", "content": "", "status": StatusRunning,
+		"turn_id": turnID, "attachments": "[]", "timeline": "[]",
+	}, readOnly(userID))
+	if err != nil {
+		// The turn does not start: its user message goes too.
+		_ = s.delete(ctx, Messages, usr.ID)
+		if t := awclient.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
+			return Message{}, Message{}, ErrTurnExists
+		}
+		return Message{}, Message{}, err
 	}
-	return u, a, nil
+	return messageOf(usr), messageOf(asst), nil
 }
 
 // SetExecution records the execution of a running turn.
