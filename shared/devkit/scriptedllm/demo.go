@@ -105,8 +105,11 @@ func sawToolResult(body map[string]any) bool {
 	return false
 }
 
-// demoTitle is the message's first five words.
+// demoTitle is the message's first five words (after the title prompt's "User message:" label).
 func demoTitle(msg string) string {
+	if i := strings.Index(msg, ":"); i >= 0 && strings.HasPrefix(strings.ToLower(msg), "user message") {
+		msg = msg[i+1:]
+	}
 	words := strings.Fields(msg)
 	if len(words) > 5 {
 		words = words[:5]

@@ -50,7 +50,7 @@ func TestDemoCallsValidTools(t *testing.T) {
 	if r := h(demoRequest(t, `{"response_format":{},"messages":[{"role":"user","content":"x"}]}`), 0); !strings.Contains(r.JSON, `"next":"platform"`) {
 		t.Fatalf("route %+v", r)
 	}
-	if r := h(demoRequest(t, `{"messages":[{"role":"user","content":"how do I deploy a site today"}]}`), 0); r.Content != "how do I deploy a" {
+	if r := h(demoRequest(t, `{"messages":[{"role":"user","content":"User message: how do I deploy a site today"}]}`), 0); r.Content != "how do I deploy a" {
 		t.Fatalf("title %+v", r)
 	}
 }
