@@ -180,7 +180,7 @@ func TestAccountExecutionByJWTCarriesTheUser(t *testing.T) {
 		w.WriteHeader(200)
 	}))
 	t.Cleanup(fn.Close)
-	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "turn", URL: fn.URL, Execute: []string{"any"}}); err != nil {
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "turn", URL: fn.URL, Execute: []string{"any"}, Timeout: 900}); err != nil {
 		t.Fatal(err)
 	}
 	value, err := f.s.CreateSession(testProject, "alice")
@@ -197,8 +197,16 @@ func TestAccountExecutionByJWTCarriesTheUser(t *testing.T) {
 		t.Fatalf("execution: %d %v", st, body)
 	}
 	h := <-got
-	if h.Get("X-Appwrite-User-Id") != "alice" || h.Get("X-Session-Api-Key") != "k" {
+	// An async execution may run up to the function's timeout (a turn longer than 30 s); a synchronous one
+	// gets 30 s.
+	if h.Get("X-Appwrite-User-Id") != "alice" || h.Get("X-Session-Api-Key") != "k" || h.Get("X-Open-Runtimes-Timeout") != "900" {
 		t.Fatalf("execution headers %v", h)
+	}
+	if st, body, _ := accountCall(t, f, "POST", "/v1/functions/turn/executions", map[string]any{"body": "{}"}, map[string]string{"X-Appwrite-JWT": jwt}); st != 201 {
+		t.Fatalf("sync execution: %d %v", st, body)
+	}
+	if h := <-got; h.Get("X-Open-Runtimes-Timeout") != "30" || h.Get("X-Appwrite-User-Id") != "alice" {
+		t.Fatalf("sync execution headers %v", h)
 	}
 	for _, stored := range body["requestHeaders"].([]any) {
 		if strings.EqualFold(stored.(map[string]any)["name"].(string), "x-session-api-key") {
