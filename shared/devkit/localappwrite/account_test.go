@@ -236,3 +236,47 @@ func TestAccountCORS(t *testing.T) {
 		t.Fatalf("error answer without CORS: %d %v", st, hdr)
 	}
 }
+
+func TestUsersReadOnlyRowsTheyMayRead(t *testing.T) {
+	f := newFixture(t, Options{})
+	err := f.s.SeedDatabase(testProject, DatabaseSpec{ID: "chat", Tables: []TableSpec{
+		{ID: "conversations", RowSecurity: true, Columns: []Column{{Key: "title", Type: "string", Size: 64}}},
+		{ID: "public", Permissions: []string{`read("any")`}, Columns: []Column{{Key: "title", Type: "string", Size: 64}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"alice", "bob"} {
+		if err := f.s.SeedUser(testProject, UserSpec{ID: u, Email: u + "@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := map[string]string{"X-Appwrite-Key": f.key}
+	for _, row := range []struct{ table, id, owner string }{{"conversations", "a1", "alice"}, {"conversations", "b1", "bob"}, {"public", "p1", ""}} {
+		body := map[string]any{"rowId": row.id, "data": map[string]any{"title": row.id}}
+		if row.owner != "" {
+			body["permissions"] = []string{`read("user:` + row.owner + `")`}
+		}
+		if st, b, _ := accountCall(t, f, "POST", "/v1/tablesdb/chat/tables/"+row.table+"/rows", body, key); st != 201 {
+			t.Fatalf("create %s: %d %v", row.id, st, b)
+		}
+	}
+	alice, _ := f.s.CreateSession(testProject, "alice")
+	jwt, _ := f.s.UserJWT(testProject, alice, time.Minute)
+	for _, auth := range []map[string]string{{"X-Appwrite-Session": alice}, {"X-Appwrite-JWT": jwt}} {
+		st, body, _ := accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/conversations/rows", nil, auth)
+		rows, _ := body["rows"].([]any)
+		if st != 200 || len(rows) != 1 || rows[0].(map[string]any)["$id"] != "a1" {
+			t.Fatalf("alice lists %d %v", st, body)
+		}
+		st, body, _ = accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/conversations/rows/b1", nil, auth)
+		wantType(t, "bob's row", st, body, 404, ErrRowNotFound)
+		if st, body, _ = accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/public/rows/p1", nil, auth); st != 200 {
+			t.Fatalf("a row anyone may read: %d %v", st, body)
+		}
+	}
+	// A key reads everything.
+	if st, body, _ := accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/conversations/rows/b1", nil, key); st != 200 {
+		t.Fatalf("key: %d %v", st, body)
+	}
+}
