@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"encoding/base64"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -63,6 +65,10 @@ func LoadConfig() Config {
 	c.Warnings = append(c.Warnings, c.LLM.Warnings...)
 	c.Limits.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", request.DefaultMaxAttachments)
 	c.Limits.MaxAttachmentBytes = c.envInt("ATTACHMENTS_MAX_BYTES", request.DefaultMaxAttachmentBytes)
+	if base64.StdEncoding.EncodedLen(c.Limits.MaxAttachmentBytes) > request.MaxBodyBytes {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("ATTACHMENTS_MAX_BYTES=%d cannot be reached: base64-encoded, such a file is more than the %d bytes Appwrite accepts for a request body",
+			c.Limits.MaxAttachmentBytes, request.MaxBodyBytes))
+	}
 	c.Engine.MaxSteps = c.envInt("SUBAGENT_MAX_STEPS", engine.DefaultMaxSteps)
 	c.Engine.ToolInputChars = c.envInt("STREAM_TOOL_INPUT_CHARS", engine.DefaultToolInputChars)
 	c.Engine.ToolOutputChars = c.envInt("STREAM_TOOL_OUTPUT_CHARS", engine.DefaultToolOutputChars)
