@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"appwrite-agent/functions/turn/request")
+	"appwrite-agent/functions/turn/request"
+)
 
 // TestAttachmentsFitThePlatform: a file at the default ATTACHMENTS_MAX_BYTES, base64-encoded in a turn,
 // fits in what Appwrite accepts as an execution body and is answered; a byte more is the engine's 413 for
