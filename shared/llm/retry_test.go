@@ -296,3 +296,23 @@ func TestStopReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryResponsesAPI: a reasoning model's calls (through go-openai) are retried the same way: a 503, then
+// a stream that dies before its first delta.
+func TestRetryResponsesAPI(t *testing.T) {
+	srv := scriptedllm.New(
+		scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 503, Message: "busy"}, Header: map[string]string{"retry-after-ms": "7"}},
+		scriptedllm.Reply{CutAfter: 1}, // response.created, then the connection dies
+		scriptedllm.Reply{Content: "thought it through"})
+	defer srv.Close()
+	w := &waits{}
+	var tokens []string
+	res, err := client(srv, w, 2, "gpt-5.6").Complete(context.Background(), Request{Messages: question,
+		OnToken: func(s string) { tokens = append(tokens, s) }})
+	if err != nil || res.Content != "thought it through" || strings.Join(tokens, "") != "thought it through" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if w.reasons() != "http_503,stream_cut" || w.slept[0] != 7*time.Millisecond || srv.Requests()[0].Path != "/v1/responses" {
+		t.Fatalf("%s %v", w.reasons(), w.slept)
+	}
+}
