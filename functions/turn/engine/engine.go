@@ -222,7 +222,7 @@ func (b BudgetError) Error() string {
 var errBadDecision = errors.New("the router's answer is not a routing decision")
 
 // errContentFilter is an answer the provider's content filter stopped.
-var errContentFilter = errors.New(MsgContentFilter)
+var errContentFilter = errors.New("the model provider's content filter stopped the answer")
 
 // Run runs one turn and emits its timeline; the last event is always complete. parent's cancellation and
 // deadline apply on top of the budget.
@@ -356,17 +356,18 @@ func (s *turnState) fail(ctx context.Context, err error, code string) {
 	s.settleMCP(true)
 	s.closeBlock()
 	partial := s.partial()
+	detail := err.Error()
 	var wait *llm.WaitTooLongError
 	switch {
 	case errors.As(err, &wait):
 		code = timeline.CodeRateLimited
 	case errors.Is(err, errContentFilter):
-		code = timeline.CodeContentFilter
+		code, detail = timeline.CodeContentFilter, MsgContentFilter
 	}
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		s.emit(timeline.Error(timeline.CodeBudget, BudgetError{s.cfg.Budget}.Error(), partial))
 	} else {
-		s.emit(timeline.Error(code, err.Error(), partial))
+		s.emit(timeline.Error(code, detail, partial))
 	}
 	s.emit(timeline.Complete())
 }
