@@ -220,10 +220,11 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 			}
 			var model *scriptedllm.Server
 			if name == "turn" {
-				// A model on a busy day: a 429, a reset connection, and a 503 in the middle of the subagent.
+				// A model on a busy day: a 429 asking for a one-second wait, a reset connection, and a 503 in the
+				// middle of the subagent.
 				soon := map[string]string{"retry-after-ms": "1"}
 				model = scriptedllm.New(
-					scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 429, Type: "rate_limit_exceeded", Message: "slow down"}, Header: soon},
+					scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 429, Type: "rate_limit_exceeded", Message: "slow down"}, Header: map[string]string{"Retry-After": "1"}},
 					scriptedllm.Reply{Reset: true},
 					scriptedllm.Reply{JSON: `{"next":"platform","reason":"time","final_answer":""}`},
 					scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "a", Name: "current_time"}, {ID: "b", Name: "current_time"}}},
@@ -252,6 +253,11 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 				reqs := model.Requests()
 				if len(reqs) != 6 || !bytes.Contains(reqs[5].Body, []byte(`"tool_call_id":"a"`)) || !bytes.Contains(reqs[5].Body, []byte(`"tool_call_id":"b"`)) {
 					t.Fatalf("%d model requests", len(reqs))
+				}
+				// The 429's Retry-After was honoured: the retry came at least a second after it (a lower bound the
+				// function's own wait sets, not a race with the test's clock).
+				if gap := reqs[1].Time.Sub(reqs[0].Time); gap < time.Second {
+					t.Fatalf("the retry after a 429 with Retry-After: 1 came %v after it", gap)
 				}
 
 				// The staged skills are the ones the built binary embeds and names in its platform prompt.
