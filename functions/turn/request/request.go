@@ -4,7 +4,6 @@ package request
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,15 +11,27 @@ import (
 
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/llm"
+
+	"appwrite-agent/shared/attachment"
 )
 
 // HistoryWindow is how many history messages (not turns) a turn keeps: the last 12.
 const HistoryWindow = 12
 
-// Default limits, as in the reference.
+// MaxBodyBytes is the largest turn request body: what Appwrite accepts as an execution's body
+// (appwrite/appwrite src/Appwrite/Platform/Modules/Functions/Http/Executions/Create.php: `body` is
+// `new Text(10485760, 0)`). A function domain's router takes up to 12 MiB with the headers (app/http.php:
+// `$payloadSize = 12 * (1024 * 1024)`, Swoole's package_max_length) and the Go runtime 20 MiB; the smaller
+// limit holds for both paths, so a turn that works through one works through the other, and a body over it
+// gets the engine's 413 with its reason rather than the platform's.
+const MaxBodyBytes = 10_485_760
+
+// Default limits: the attachment count is the reference's; the size is lowered from its 10,000,000 so that
+// one attachment at the limit, base64-encoded (4 characters for 3 bytes: 10,000,000 characters), fits in
+// MaxBodyBytes with room for the message, history and memories.
 const (
-	DefaultMaxAttachments     = 8
-	DefaultMaxAttachmentBytes = 10_000_000
+	DefaultMaxAttachments     = attachment.DefaultMaxPerMessage
+	DefaultMaxAttachmentBytes = attachment.DefaultMaxBytes
 	MaxMemories               = 200
 	MaxMemoryContent          = 8192
 	MaxMemoryPriority         = 1_000_000
@@ -138,6 +149,11 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 	if lim.MaxAttachmentBytes <= 0 {
 		lim.MaxAttachmentBytes = DefaultMaxAttachmentBytes
 	}
+	if len(body) > MaxBodyBytes {
+		return Turn{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+			"The request body is %d bytes, more than the %d bytes Appwrite accepts for an execution: send fewer or smaller attachments (base64 makes a file a third larger)",
+			len(body), MaxBodyBytes)}
+	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Turn{}, &Error{Status: http.StatusBadRequest, Message: "request body must be a JSON object"}
 	}
@@ -168,7 +184,8 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 	t.FirstTurn = len(t.History) == 0
 
 	if len(b.Attachments) > lim.MaxAttachments {
-		return Turn{}, invalid("Too many attachments (max %d)", lim.MaxAttachments)
+		p := attachment.TooMany(lim.MaxAttachments)
+		return Turn{}, &Error{Status: p.Status, Message: p.Message}
 	}
 	for i, a := range b.Attachments {
 		att, err := normalizeAttachment(a, i, lim.MaxAttachmentBytes)
@@ -247,22 +264,9 @@ func normalizeAttachment(a InlineAttachment, i int, maxBytes int) (Attachment, *
 	if raw == "" {
 		raw = a.DataBase64
 	}
-	if strings.TrimSpace(raw) == "" {
-		return Attachment{}, invalid("Attachment '%s' missing content_base64", name)
-	}
-	if limit := base64.StdEncoding.EncodedLen(maxBytes) + 4; len(raw) > limit*2 {
-		// Far too long to be within the limit even with whitespace: refuse before decoding.
-		return Attachment{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Attachment '%s' exceeds max size (%d bytes)", name, maxBytes)}
-	}
-	data, ok := decodeLenient(raw)
-	if !ok {
-		return Attachment{}, invalid("Attachment '%s' has invalid base64", name)
-	}
-	if len(data) == 0 {
-		return Attachment{}, invalid("Attachment '%s' is empty", name)
-	}
-	if len(data) > maxBytes {
-		return Attachment{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Attachment '%s' exceeds max size (%d bytes)", name, maxBytes)}
+	data, p := attachment.Decode(name, raw, maxBytes)
+	if p != nil {
+		return Attachment{}, &Error{Status: p.Status, Message: p.Message}
 	}
 	mime := normalizeMime(a.Mime)
 	if mime == "" {
@@ -273,27 +277,4 @@ func normalizeAttachment(a InlineAttachment, i int, maxBytes int) (Attachment, *
 		id = name
 	}
 	return Attachment{ID: id, Name: name, Mime: mime, Kind: kindOf(mime, name, a.Kind), Data: data}, nil
-}
-
-// decodeLenient decodes standard or URL-safe base64, with or without padding, ignoring whitespace and a
-// data: URL prefix (the reference decodes with validate=False).
-func decodeLenient(s string) ([]byte, bool) {
-	if strings.HasPrefix(s, "data:") {
-		if i := strings.Index(s, ","); i >= 0 {
-			s = s[i+1:]
-		}
-	}
-	s = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
-		}
-		return r
-	}, s)
-	s = strings.TrimRight(s, "=")
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, true
-		}
-	}
-	return nil, false
 }

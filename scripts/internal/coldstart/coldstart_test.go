@@ -138,7 +138,7 @@ func TestColdStartAndMemory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, buildLog.String())
 	}
-	names := []string{"turn", "title", "mcp-events", "webhook-ingress"}
+	names := []string{"turn", "title", "mcp-events", "webhook-ingress", "chat"}
 	specs := map[string]Spec{}
 	for _, name := range append([]string{BaselineName}, names...) {
 		env := append(os.Environ(), "OPEN_RUNTIMES_ENV=development", "OPEN_RUNTIMES_SECRET=", "OPEN_RUNTIMES_LOG_DIR="+filepath.Join(dir, "logs", name))
