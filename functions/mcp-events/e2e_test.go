@@ -55,15 +55,23 @@ func TestEventsListFilteredByTokenScope(t *testing.T) {
 	if got := strings.Join(names(allScopes), ","); got != "row.created,row.updated,row.deleted,file.created,user.created,execution.failed" {
 		t.Fatalf("all scopes: %s", got)
 	}
-	if got := strings.Join(names([]string{"webhooks.read", "webhooks.write", "users.read"}), ","); got != "user.created" {
+	if got := strings.Join(names([]string{"project:webhooks.read", "project:webhooks.write", "project:users.read"}), ","); got != "user.created" {
 		t.Fatalf("users only: %s", got)
+	}
+	// project:all grants every project scope (Appwrite Cloud's consent offers it).
+	if got := strings.Join(names([]string{"openid", "project:all"}), ","); got != "row.created,row.updated,row.deleted,file.created,user.created,execution.failed" {
+		t.Fatalf("project:all: %s", got)
+	}
+	// Bare names are API-key scopes, which no Appwrite access token carries: they grant nothing.
+	if r := rpc(t, url, st.token(userID, []string{"webhooks.read", "webhooks.write", "users.read", "all"}), "events/list", map[string]any{}); r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32012 {
+		t.Fatalf("bare scope names: %d %s", r.Status, r.Raw)
 	}
 	// A token that can use no event is asked to step up (HTTP 403, insufficient_scope), not shown an
 	// empty list.
-	r := rpc(t, url, st.token(userID, []string{"tables.read", "rows.read", "users.read"}), "events/list", map[string]any{})
+	r := rpc(t, url, st.token(userID, []string{"project:tables.read", "project:rows.read", "project:users.read"}), "events/list", map[string]any{})
 	chal := r.Header.Get("WWW-Authenticate")
 	if r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32012 ||
-		!strings.HasPrefix(chal, `Bearer error="insufficient_scope", scope="webhooks.read webhooks.write `) ||
+		!strings.HasPrefix(chal, `Bearer error="insufficient_scope", scope="project:webhooks.read project:webhooks.write `) ||
 		!strings.Contains(chal, `resource_metadata="`+publicURL+`/.well-known/oauth-protected-resource/mcp"`) {
 		t.Fatalf("without webhook scopes: %d %q %s", r.Status, chal, r.Raw)
 	}

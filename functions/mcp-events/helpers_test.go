@@ -41,8 +41,8 @@ const (
 
 // allScopes is what a fully-authorized token carries.
 var allScopes = []string{
-	"webhooks.read", "webhooks.write", "tables.read", "rows.read", "buckets.read", "files.read",
-	"users.read", "functions.read", "executions.read",
+	"project:webhooks.read", "project:webhooks.write", "project:tables.read", "project:rows.read", "project:buckets.read", "project:files.read",
+	"project:users.read", "project:functions.read", "project:executions.read",
 }
 
 func key32() string {

@@ -56,10 +56,10 @@ func TestScopeStepUp(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/stepup")
-	narrow := st.token(userID, []string{"webhooks.read", "webhooks.write", "tables.read"})
+	narrow := st.token(userID, []string{"project:webhooks.read", "project:webhooks.write", "project:tables.read"})
 
 	r := rpc(t, url, narrow, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
-	want := `Bearer error="insufficient_scope", scope="rows.read", resource_metadata="` + publicURL + `/.well-known/oauth-protected-resource/mcp"`
+	want := `Bearer error="insufficient_scope", scope="project:rows.read", resource_metadata="` + publicURL + `/.well-known/oauth-protected-resource/mcp"`
 	if r.Status != http.StatusForbidden || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), want) {
 		t.Fatalf("subscribe without rows.read: %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
 	}
@@ -74,10 +74,10 @@ func TestScopeStepUp(t *testing.T) {
 	if r := rpc(t, url, full, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil)); r.Error != nil {
 		t.Fatalf("after step-up: %s", r.Raw)
 	}
-	readOnly := st.token(userID, []string{"webhooks.read", "tables.read", "rows.read"})
+	readOnly := st.token(userID, []string{"project:webhooks.read", "project:tables.read", "project:rows.read"})
 	un := map[string]any{"name": "row.created", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}}
 	r = rpc(t, url, readOnly, "events/unsubscribe", un)
-	if r.Status != http.StatusForbidden || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="webhooks.write"`) {
+	if r.Status != http.StatusForbidden || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="project:webhooks.write"`) {
 		t.Fatalf("unsubscribe without webhooks.write: %d %q %s", r.Status, r.Header.Get("WWW-Authenticate"), r.Raw)
 	}
 	if n := len(st.webhooks(projectID)); n != 1 {
@@ -261,7 +261,7 @@ func TestIssuerOutageIsRetryable(t *testing.T) {
 	t.Cleanup(down.Close)
 	st.env["MCP_EVENTS_OAUTH_JWKS_URL"] = down.URL + "/jwks"
 	url := st.instance(st.server(mcpserver.Options{}))
-	tok := st.token(userID, []string{"webhooks.read", "webhooks.write", "rows.read"})
+	tok := st.token(userID, []string{"project:webhooks.read", "project:webhooks.write", "project:rows.read"})
 	list := `{"jsonrpc":"2.0","id":1,"method":"events/list","params":{}}`
 	for i := range 2 {
 		status, hdr, body, raw := post(t, "POST", url, tok, list, nil)

@@ -36,7 +36,7 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 	healthy := st.instance(st.server(mcpserver.Options{Faults: reporter(t, fake)}))
 	rpc(t, healthy, tok, "events/subscribe", subParams("row.exploded", rowArgs(), st.recv.url("/a"), secret, nil))
 	rpc(t, healthy, tok, "events/subscribe", subParams("row.created", rowArgs(), "https://localhost./a", secret, nil))
-	rpc(t, healthy, st.token(userID, []string{"webhooks.read"}), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/a"), secret, nil))
+	rpc(t, healthy, st.token(userID, []string{"project:webhooks.read"}), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/a"), secret, nil))
 	st.recv.setMode("500")
 	if r := rpc(t, healthy, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/failing"), secret, nil)); r.Error == nil || r.Error.Code != -32015 {
 		t.Fatalf("subscriber failure: %s", r.Raw)

@@ -229,10 +229,10 @@ func TestToolErrors(t *testing.T) {
 	}
 
 	// Step-up: a token without users.read.
-	narrow := st.token(userID, []string{"rows.read", "webhooks.read"})
+	narrow := st.token(userID, []string{"project:rows.read", "project:webhooks.read"})
 	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_user","arguments":{"project_id":"` + projectID + `","user_id":"u"}}}`
 	status, hdr, m, raw := post(t, "POST", url, narrow, body, nil)
-	if status != http.StatusForbidden || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="users.read", resource_metadata="`) || rpcCode(m) != -32012 {
+	if status != http.StatusForbidden || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="project:users.read", resource_metadata="`) || rpcCode(m) != -32012 {
 		t.Fatalf("step-up: %d %q %s", status, hdr.Get("WWW-Authenticate"), raw)
 	}
 	// The official SDK sees the refusal as a failed call, not a result.

@@ -91,7 +91,41 @@ type Event struct {
 }
 
 // webhookScopes are needed for every event: the subscription is a project webhook.
-var webhookScopes = [][]string{{"webhooks.read"}, {"webhooks.write"}}
+var webhookScopes = [][]string{{"project:webhooks.read"}, {"project:webhooks.write"}}
+
+// ScopePrefix starts the name of every project scope an Appwrite Cloud OAuth token carries
+// ("project:rows.read"); the part after it is the API-key scope of the same name. Appwrite Cloud's
+// authorization server grants only these names (and ScopeAll): bare names ("rows.read") are API-key scopes,
+// which no access token carries.
+const ScopePrefix = "project:"
+
+// ScopeAll is Appwrite Cloud's scope that grants every project scope.
+const ScopeAll = "project:all"
+
+// ScopeRequirements returns every scope requirement of the catalog, the webhook scopes first, each once:
+// every inner list is met by any one of its alternatives (Cloud names).
+func ScopeRequirements() [][]string {
+	out := append([][]string(nil), webhookScopes...)
+	seen := map[string]bool{}
+	for _, g := range out {
+		seen[strings.Join(g, " ")] = true
+	}
+	for _, e := range All() {
+		for _, g := range e.Scopes {
+			if k := strings.Join(g, " "); !seen[k] {
+				seen[k] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// HasScope reports whether granted (the scopes of an access token) satisfies scope (a Cloud name,
+// "project:<scope>"): it holds scope itself or ScopeAll.
+func HasScope(granted map[string]bool, scope string) bool {
+	return granted[scope] || (strings.HasPrefix(scope, ScopePrefix) && granted[ScopeAll])
+}
 
 var argDescriptions = map[string]string{
 	ArgProject:  "Appwrite project id.",
@@ -127,7 +161,7 @@ var events = []Event{
 		Description: "Fires when a row is created in a TablesDB table of an Appwrite project.",
 		Args:        []string{ArgDatabase, ArgTable},
 		Patterns:    []string{"databases.{database_id}.tables.{table_id}.rows.*.create"},
-		Scopes:      [][]string{{"tables.read", "collections.read"}, {"rows.read", "documents.read"}},
+		Scopes:      [][]string{{"project:tables.read", "project:collections.read"}, {"project:rows.read", "project:documents.read"}},
 		Target:      TargetTable,
 		Payload:     rowPayload(nil),
 		PayloadRequired: []string{
@@ -143,7 +177,7 @@ var events = []Event{
 			"databases.{database_id}.tables.{table_id}.rows.*.update",
 			"databases.{database_id}.tables.{table_id}.rows.*.upsert",
 		},
-		Scopes:          [][]string{{"tables.read", "collections.read"}, {"rows.read", "documents.read"}},
+		Scopes:          [][]string{{"project:tables.read", "project:collections.read"}, {"project:rows.read", "project:documents.read"}},
 		Target:          TargetTable,
 		Payload:         rowPayload(nil),
 		PayloadRequired: []string{ArgProject, ArgDatabase, ArgTable, "row_id", "updated_at"},
@@ -154,7 +188,7 @@ var events = []Event{
 		Description:     "Fires when a row is deleted from a TablesDB table.",
 		Args:            []string{ArgDatabase, ArgTable},
 		Patterns:        []string{"databases.{database_id}.tables.{table_id}.rows.*.delete"},
-		Scopes:          [][]string{{"tables.read", "collections.read"}, {"rows.read", "documents.read"}},
+		Scopes:          [][]string{{"project:tables.read", "project:collections.read"}, {"project:rows.read", "project:documents.read"}},
 		Target:          TargetTable,
 		Payload:         rowPayload(nil),
 		PayloadRequired: []string{ArgProject, ArgDatabase, ArgTable, "row_id"},
@@ -165,7 +199,7 @@ var events = []Event{
 		Description: "Fires when a file is uploaded to a Storage bucket.",
 		Args:        []string{ArgBucket},
 		Patterns:    []string{"buckets.{bucket_id}.files.*.create"},
-		Scopes:      [][]string{{"buckets.read"}, {"files.read"}},
+		Scopes:      [][]string{{"project:buckets.read"}, {"project:files.read"}},
 		Target:      TargetBucket,
 		Payload: map[string]map[string]any{
 			ArgProject:   str("Project id."),
@@ -183,7 +217,7 @@ var events = []Event{
 		Description: "Fires when a user signs up or is created in an Appwrite project (IDs only: no email, phone or prefs).",
 		Args:        nil,
 		Patterns:    []string{"users.*.create"},
-		Scopes:      [][]string{{"users.read"}},
+		Scopes:      [][]string{{"project:users.read"}},
 		Target:      TargetUsers,
 		Payload: map[string]map[string]any{
 			ArgProject:   str("Project id."),
@@ -200,7 +234,7 @@ var events = []Event{
 			"through function domains fire no Appwrite event and are not covered.",
 		Args:     []string{ArgFunction},
 		Patterns: []string{"functions.{function_id}.executions.*.create", "functions.{function_id}.executions.*.update"},
-		Scopes:   [][]string{{"functions.read"}, {"executions.read", "execution.read"}},
+		Scopes:   [][]string{{"project:functions.read"}, {"project:executions.read", "project:execution.read"}},
 		Target:   TargetFunction,
 		Payload: map[string]map[string]any{
 			ArgProject:             str("Project id."),
@@ -290,7 +324,7 @@ func (e Event) MissingScopes(scopes map[string]bool) []string {
 	for _, group := range append(append([][]string(nil), webhookScopes...), e.Scopes...) {
 		ok := false
 		for _, s := range group {
-			if scopes[s] {
+			if HasScope(scopes, s) {
 				ok = true
 				break
 			}
@@ -307,7 +341,7 @@ func (e Event) MissingScopes(scopes map[string]bool) []string {
 func (e Event) StepUpScopes(scopes map[string]bool) []string {
 	var out []string
 	for _, group := range append(append([][]string(nil), webhookScopes...), e.Scopes...) {
-		if !slices.ContainsFunc(group, func(s string) bool { return scopes[s] }) {
+		if !slices.ContainsFunc(group, func(s string) bool { return HasScope(scopes, s) }) {
 			out = append(out, group[0])
 		}
 	}

@@ -56,13 +56,20 @@ func TestValidateArgs(t *testing.T) {
 
 func TestMissingScopes(t *testing.T) {
 	ev, _ := eventcatalog.Lookup(eventcatalog.ExecutionFailed)
-	got := ev.MissingScopes(map[string]bool{"webhooks.read": true, "webhooks.write": true, "functions.read": true, "execution.read": true})
+	got := ev.MissingScopes(map[string]bool{"project:webhooks.read": true, "project:webhooks.write": true, "project:functions.read": true, "project:execution.read": true})
 	if len(got) != 0 {
 		t.Fatalf("alternative scope not accepted: %v", got)
 	}
-	got = ev.MissingScopes(map[string]bool{"functions.read": true})
-	if strings.Join(got, "|") != "webhooks.read|webhooks.write|executions.read or execution.read" {
+	got = ev.MissingScopes(map[string]bool{"project:functions.read": true})
+	if strings.Join(got, "|") != "project:webhooks.read|project:webhooks.write|project:executions.read or project:execution.read" {
 		t.Fatalf("%v", got)
+	}
+	// project:all grants every project scope; bare names (API-key scopes) and organization:all grant none.
+	if got := ev.MissingScopes(map[string]bool{eventcatalog.ScopeAll: true}); len(got) != 0 {
+		t.Fatalf("project:all: %v", got)
+	}
+	if got := ev.MissingScopes(map[string]bool{"webhooks.read": true, "webhooks.write": true, "functions.read": true, "executions.read": true, "organization:all": true, "all": true}); len(got) != 4 {
+		t.Fatalf("bare names: %v", got)
 	}
 }
 

@@ -37,7 +37,7 @@ import (
 const IDPrefix = "mcpev_"
 
 // ScopeWebhooksWrite is the scope events/unsubscribe needs (it deletes a project webhook).
-const ScopeWebhooksWrite = "webhooks.write"
+const ScopeWebhooksWrite = eventcatalog.ScopePrefix + "webhooks.write"
 
 // IDLength is the length of a subscription id: IDPrefix + 30 hex digits (120 bits), Appwrite's 36-character
 // custom-id limit.
@@ -707,7 +707,7 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	if merr != nil {
 		return nil, merr
 	}
-	if !c.Principal.Scopes[ScopeWebhooksWrite] {
+	if !eventcatalog.HasScope(c.Principal.Scopes, ScopeWebhooksWrite) {
 		return nil, mcperr.InsufficientScope([]string{ScopeWebhooksWrite}, []string{ScopeWebhooksWrite},
 			"the access token lacks the scope unsubscribing needs: %s", ScopeWebhooksWrite)
 	}

@@ -227,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// Projects, tables, subscribers (users, members of every project) and their tokens.
 	projects := make([]string, cfg.Projects)
 	keys := map[string]string{}
-	scopes := []string{"webhooks.read", "webhooks.write", "tables.read", "rows.read", "databases.read"}
+	scopes := localappwrite.CloudScopes("webhooks.read", "webhooks.write", "tables.read", "rows.read", "databases.read")
 	users := make([]string, len(f.profiles))
 	for i := range users {
 		users[i] = fmt.Sprintf("subscriber-%d", i)
