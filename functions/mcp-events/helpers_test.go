@@ -45,6 +45,26 @@ var allScopes = []string{
 	"project:users.read", "project:functions.read", "project:executions.read",
 }
 
+// profile is the stand-in profile of this pass over the package's tests: TestMain runs every test once
+// against Appwrite Cloud's behaviour (authPassword never returned, plan limits) and once against the
+// open-source server's.
+var profile localappwrite.Profile
+
+// cloud reports whether this pass plays Appwrite Cloud.
+func cloud() bool { return profile == localappwrite.ProfileCloud }
+
+func TestMain(m *testing.M) {
+	code := 0
+	for _, p := range []localappwrite.Profile{localappwrite.ProfileCloud, localappwrite.ProfileOpenSource} {
+		profile = p
+		fmt.Fprintf(os.Stderr, "== stand-in profile %s\n", p)
+		if c := m.Run(); c != 0 {
+			code = c
+		}
+	}
+	os.Exit(code)
+}
+
 func key32() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
@@ -87,6 +107,8 @@ func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
 		Clock:                    st.now,
 		Logf:                     func(string, ...any) {},
 		AllowLoopbackWebhookURLs: true,
+		Profile:                  profile,
+		WebhookLimit:             50, // Cloud's Start plan; the plan-limit tests set Free's
 	}
 	if opt != nil {
 		opt(&opts)
@@ -196,7 +218,9 @@ func (st *stack) call(project, key, method, path, contentType string, body io.Re
 	return resp.StatusCode, raw
 }
 
-// webhooks lists the project's webhooks with the API key (both field spellings of format 1.8.0).
+// webhooks lists the project's webhooks with the API key (both field spellings of format 1.8.0), with
+// authPassword (httpPass) as the stand-in stores it: in the Cloud profile Appwrite returns it blank, and the
+// tests inspect what was written.
 func (st *stack) webhooks(project string) []map[string]any {
 	st.t.Helper()
 	_, raw := st.call(project, st.apiKey, "GET", "/webhooks", "", nil)
@@ -204,6 +228,12 @@ func (st *stack) webhooks(project string) []map[string]any {
 		Webhooks []map[string]any `json:"webhooks"`
 	}
 	must(st.t, json.Unmarshal(raw, &out))
+	for _, w := range out.Webhooks {
+		id, _ := w["$id"].(string)
+		if stored, ok := st.la.StoredWebhook(project, id); ok {
+			w["httpPass"] = stored.AuthPassword
+		}
+	}
 	return out.Webhooks
 }
 

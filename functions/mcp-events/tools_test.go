@@ -178,7 +178,12 @@ func TestReadOnlyTools(t *testing.T) {
 		t.Fatalf("subscriptions: %v", subs)
 	}
 	first := subs[0].(map[string]any)
-	if first["event"] != "execution.failed" || first["callback_url"] != cb || first["enabled"] != true ||
+	// The callback URL is sealed in authPassword: listed where Appwrite returns it, absent on Cloud.
+	wantCB := any(cb)
+	if cloud() {
+		wantCB = nil
+	}
+	if first["event"] != "execution.failed" || first["callback_url"] != wantCB || first["enabled"] != true ||
 		first["arguments"].(map[string]any)["function_id"] != fnID || first["verified_at"] == nil {
 		t.Fatalf("subscription: %v", first)
 	}

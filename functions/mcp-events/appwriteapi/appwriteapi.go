@@ -436,6 +436,18 @@ func (p *Project) ListWebhooks(ctx context.Context, prefix string) ([]Webhook, e
 	return out, nil
 }
 
+// CountWebhooks returns how many webhooks the project has (the list's total).
+func (p *Project) CountWebhooks(ctx context.Context) (int, error) {
+	q := url.Values{"queries[]": {`{"method":"limit","values":[1]}`}}
+	var res struct {
+		Total int `json:"total"`
+	}
+	if err := p.do(ctx, http.MethodGet, "/webhooks", q, nil, &res); err != nil {
+		return 0, err
+	}
+	return res.Total, nil
+}
+
 // CreateWebhook creates a webhook with the given id and signature secret. It fails with a *VersionError on an
 // Appwrite older than MinVersion, which would ignore the secret, and on one that answers the create with
 // another secret than the one sent (whatever version it reports): that webhook is deleted again before the

@@ -9,7 +9,6 @@ import (
 
 	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
-	"appwrite-agent/shared/eventcatalog"
 )
 
 func TestIDIsDeterministicAndKeyed(t *testing.T) {
@@ -79,16 +78,6 @@ func TestMapAppwrite(t *testing.T) {
 		if c.field != "" && !strings.Contains(e.Data["field"].(string), c.field) {
 			t.Errorf("%v: field %v", c.err, e.Data["field"])
 		}
-	}
-}
-
-func TestWebhookNameFits(t *testing.T) {
-	ev, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
-	long := strings.Repeat("a", 36)
-	name := webhookName(&prepared{event: ev, url: "https://" + strings.Repeat("h", 200) + "/x",
-		args: map[string]string{"project_id": "p", "database_id": long, "table_id": long}})
-	if len(name) > 128 {
-		t.Fatalf("%d characters", len(name))
 	}
 }
 

@@ -52,6 +52,9 @@ const (
 	ErrDeploymentNotFound        = "deployment_not_found"
 	ErrFunctionEntrypointMissing = "function_entrypoint_missing"
 	ErrFunctionSyncTimeout       = "function_synchronous_timeout"
+	// ErrAdditionalResourceNotAllowed is APPWRITE CLOUD's plan limit (403): a create beyond what the project's
+	// plan allows (Cloud profile only; the open-source server has no plans).
+	ErrAdditionalResourceNotAllowed = "additional_resource_not_allowed"
 	// ErrFunctionExecutePermissionMissing is a function domain call to a function nobody may execute.
 	ErrFunctionExecutePermissionMissing = "function_execute_permission_missing"
 )
@@ -62,22 +65,27 @@ type errorDef struct {
 }
 
 var errorCatalog = map[string]errorDef{
-	ErrGeneralUnknown:                   {500, "Server Error"},
-	ErrGeneralServerError:               {500, "An internal server error occurred."},
-	ErrGeneralAccessForbidden:           {401, "Access to this API is forbidden."},
-	ErrGeneralUnauthorizedScope:         {401, "The current user or API key does not have the required scopes to access the requested resource."},
-	ErrGeneralArgumentInvalid:           {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
-	ErrGeneralBadRequest:                {400, "There was an error processing your request. Please check the inputs and try again."},
-	ErrGeneralRouteNotFound:             {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
-	ErrProjectNotFound:                  {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
-	ErrProjectKeyExpired:                {401, "The project key has expired. Please generate a new key using the Appwrite console."},
-	ErrUserUnauthorized:                 {401, "The current user is not authorized to perform the requested action."},
-	ErrUserJWTInvalid:                   {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
-	ErrUserNotFound:                     {404, "User with the requested ID could not be found."},
-	ErrUserAlreadyExists:                {409, "A user with the same id, email, or phone already exists in this project."},
-	ErrUserEmailAlreadyExists:           {409, "A user with the same email already exists in the current project."},
-	ErrUserPhoneAlreadyExists:           {409, "A user with the same phone number already exists in the current project."},
-	ErrWebhookNotFound:                  {404, "Webhook with the requested ID could not be found."},
+	ErrGeneralUnknown:           {500, "Server Error"},
+	ErrGeneralServerError:       {500, "An internal server error occurred."},
+	ErrGeneralAccessForbidden:   {401, "Access to this API is forbidden."},
+	ErrGeneralUnauthorizedScope: {401, "The current user or API key does not have the required scopes to access the requested resource."},
+	ErrGeneralArgumentInvalid:   {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
+	ErrGeneralBadRequest:        {400, "There was an error processing your request. Please check the inputs and try again."},
+	ErrGeneralRouteNotFound:     {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
+	ErrProjectNotFound:          {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
+	ErrProjectKeyExpired:        {401, "The project key has expired. Please generate a new key using the Appwrite console."},
+	ErrUserUnauthorized:         {401, "The current user is not authorized to perform the requested action."},
+	ErrUserJWTInvalid:           {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
+	ErrUserNotFound:             {404, "User with the requested ID could not be found."},
+	ErrUserAlreadyExists:        {409, "A user with the same id, email, or phone already exists in this project."},
+	ErrUserEmailAlreadyExists:   {409, "A user with the same email already exists in the current project."},
+	ErrUserPhoneAlreadyExists:   {409, "A user with the same phone number already exists in the current project."},
+	ErrWebhookNotFound:          {404, "Webhook with the requested ID could not be found."},
+	// Cloud's code and type (appwrite/mcp docs/events.md "Failure handling" and "Free plan"; SDK users' code
+	// matching error.type, e.g. the bucket and database limits). The open-source source has no such entry;
+	// the message follows Cloud's platform-limit wording (appwrite#7488: "The maximum number of platforms
+	// allowed for the selected plan has reached. Upgrade to increase the limit.").
+	ErrAdditionalResourceNotAllowed:     {403, "The maximum number of webhooks allowed for the selected plan has been reached. Upgrade to increase the limit."},
 	ErrWebhookAlreadyExists:             {409, "Webhook with the same ID already exists. Try again with a different ID."},
 	ErrDatabaseNotFound:                 {404, "Database with the requested ID '%s' could not be found."},
 	ErrDatabaseAlreadyExists:            {409, "Database with the requested ID '%s' already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},

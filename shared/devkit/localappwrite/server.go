@@ -74,8 +74,63 @@ type Options struct {
 	Workers int
 	// Builds is how many deployment builds run at once (2); more wait with status "processing".
 	Builds int
+	// Profile is the server the stand-in plays: ProfileOpenSource (the zero value: open-source Appwrite, as
+	// Version) or ProfileCloud (Appwrite Cloud where it differs: docs/local-appwrite.md "Cloud profile").
+	Profile Profile
+	// WebhookLimit is the per-project webhook limit of ProfileCloud: 0 is the Free plan's 2, a negative
+	// number no limit (Pro, Scale). Ignored by ProfileOpenSource, which has no plans.
+	WebhookLimit int
 	// Logf receives diagnostics; log.Printf when nil. Use func(string, ...any){} to silence.
 	Logf func(format string, args ...any)
+}
+
+// Profile names the server the stand-in plays.
+type Profile string
+
+// The profiles.
+const (
+	// ProfileOpenSource is open-source Appwrite (Options.Version, 1.9.6 by default).
+	ProfileOpenSource Profile = ""
+	// ProfileCloud is Appwrite Cloud: webhook reads never return authPassword, and a create beyond the plan's
+	// webhook limit (Options.WebhookLimit) answers 403 additional_resource_not_allowed.
+	ProfileCloud Profile = "cloud"
+)
+
+// FreePlanWebhooks is the Free plan's webhooks per project on Appwrite Cloud (appwrite/mcp docs/events.md
+// "Free plan": 2 on Free, 50 on Start, unlimited on Pro and Scale).
+const FreePlanWebhooks = 2
+
+// ParseProfile reads a profile name: "cloud", or "oss" / "open-source" / "" for the open-source server.
+func ParseProfile(s string) (Profile, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "cloud":
+		return ProfileCloud, nil
+	case "", "oss", "open-source", "opensource":
+		return ProfileOpenSource, nil
+	}
+	return "", fmt.Errorf("localappwrite: unknown profile %q (cloud or oss)", s)
+}
+
+// String returns the profile's name: "cloud" or "oss".
+func (p Profile) String() string {
+	if p == ProfileCloud {
+		return "cloud"
+	}
+	return "oss"
+}
+
+// cloud reports whether the stand-in plays Appwrite Cloud.
+func (s *Server) cloud() bool { return s.opts.Profile == ProfileCloud }
+
+// webhookLimit is the per-project webhook limit, or -1 for none.
+func (s *Server) webhookLimit() int {
+	switch {
+	case !s.cloud() || s.opts.WebhookLimit < 0:
+		return -1
+	case s.opts.WebhookLimit == 0:
+		return FreePlanWebhooks
+	}
+	return s.opts.WebhookLimit
 }
 
 // processSigningKey is the signing key of every Server of the process built without Options.SigningKey:
