@@ -47,8 +47,25 @@ type offsetClock struct{ offset atomic.Int64 }
 func (c *offsetClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
+// profile is the stand-in profile of this pass over the package's tests: TestMain runs every test against
+// Appwrite Cloud's behaviour and against the open-source server's.
+var profile localappwrite.Profile
+
+func TestMain(m *testing.M) {
+	code := 0
+	for _, p := range []localappwrite.Profile{localappwrite.ProfileCloud, localappwrite.ProfileOpenSource} {
+		profile = p
+		fmt.Fprintf(os.Stderr, "== stand-in profile %s\n", p)
+		if c := m.Run(); c != 0 {
+			code = c
+		}
+	}
+	os.Exit(code)
+}
+
 func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	t.Helper()
+	opts.Profile, opts.WebhookLimit = profile, -1
 	st := &stack{t: t, receiver: webhookreceiver.New(subSecret), clock: &offsetClock{}}
 	t.Cleanup(st.receiver.Close)
 	opts.Logf = t.Logf
@@ -279,3 +296,32 @@ func TestDelayedRetryOnTheStandIn(t *testing.T) {
 // sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
 // average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
 const sdkTimeout = 2 * time.Minute
+
+// TestExpiredDeliveriesNeverPauseTheWebhook: Appwrite pauses a webhook after ten failed deliveries in a row
+// and emails every member of the project. Ten deliveries to an expired subscription are answered 2xx
+// (counted, dropped): the webhook stays enabled with no failed attempt, and the subscriber gets nothing.
+func TestExpiredDeliveriesNeverPauseTheWebhook(t *testing.T) {
+	st := newStack(t, localappwrite.Options{MaxFailedAttempts: 10})
+	st.subscribe("sub-standin-expired", "row.created", rowArgs, time.Now().Add(-time.Minute))
+	for range 10 {
+		st.createRow("tickets")
+	}
+	st.flush()
+	var n int
+	for _, d := range st.aw.Deliveries() {
+		if d.WebhookID != "sub-standin-expired" {
+			continue
+		}
+		n++
+		if last := d.Attempts[len(d.Attempts)-1]; last.StatusCode != 200 {
+			t.Fatalf("delivery answered %d", last.StatusCode)
+		}
+	}
+	wh, ok := st.aw.StoredWebhook(projectID, "sub-standin-expired")
+	if n != 10 || !ok || !wh.Enabled || wh.Attempts != 0 {
+		t.Fatalf("%d deliveries; webhook %+v", n, wh)
+	}
+	if got := st.receiver.Deliveries(); len(got) != 0 {
+		t.Fatalf("an expired subscription delivered %d requests", len(got))
+	}
+}

@@ -22,6 +22,7 @@ import (
 
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/scripts/internal/staging"
+	"appwrite-agent/shared/devkit/localappwrite"
 )
 
 func main() {
@@ -33,6 +34,8 @@ func main() {
 		"webhook-ingress": flag.Int("webhook-ingress-port", 3004, "port of the webhook-ingress function"),
 	}
 	appwriteAddr := flag.String("appwrite", "127.0.0.1:8080", "address of the local Appwrite stand-in (API under /v1)")
+	profile := flag.String("appwrite-profile", "cloud", "what the stand-in plays: cloud (Appwrite Cloud: authPassword never returned, per-project webhook limit) or oss (open-source Appwrite 1.9.6)")
+	webhookLimit := flag.Int("webhook-limit", 0, "webhooks per project in the cloud profile: 0 is the Free plan's 2, 50 Start, -1 unlimited (Pro, Scale)")
 	demo := flag.Bool("demo", false, "subscribe a local signed-webhook receiver to row.created through mcp-events, create a row, print the delivered event, and exit")
 	flag.Parse()
 
@@ -42,13 +45,19 @@ func main() {
 	for name, v := range ports {
 		p[name] = *v
 	}
-	if err := run(ctx, os.Stdout, *host, p, *appwriteAddr, *demo); err != nil && !errors.Is(err, context.Canceled) {
+	prof, err := localappwrite.ParseProfile(*profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		os.Exit(2)
+	}
+	aw := localappwrite.Options{Profile: prof, WebhookLimit: *webhookLimit}
+	if err := run(ctx, os.Stdout, *host, p, *appwriteAddr, aw, *demo); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "dev:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer, host string, ports map[string]int, appwriteAddr string, demo bool) error {
+func run(ctx context.Context, out io.Writer, host string, ports map[string]int, appwriteAddr string, aw localappwrite.Options, demo bool) error {
 	root, err := staging.FindRoot(".")
 	if err != nil {
 		return err
@@ -56,7 +65,7 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 	devDir := filepath.Join(root, ".dev")
 	// Like LLM_API_KEY, a session key set in the shell is used as is; otherwise the one in .dev/secrets.json.
 	opts := stack.Options{Root: root, Host: host, Ports: ports, AppwriteAddr: appwriteAddr, StateDir: devDir, Output: out,
-		SessionKey: strings.TrimSpace(os.Getenv("AGENT_API_KEY"))}
+		SessionKey: strings.TrimSpace(os.Getenv("AGENT_API_KEY")), Appwrite: aw}
 	var rcv *demoReceiver
 	if demo {
 		if rcv, err = newDemoReceiver(devDir); err != nil {
@@ -95,13 +104,24 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 	}
 }
 
+// profileLine says what the stand-in plays (-appwrite-profile, -webhook-limit).
+func profileLine(s *localappwrite.Server) string {
+	if s.Profile() != localappwrite.ProfileCloud {
+		return "open-source Appwrite"
+	}
+	if n := s.WebhookLimit(); n >= 0 {
+		return fmt.Sprintf("Appwrite Cloud, %d webhooks per project", n)
+	}
+	return "Appwrite Cloud, unlimited webhooks"
+}
+
 func printStack(w io.Writer, st *stack.Stack) {
 	d := st.Demo
 	fmt.Fprintln(w)
 	for _, name := range staging.Functions {
 		fmt.Fprintf(w, "  %-16s %s   (GET %s/health; domain %s)\n", name, st.URLs[name], st.URLs[name], d.Domains[name])
 	}
-	fmt.Fprintf(w, "  %-16s %s   (project %s)\n", "appwrite", d.Endpoint, d.ProjectID)
+	fmt.Fprintf(w, "  %-16s %s   (project %s; plays %s)\n", "appwrite", d.Endpoint, d.ProjectID, profileLine(st.Appwrite.Server))
 	fmt.Fprintf(w, "    API key          %s…   (every scope; full value in %s)\n", d.APIKey[:min(24, len(d.APIKey))], filepath.Join(st.StateDir, "stack.json"))
 	fmt.Fprintf(w, "    database/table   %s / %s\n", d.DatabaseID, d.TableID)
 	fmt.Fprintf(w, "    progress table   %s / %s   (turn's Realtime sink; the demo user's session is in %s)\n", d.DatabaseID, d.ProgressTableID, filepath.Join(st.StateDir, "stack.json"))

@@ -56,7 +56,7 @@ func start(t *testing.T, env map[string][]string) *world {
 	env["*"] = append(env["*"], "SAFEHTTP_CA_FILE="+ca)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true}})
+	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true, Profile: localappwrite.ProfileCloud, WebhookLimit: 50}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,6 +119,12 @@ func (p Profile) String() string {
 	return "oss"
 }
 
+// Profile returns the profile the stand-in plays.
+func (s *Server) Profile() Profile { return s.opts.Profile }
+
+// WebhookLimit returns the per-project webhook limit in force, or -1 for none.
+func (s *Server) WebhookLimit() int { return s.webhookLimit() }
+
 // cloud reports whether the stand-in plays Appwrite Cloud.
 func (s *Server) cloud() bool { return s.opts.Profile == ProfileCloud }
 
