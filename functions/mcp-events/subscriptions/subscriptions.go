@@ -495,13 +495,21 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", err
 	}
 	res := &SubscribeResult{
-		ResultType: "complete", ID: pr.id, RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339),
+		ResultType: "complete", ID: pr.id, RefreshBefore: RefreshBefore(sub.Expiry, ttl).UTC().Format(time.RFC3339),
 		Cursor: nil, Truncated: false,
 	}
 	if rotation != nil {
 		res.Meta = map[string]any{MetaRotation: rotation}
 	}
 	return res, outcome, nil
+}
+
+// RefreshBefore is the refreshBefore of a grant of ttl that expires at expiry: a tenth of the grant earlier
+// (rounded up to whole seconds), so that a client refreshing at refreshBefore, however slowly, never lets
+// deliveries lapse (6 minutes for an hour, 30 s at a 5-minute floor; appwrite/mcp docs/events.md "TTL").
+func RefreshBefore(expiry time.Time, ttl time.Duration) time.Time {
+	margin := (ttl/10 + time.Second - 1).Truncate(time.Second)
+	return expiry.Add(-margin)
 }
 
 // What a rotation answers when the previous secret cannot be read back.
@@ -733,8 +741,7 @@ func argsFor(w *appwriteapi.Webhook, event string) (map[string]string, bool) {
 
 // Unsubscribe serves events/unsubscribe.
 func (s *Service) Unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
-	res, err := s.unsubscribe(ctx, c, p)
-	outcome := metrics.OutcomeUnsubscribed
+	res, outcome, err := s.unsubscribe(ctx, c, p)
 	if err != nil {
 		outcome = outcomeOf(err)
 		c.logf("events/unsubscribe %s: %s", p.Name, err.Error())
@@ -747,13 +754,13 @@ func (s *Service) Unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	return res, err
 }
 
-func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
+func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, string, *mcperr.Error) {
 	pr, merr := s.prepare(ctx, c, p.Name, p.Arguments, p.Delivery, false)
 	if merr != nil {
-		return nil, merr
+		return nil, "", merr
 	}
 	if !eventcatalog.HasScope(c.Principal.Scopes, ScopeWebhooksWrite) {
-		return nil, mcperr.InsufficientScope([]string{ScopeWebhooksWrite}, []string{ScopeWebhooksWrite},
+		return nil, "", mcperr.InsufficientScope([]string{ScopeWebhooksWrite}, []string{ScopeWebhooksWrite},
 			"the access token lacks the scope unsubscribing needs: %s", ScopeWebhooksWrite)
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
@@ -761,12 +768,12 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		if appwriteapi.StatusOf(err) == http.StatusNotFound {
 			var ae *appwriteapi.Error
 			if errors.As(err, &ae) && strings.HasPrefix(ae.Type, "project_") {
-				return nil, mapAppwrite(err, "project", pr.project)
+				return nil, "", mapAppwrite(err, "project", pr.project)
 			}
-			return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "subscription"},
-				"no subscription to %s for these arguments and this delivery URL", pr.event.Name)
+			// Nothing to remove: unsubscribe is idempotent (OpenAI's MCP events guide; appwrite/mcp).
+			return &EmptyResult{ResultType: "complete"}, metrics.OutcomeAbsent, nil
 		}
-		return nil, mapAppwrite(err, "webhook", pr.project)
+		return nil, "", mapAppwrite(err, "webhook", pr.project)
 	}
 	lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
 	hooks, err := proj.ListWebhooks(lctx, IDPrefix)
@@ -776,5 +783,5 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	} else {
 		s.cleanup(ctx, c, proj, c.Principal.Subject, pr.id, hooks)
 	}
-	return &EmptyResult{ResultType: "complete"}, nil
+	return &EmptyResult{ResultType: "complete"}, metrics.OutcomeUnsubscribed, nil
 }
