@@ -29,15 +29,15 @@ func TestExpiredCleanedBeforeCreate(t *testing.T) {
 	st.recv.accept(secret)
 	cb := st.recv.url("/lapsed")
 	for _, p := range []map[string]any{
-		subParams("row.created", rowArgs(), cb, secret, 60000),
-		subParams("file.created", map[string]any{"project_id": projectID, "bucket_id": bucketID}, cb, secret, 60000),
+		subParams("tablesdb.row.created", rowArgs(), cb, secret, 60000),
+		subParams("storage.file.created", map[string]any{"project_id": projectID, "bucket_id": bucketID}, cb, secret, 60000),
 	} {
 		if r := rpc(t, url, tok, "events/subscribe", p); r.Error != nil {
 			t.Fatalf("subscribe: %s", r.Raw)
 		}
 	}
 	st.clock.Add(int64(2 * time.Minute))
-	r := rpc(t, url, tok, "events/subscribe", subParams("user.created", map[string]any{"project_id": projectID}, cb, secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe after both lapsed: %s", r.Raw)
 	}
@@ -47,7 +47,7 @@ func TestExpiredCleanedBeforeCreate(t *testing.T) {
 	}
 	cs := connect(t, url, tok, "2025-11-25")
 	subs := structured(t, callTool(t, cs, "list_subscriptions", map[string]any{"project_id": projectID}))["subscriptions"].([]any)
-	if len(subs) != 1 || subs[0].(map[string]any)["event"] != "user.created" || subs[0].(map[string]any)["expired"] != false {
+	if len(subs) != 1 || subs[0].(map[string]any)["event"] != "users.user.created" || subs[0].(map[string]any)["expired"] != false {
 		t.Fatalf("list_subscriptions: %v", subs)
 	}
 }
@@ -62,13 +62,13 @@ func TestPlanLimit(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/full")
-	first := subParams("row.created", rowArgs(), cb, secret, nil)
-	for _, p := range []map[string]any{first, subParams("row.deleted", rowArgs(), cb, secret, nil)} {
+	first := subParams("tablesdb.row.created", rowArgs(), cb, secret, nil)
+	for _, p := range []map[string]any{first, subParams("tablesdb.row.deleted", rowArgs(), cb, secret, nil)} {
 		if r := rpc(t, url, tok, "events/subscribe", p); r.Error != nil {
 			t.Fatalf("subscribe: %s", r.Raw)
 		}
 	}
-	third := subParams("user.created", map[string]any{"project_id": projectID}, cb, secret, nil)
+	third := subParams("users.user.created", map[string]any{"project_id": projectID}, cb, secret, nil)
 	r := rpc(t, url, tok, "events/subscribe", third)
 	if !cloud() {
 		if r.Error != nil {
@@ -93,5 +93,21 @@ func TestPlanLimit(t *testing.T) {
 	sep := st.instance(st.server(mcpserver.Options{Now: st.now}))
 	if r := rpc(t, sep, tok, "events/subscribe", third); r.Error == nil || r.Error.Code != -32025 || r.Error.Data["limit"] != "webhooks" {
 		t.Fatalf("sep codes: %s", r.Raw)
+	}
+}
+
+// TestAppwrite2xAccepted: the version gate accepts Appwrite 2.x releases (2.0.0 of 2026-08-31, 2.1.0, 2.2.0).
+func TestAppwrite2xAccepted(t *testing.T) {
+	for _, v := range []string{"2.0.0", "2.2.0"} {
+		t.Run(v, func(t *testing.T) {
+			st := newStackWith(t, func(o *localappwrite.Options) { o.Version = v })
+			url := st.instance(st.server(mcpserver.Options{}))
+			secret := newSecret()
+			st.recv.accept(secret)
+			r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, st.recv.url("/v2"), secret, nil))
+			if r.Error != nil {
+				t.Fatalf("Appwrite %s: %s", v, r.Raw)
+			}
+		})
 	}
 }

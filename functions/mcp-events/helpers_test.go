@@ -37,12 +37,13 @@ const (
 	tableID   = "support_tickets"
 	bucketID  = "uploads"
 	fnID      = "worker"
+	siteID    = "landing"
 )
 
 // allScopes is what a fully-authorized token carries.
 var allScopes = []string{
 	"project:webhooks.read", "project:webhooks.write", "project:tables.read", "project:rows.read", "project:buckets.read", "project:files.read",
-	"project:users.read", "project:functions.read", "project:executions.read",
+	"project:users.read", "project:functions.read", "project:executions.read", "project:sites.read",
 }
 
 // profile is the stand-in profile of this pass over the package's tests: TestMain runs every test once
@@ -133,6 +134,7 @@ func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
 		Columns: []localappwrite.Column{{Key: "title", Type: "string", Size: 200}},
 	}}}))
 	must(t, st.la.SeedBucket(projectID, localappwrite.BucketSpec{ID: bucketID, Name: "Uploads"}))
+	must(t, st.la.SeedSite(projectID, localappwrite.SiteSpec{ID: siteID, Name: "Landing"}))
 	must(t, st.la.RegisterFunction(projectID, localappwrite.FunctionSpec{ID: fnID, Name: "Worker", Fail: true}))
 	var err error
 	st.apiKey, err = st.la.CreateKey(projectID, []string{"webhooks.read", "webhooks.write", "rows.write", "rows.read", "tables.read", "executions.write", "execution.write"})

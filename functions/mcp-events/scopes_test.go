@@ -36,7 +36,7 @@ func TestCloudScopeNames(t *testing.T) {
 	}
 	r := rpc(t, url, "", "events/list", map[string]any{})
 	chal := r.Header.Get("WWW-Authenticate")
-	want := `scope="project:webhooks.read project:webhooks.write project:tables.read project:rows.read project:buckets.read project:files.read project:users.read project:functions.read project:executions.read"`
+	want := `scope="project:webhooks.read project:webhooks.write project:tables.read project:rows.read project:buckets.read project:files.read project:users.read project:functions.read project:executions.read project:sites.read"`
 	if r.Status != http.StatusUnauthorized || !strings.Contains(chal, want) {
 		t.Fatalf("401 challenge %d %q", r.Status, chal)
 	}
@@ -44,7 +44,7 @@ func TestCloudScopeNames(t *testing.T) {
 	// A token with exactly the names the challenge asked for can use every event.
 	asked := strings.Fields(strings.TrimSuffix(strings.SplitN(chal, `scope="`, 2)[1], `"`))
 	lr := rpc(t, url, st.token(userID, asked), "events/list", map[string]any{})
-	if lr.Error != nil || len(lr.Result["events"].([]any)) != 6 {
+	if lr.Error != nil || len(lr.Result["events"].([]any)) != 8 {
 		t.Fatalf("events/list with the challenged scopes: %s", lr.Raw)
 	}
 

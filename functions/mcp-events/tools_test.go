@@ -159,14 +159,14 @@ func TestReadOnlyTools(t *testing.T) {
 	st.recv.accept(secret)
 	cb := st.recv.url("/tools")
 	for _, p := range []map[string]any{
-		subParams("row.created", rowArgs(), cb, secret, nil),
-		subParams("execution.failed", map[string]any{"project_id": projectID, "function_id": fnID}, cb, secret, nil),
+		subParams("tablesdb.row.created", rowArgs(), cb, secret, nil),
+		subParams("functions.execution.failed", map[string]any{"project_id": projectID, "function_id": fnID}, cb, secret, nil),
 	} {
 		if r := rpc(t, url, tok, "events/subscribe", p); r.Error != nil {
 			t.Fatalf("subscribe: %s", r.Raw)
 		}
 	}
-	if r := rpc(t, url, st.token("user-2", allScopes), "events/subscribe", subParams("user.created", map[string]any{"project_id": projectID}, cb, secret, nil)); r.Error != nil {
+	if r := rpc(t, url, st.token("user-2", allScopes), "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, cb, secret, nil)); r.Error != nil {
 		t.Fatalf("subscribe user-2: %s", r.Raw)
 	}
 	res := callTool(t, cs, "list_subscriptions", map[string]any{"project_id": projectID})
@@ -183,7 +183,7 @@ func TestReadOnlyTools(t *testing.T) {
 	if cloud() {
 		wantCB = nil
 	}
-	if first["event"] != "execution.failed" || first["callback_url"] != wantCB || first["enabled"] != true ||
+	if first["event"] != "functions.execution.failed" || first["callback_url"] != wantCB || first["enabled"] != true ||
 		first["arguments"].(map[string]any)["function_id"] != fnID || first["verified_at"] == nil {
 		t.Fatalf("subscription: %v", first)
 	}

@@ -309,6 +309,11 @@ func (p *Project) GetFunction(ctx context.Context, functionID string) error {
 	return p.do(ctx, http.MethodGet, "/functions/"+seg(functionID), nil, nil, nil)
 }
 
+// GetSite reads a site (the authorization read of the site events).
+func (p *Project) GetSite(ctx context.Context, siteID string) error {
+	return p.do(ctx, http.MethodGet, "/sites/"+seg(siteID), nil, nil, nil)
+}
+
 // ListUsers lists at most one user: enough to prove the caller may read the project's users.
 func (p *Project) ListUsers(ctx context.Context) error {
 	q := url.Values{"queries[]": {`{"method":"limit","values":[1]}`}}

@@ -63,7 +63,7 @@ const (
 var defaultScopes = []string{
 	"project:webhooks.read", "project:webhooks.write", "project:tables.read", "project:rows.read",
 	"project:buckets.read", "project:files.read", "project:users.read", "project:functions.read",
-	"project:executions.read",
+	"project:executions.read", "project:sites.read",
 }
 
 // Config is the whole configuration.

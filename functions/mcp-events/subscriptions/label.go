@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
 )
@@ -145,6 +146,17 @@ func parseLabel(name string) (label, bool) {
 // owner MAC verifies (which also authenticates every field of the label but the URL MAC).
 func (s *Service) ownedBy(l label, id, project, principal string, args map[string]string) bool {
 	return s.o.Keyring.LabelMACValid(l.Owner, l.ownerParts(id, project, principal, args)...)
+}
+
+// ownedByAny is ownedBy for the arguments webhook w's events give l's event: the ones the owner MAC
+// verifies with (project_id not included), and whether there are any.
+func (s *Service) ownedByAny(l label, w *appwriteapi.Webhook, project, principal string) (map[string]string, bool) {
+	for _, args := range argsFor(w, l.Event) {
+		if s.ownedBy(l, w.ID, project, principal, args) {
+			return args, true
+		}
+	}
+	return nil, false
 }
 
 // provesURL reports whether l proves that principal's subscription on webhook id was verified for

@@ -66,7 +66,7 @@ func TestLabel(t *testing.T) {
 	if el, ok := parseLabel(edited); !ok || svc.ownedBy(el, id, "p1", "alice", args) || svc.provesURL(el, id, "p1", "alice", sub.CallbackURL, args) {
 		t.Fatalf("an edited label verified (parsed %v)", ok)
 	}
-	for _, bad := range []string{"", "MCP events: row.created on d/t -> hooks.example", "MCP events | x | until 2026-12-01T10:00:00Z | AAAA",
+	for _, bad := range []string{"", "MCP events: tablesdb.row.created on d/t -> hooks.example", "MCP events | x | until 2026-12-01T10:00:00Z | AAAA",
 		"MCP events | x | until yesterday | " + strings.SplitN(name, " | ", 4)[3], "Other | x | until 2026-12-01T10:00:00Z | " + strings.SplitN(name, " | ", 4)[3]} {
 		if _, ok := parseLabel(bad); ok {
 			t.Errorf("parsed %q", bad)

@@ -86,8 +86,8 @@ func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal strin
 	if !ok {
 		return Listed{}, false
 	}
-	args, bound := argsFor(w, l.Event)
-	if !bound || !s.ownedBy(l, w.ID, project, principal, args) {
+	args, mine := s.ownedByAny(l, w, project, principal)
+	if !mine {
 		return Listed{}, false
 	}
 	full := map[string]string{eventcatalog.ArgProject: project}

@@ -311,6 +311,12 @@ func (s *Service) prepare(ctx context.Context, c Call, name string, rawArgs json
 	if !ok {
 		return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "event"}, "unknown event %q", name)
 	}
+	// A renamed event: its subscriptions keep delivering until they expire and can be unsubscribed, but a
+	// subscribe (or refresh) must use the catalog's name.
+	if ev.RenamedTo != "" && checkURL {
+		return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "event", "renamedTo": ev.RenamedTo},
+			"event %q was renamed %q (the names of Appwrite's MCP servers): subscribe to %q; subscriptions made under the old name deliver until they expire", name, ev.RenamedTo, ev.RenamedTo)
+	}
 	if d == nil {
 		return nil, mcperr.Invalid("delivery", "delivery: required object (mode, url and, to subscribe, secret)")
 	}
@@ -541,6 +547,8 @@ func (s *Service) authorize(ctx context.Context, proj *appwriteapi.Project, pr *
 		err = proj.GetBucket(ctx, pr.args[eventcatalog.ArgBucket])
 	case eventcatalog.TargetFunction:
 		err = proj.GetFunction(ctx, pr.args[eventcatalog.ArgFunction])
+	case eventcatalog.TargetSite:
+		err = proj.GetSite(ctx, pr.args[eventcatalog.ArgSite])
 	case eventcatalog.TargetUsers:
 		err = proj.ListUsers(ctx)
 	}
@@ -714,8 +722,8 @@ func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project
 		if sub, err := s.openWebhook(&w, proj.ID()); err == nil {
 			expired = sub.Expired(now)
 		} else if l, ok := parseLabel(w.Name); ok {
-			args, bound := argsFor(&w, l.Event)
-			expired = bound && !now.Before(l.Expiry) && s.ownedBy(l, w.ID, proj.ID(), principal, args)
+			_, mine := s.ownedByAny(l, &w, proj.ID(), principal)
+			expired = mine && !now.Before(l.Expiry)
 		}
 		if !expired {
 			continue
@@ -728,15 +736,16 @@ func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project
 	}
 }
 
-// argsFor returns the arguments (without project_id) that webhook w's Appwrite events give event, and
-// whether they name it.
-func argsFor(w *appwriteapi.Webhook, event string) (map[string]string, bool) {
+// argsFor returns the candidate arguments (without project_id) that webhook w's Appwrite events give event:
+// one set, or one per value of a filter Appwrite's events do not name (a deployment's status).
+func argsFor(w *appwriteapi.Webhook, event string) []map[string]string {
+	var out []map[string]string
 	for _, b := range eventcatalog.Bindings(w.Events) {
 		if b.Event == event {
-			return b.Args, true
+			out = append(out, b.Args)
 		}
 	}
-	return nil, false
+	return out
 }
 
 // Unsubscribe serves events/unsubscribe.

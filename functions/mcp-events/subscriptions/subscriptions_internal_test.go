@@ -13,18 +13,18 @@ import (
 
 func TestIDIsDeterministicAndKeyed(t *testing.T) {
 	args := map[string]string{"project_id": "p", "database_id": "d", "table_id": "t"}
-	a := ID("user-1", "https://cb/x", "row.created", args)
-	if a != ID("user-1", "https://cb/x", "row.created", map[string]string{"table_id": "t", "project_id": "p", "database_id": "d"}) {
+	a := ID("user-1", "https://cb/x", "tablesdb.row.created", args)
+	if a != ID("user-1", "https://cb/x", "tablesdb.row.created", map[string]string{"table_id": "t", "project_id": "p", "database_id": "d"}) {
 		t.Fatal("argument order changed the id")
 	}
 	if len(a) != IDLength || !strings.HasPrefix(a, IDPrefix) {
 		t.Fatalf("id %q", a)
 	}
 	for _, other := range []string{
-		ID("user-2", "https://cb/x", "row.created", args),
-		ID("user-1", "https://cb/y", "row.created", args),
-		ID("user-1", "https://cb/x", "row.updated", args),
-		ID("user-1", "https://cb/x", "row.created", map[string]string{"project_id": "p", "database_id": "d", "table_id": "u"}),
+		ID("user-2", "https://cb/x", "tablesdb.row.created", args),
+		ID("user-1", "https://cb/y", "tablesdb.row.created", args),
+		ID("user-1", "https://cb/x", "tablesdb.row.updated", args),
+		ID("user-1", "https://cb/x", "tablesdb.row.created", map[string]string{"project_id": "p", "database_id": "d", "table_id": "u"}),
 	} {
 		if other == a {
 			t.Fatal("a key part did not change the id")

@@ -39,8 +39,10 @@ func (s *Service) verifiedSibling(hooks []appwriteapi.Webhook, principal string,
 		if !ok || !now.Before(l.Expiry) {
 			continue
 		}
-		if args, bound := argsFor(&w, l.Event); bound && s.provesURL(l, w.ID, pr.project, principal, pr.url, args) {
-			return l.VerifiedAt, w.ID, true
+		for _, args := range argsFor(&w, l.Event) {
+			if s.provesURL(l, w.ID, pr.project, principal, pr.url, args) {
+				return l.VerifiedAt, w.ID, true
+			}
 		}
 	}
 	return time.Time{}, "", false

@@ -36,7 +36,7 @@ func main() {
 	appwriteAddr := flag.String("appwrite", "127.0.0.1:8080", "address of the local Appwrite stand-in (API under /v1)")
 	profile := flag.String("appwrite-profile", "cloud", "what the stand-in plays: cloud (Appwrite Cloud: authPassword never returned, per-project webhook limit) or oss (open-source Appwrite 1.9.6)")
 	webhookLimit := flag.Int("webhook-limit", 0, "webhooks per project in the cloud profile: 0 is the Free plan's 2, 50 Start, -1 unlimited (Pro, Scale)")
-	demo := flag.Bool("demo", false, "subscribe a local signed-webhook receiver to row.created through mcp-events, create a row, print the delivered event, and exit")
+	demo := flag.Bool("demo", false, "subscribe a local signed-webhook receiver to tablesdb.row.created through mcp-events, create a row, print the delivered event, and exit")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -140,7 +140,7 @@ func TestDemoPrintsAVerifiedDelivery(t *testing.T) {
 	if err := run(ctx, &out, "127.0.0.1", ports, "127.0.0.1:"+strconv.Itoa(freePort(t)), localappwrite.Options{Profile: localappwrite.ProfileCloud}, true); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"server/discover", "row.created, row.updated", "the receiver answered the signed challenge", `"name": "row.created"`, "signature verified with the Standard Webhooks library: yes"} {
+	for _, want := range []string{"server/discover", "tablesdb.row.created, tablesdb.row.updated", "the receiver answered the signed challenge", `"name": "tablesdb.row.created"`, "signature verified with the Standard Webhooks library: yes"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out.String())
 		}

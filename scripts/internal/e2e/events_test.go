@@ -108,7 +108,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	}
 	var schema map[string]json.RawMessage
 	for _, e := range list {
-		if e.Name == "row.created" {
+		if e.Name == "tablesdb.row.created" {
 			var s struct {
 				Properties map[string]json.RawMessage `json:"properties"`
 			}
@@ -119,7 +119,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 		}
 	}
 
-	sub, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 0)
+	sub, err := w.mcp.Subscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL(), w.sec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	}
 	ev := evs[0]
 	occ, err := ev.Event()
-	if err != nil || !ev.Verified || occ.Name != "row.created" || occ.Data["row_id"] != rowID || ev.Header.Get("X-MCP-Subscription-Id") != sub.ID {
+	if err != nil || !ev.Verified || occ.Name != "tablesdb.row.created" || occ.Data["row_id"] != rowID || ev.Header.Get("X-MCP-Subscription-Id") != sub.ID {
 		t.Fatalf("%+v %+v %v", ev, occ, err)
 	}
 	for k := range occ.Data {
@@ -171,7 +171,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	}
 
 	// After events/unsubscribe nothing is delivered.
-	if err := w.mcp.Unsubscribe(ctx, "row.created", w.args(), w.rcv.URL()); err != nil {
+	if err := w.mcp.Unsubscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL()); err != nil {
 		t.Fatal(err)
 	}
 	w.row(w.st.Demo.TableID)
@@ -188,7 +188,7 @@ func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
 	// processes on the wall clock, so the test waits for that instant (at most 1 ms), not a guessed time.
 	w := start(t, map[string][]string{"mcp-events": {"MCP_EVENTS_TTL_MIN=1ms"}})
 	ctx := context.Background()
-	sub, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 1)
+	sub, err := w.mcp.Subscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL(), w.sec, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

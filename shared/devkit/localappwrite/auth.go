@@ -29,6 +29,7 @@ type project struct {
 	webhookOrder []string
 	databases    map[string]*database
 	buckets      map[string]*bucket
+	sites        map[string]*site
 	users        map[string]*user
 	userOrder    []string
 	functions    map[string]*function
@@ -70,7 +71,7 @@ func (s *Server) SeedProject(p ProjectSpec) error {
 			id: p.ID, name: name,
 			keys: map[string]*apiKey{}, members: map[string]bool{},
 			webhooks: map[string]*webhook{}, databases: map[string]*database{},
-			buckets: map[string]*bucket{}, users: map[string]*user{}, functions: map[string]*function{},
+			buckets: map[string]*bucket{}, sites: map[string]*site{}, users: map[string]*user{}, functions: map[string]*function{},
 		}
 		s.projects[p.ID] = pr
 	}
@@ -380,6 +381,7 @@ var projectScopes = []string{
 	"rows.read", "rows.write", "documents.read", "documents.write",
 	"files.read", "files.write", "buckets.read", "buckets.write",
 	"functions.read", "functions.write", "executions.read", "execution.read", "executions.write", "execution.write",
+	"sites.read", "sites.write",
 	"webhooks.read", "webhooks.write", "locale.read", "avatars.read", "health.read", "rules.read", "rules.write",
 }
 

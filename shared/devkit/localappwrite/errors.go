@@ -47,6 +47,7 @@ const (
 	ErrInvalidContentRange       = "storage_invalid_content_range"
 	ErrInvalidAppwriteID         = "storage_invalid_appwrite_id"
 	ErrFunctionNotFound          = "function_not_found"
+	ErrSiteNotFound              = "site_not_found"
 	ErrFunctionAlreadyExists     = "function_already_exists"
 	ErrExecutionNotFound         = "execution_not_found"
 	ErrDeploymentNotFound        = "deployment_not_found"
@@ -107,6 +108,7 @@ var errorCatalog = map[string]errorDef{
 	ErrInvalidContentRange:              {400, "The content range is invalid. Please check the value of the Content-Range header."},
 	ErrInvalidAppwriteID:                {400, "The value for x-appwrite-id header is invalid. Please check the value of the x-appwrite-id header is a valid id and not unique()."},
 	ErrFunctionNotFound:                 {404, "Function with the requested ID could not be found."},
+	ErrSiteNotFound:                     {404, "Site with the requested ID could not be found."},
 	ErrFunctionAlreadyExists:            {409, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
 	ErrExecutionNotFound:                {404, "Execution with the requested ID could not be found."},
 	ErrDeploymentNotFound:               {404, "Deployment with the requested ID could not be found."},
