@@ -55,15 +55,7 @@ var profile localappwrite.Profile
 func cloud() bool { return profile == localappwrite.ProfileCloud }
 
 func TestMain(m *testing.M) {
-	code := 0
-	for _, p := range []localappwrite.Profile{localappwrite.ProfileCloud, localappwrite.ProfileOpenSource} {
-		profile = p
-		fmt.Fprintf(os.Stderr, "== stand-in profile %s\n", p)
-		if c := m.Run(); c != 0 {
-			code = c
-		}
-	}
-	os.Exit(code)
+	os.Exit(localappwrite.EachProfile(m, func(p localappwrite.Profile) { profile = p }))
 }
 
 func key32() string {

@@ -53,15 +53,7 @@ func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 var profile localappwrite.Profile
 
 func TestMain(m *testing.M) {
-	code := 0
-	for _, p := range []localappwrite.Profile{localappwrite.ProfileCloud, localappwrite.ProfileOpenSource} {
-		profile = p
-		fmt.Fprintf(os.Stderr, "== stand-in profile %s\n", p)
-		if c := m.Run(); c != 0 {
-			code = c
-		}
-	}
-	os.Exit(code)
+	os.Exit(localappwrite.EachProfile(m, func(p localappwrite.Profile) { profile = p }))
 }
 
 func newStack(t *testing.T, opts localappwrite.Options) *stack {

@@ -21,6 +21,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -418,4 +419,22 @@ func versionLess(a, b [3]int) bool {
 		}
 	}
 	return false
+}
+
+// Profiles are the profiles a suite runs against: Appwrite Cloud, then open-source Appwrite.
+var Profiles = []Profile{ProfileCloud, ProfileOpenSource}
+
+// EachProfile runs a test binary's tests (m is the *testing.M of TestMain) once per profile of Profiles,
+// calling use with the profile before each pass and naming it on stderr, and returns the first failing
+// pass's exit code (0 when every pass passes): what a suite's TestMain calls to test against both.
+func EachProfile(m interface{ Run() int }, use func(Profile)) int {
+	code := 0
+	for _, p := range Profiles {
+		use(p)
+		fmt.Fprintf(os.Stderr, "== stand-in profile %s\n", p)
+		if c := m.Run(); c != 0 && code == 0 {
+			code = c
+		}
+	}
+	return code
 }
