@@ -416,16 +416,6 @@ func (e Event) InputSchema() map[string]any {
 	}
 }
 
-// filter returns e's filter called name.
-func (e Event) filterArg(name string) (Filter, bool) {
-	for _, f := range e.Filters {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Filter{}, false
-}
-
 // PayloadSchema is the JSON Schema of the data of a delivered occurrence.
 func (e Event) PayloadSchema() map[string]any {
 	props := map[string]any{}

@@ -11,12 +11,6 @@ import (
 	"appwrite-agent/shared/seal"
 )
 
-func testSealer(t *testing.T) *seal.Sealer {
-	t.Helper()
-	s, _ := testSealerRing(t)
-	return s
-}
-
 func testSealerRing(t *testing.T) (*seal.Sealer, *seal.Keyring) {
 	t.Helper()
 	k := make([]byte, 32)
