@@ -1,0 +1,30 @@
+/// <reference types="vitest/config" />
+import { writeFileSync } from "node:fs"
+import { defineConfig, type Plugin } from "vite"
+import react from "@vitejs/plugin-react"
+
+// dist/.keep is committed so the embed compiles before any build; the build empties dist/ and puts it back.
+const keep: Plugin = {
+  name: "keep-dist",
+  apply: "build",
+  closeBundle() {
+    writeFileSync(new URL("./dist/.keep", import.meta.url), "")
+  },
+}
+
+// The build goes to dist/, which the Go function embeds (//go:embed all:web/dist). No inline scripts: the
+// function serves the page with a Content-Security-Policy of script-src 'self' (docs/chat.md).
+export default defineConfig({
+  plugins: [react(), keep],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    assetsInlineLimit: 0,
+    sourcemap: false,
+    modulePreload: { polyfill: false },
+  },
+  test: {
+    environment: "jsdom",
+    include: ["src/**/*.test.{ts,tsx}"],
+  },
+})
