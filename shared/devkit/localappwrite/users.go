@@ -2,6 +2,7 @@ package localappwrite
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -169,4 +170,25 @@ func (s *Server) createUser(c *call) (int, any, *APIError) {
 	m := userModel(u)
 	c.emit("users.[userId].create", m, param{"userId", u.id})
 	return http.StatusCreated, m, nil
+}
+
+// passwordMatches reports whether password is the user's password (constant-time comparison of the stored
+// SHA-256). A user without a password matches nothing.
+func (u *user) passwordMatches(password string) bool {
+	if u.passwordHash == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(password))
+	return subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(u.passwordHash)) == 1
+}
+
+// userByEmailLocked finds the project's user with this email (stored lower-cased), or nil.
+func userByEmailLocked(pr *project, email string) *user {
+	email = strings.ToLower(email)
+	for _, id := range pr.userOrder {
+		if u := pr.users[id]; u != nil && u.email != "" && u.email == email {
+			return u
+		}
+	}
+	return nil
 }
