@@ -15,6 +15,9 @@ const keep: Plugin = {
 // The build goes to dist/, which the Go function embeds (//go:embed all:web/dist). No inline scripts: the
 // function serves the page with a Content-Security-Policy of script-src 'self' (docs/chat.md).
 export default defineConfig({
+  // base "./": every URL is relative, so the page works at a function domain's root and under the stand-in's
+  // /_local/domains/chat/ prefix (chat inserts <base href>, docs/chat.md "Relative URLs").
+  base: "./",
   plugins: [react(), keep],
   build: {
     outDir: "dist",

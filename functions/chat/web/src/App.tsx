@@ -4,7 +4,8 @@ import { APIError, ChatAPI, SignedOutError, readConfig, type ChatConfig, type Co
 import { connect, currentUser, jwtSource, signIn, signOut, signUp, type Appwrite } from "./lib/appwrite"
 import { checkAttachments, DEFAULT_LIMITS, encodeFile } from "./lib/attachments"
 import { applyEvent, emptyTurn, Sequencer, viewOf, type TurnEvent, type TurnView as Turn } from "./lib/events"
-import { CALLBACK_PATH, completeMcpOAuth } from "./lib/mcp-oauth"
+import { completeMcpOAuth } from "./lib/mcp-oauth"
+import { conversationFromHash, conversationURL, isCallback } from "./lib/paths"
 import { parseConsole } from "./lib/protocols"
 import { applyTheme, storedTheme, type Theme } from "./lib/theme"
 import { SettingsSheet } from "./components/Settings"
@@ -18,10 +19,9 @@ function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
-function conversationIdOf(path: string): string | null {
-  const m = /^\/c\/([A-Za-z0-9_.-]+)\/?$/.exec(path)
-  return m ? (m[1] ?? null) : null
-}
+// A message for the next page load (the OAuth callback ends with a full navigation back to the root).
+const FLASH_KEY = "chat_flash"
+const onCallback = isCallback()
 
 type ProgressRow = { turn_id?: string; seq?: number; payload?: string; $id?: string }
 type ConversationRow = { $id?: string; title?: string; $updatedAt?: string; $createdAt?: string }
@@ -29,7 +29,7 @@ type ConversationRow = { $id?: string; title?: string; $updatedAt?: string; $cre
 export function App() {
   const [config, setConfig] = useState<ChatConfig | null>(null)
   const [phase, setPhase] = useState<Phase>({ kind: "loading" })
-  const [path, setPath] = useState(window.location.pathname)
+  const [conversationId, setConversationId] = useState<string | null>(() => conversationFromHash(window.location.hash))
   const [conversations, setConversations] = useState<Conversation[]>([])
   const [messages, setMessages] = useState<Message[]>([])
   const [live, setLive] = useState<Record<string, Turn>>({})
@@ -45,21 +45,30 @@ export function App() {
   const loadedFor = useRef<string | null>(null)
   const toastSeq = useRef(0)
 
-  const conversationId = conversationIdOf(path)
   const limits = config?.limits ?? DEFAULT_LIMITS
 
   useEffect(() => applyTheme(theme), [theme])
 
-  const navigate = useCallback((to: string, replace = false) => {
+  /** navigate shows a conversation (or the new-chat page for null). */
+  const navigate = useCallback((id: string | null, replace = false) => {
+    const to = conversationURL(id)
+    if (onCallback) {
+      window.location.replace(to) // another path: its <base href> differs, so load the root again
+      return
+    }
     if (replace) window.history.replaceState(null, "", to)
     else window.history.pushState(null, "", to)
-    setPath(to)
+    setConversationId(id)
   }, [])
 
   useEffect(() => {
-    const onPop = () => setPath(window.location.pathname)
+    const onPop = () => setConversationId(conversationFromHash(window.location.hash))
     window.addEventListener("popstate", onPop)
-    return () => window.removeEventListener("popstate", onPop)
+    window.addEventListener("hashchange", onPop)
+    return () => {
+      window.removeEventListener("popstate", onPop)
+      window.removeEventListener("hashchange", onPop)
+    }
   }, [])
 
   const toast = useCallback((level: Toast["level"], message: string, description?: string) => {
@@ -129,7 +138,7 @@ export function App() {
       } catch (err) {
         if (err instanceof APIError && err.status === 404) {
           toast("error", "This conversation does not exist (or is not yours).")
-          navigate("/", true)
+          navigate(null, true)
         } else fail(err)
       }
     },
@@ -265,20 +274,34 @@ export function App() {
 
   // The MCP OAuth callback: exchange the code, hand the tokens to chat, go back.
   useEffect(() => {
-    if (!ready || !api || path !== CALLBACK_PATH) return
+    if (!ready || !api || !onCallback) return
     const search = window.location.search
     completeMcpOAuth(search)
       .then(async (c) => {
         await api.saveMcpConnection(c.id, { name: c.name, url: c.url, description: c.description ?? "", tokens: c.tokens, client_info: c.client_info })
-        toast("success", `Connected ${c.name}`)
-        navigate(c.returnTo || "/", true)
-        setSettingsOpen(true)
+        sessionStorage.setItem(FLASH_KEY, JSON.stringify({ message: `Connected ${c.name}`, settings: true }))
+        navigate(conversationFromHash(c.returnTo), true)
       })
       .catch((err: unknown) => {
         if (err instanceof SignedOutError) fail(err)
         else setOauthError(errText(err))
       })
-  }, [ready, api, path, navigate, toast, fail])
+  }, [ready, api, navigate, fail])
+
+  // What the previous page load left to say (a finished MCP connection).
+  useEffect(() => {
+    if (!ready) return
+    const raw = sessionStorage.getItem(FLASH_KEY)
+    if (!raw) return
+    sessionStorage.removeItem(FLASH_KEY)
+    try {
+      const flash = JSON.parse(raw) as { message: string; settings?: boolean }
+      toast("success", flash.message)
+      if (flash.settings) window.setTimeout(() => setSettingsOpen(true), 0)
+    } catch {
+      // a malformed flash is dropped
+    }
+  }, [ready, toast])
 
   // A new chat shows no messages (those of the last conversation stay in state until another loads).
   const shown = conversationId ? messages : []
@@ -302,7 +325,7 @@ export function App() {
         if (conversationId === r.conversation.id) setMessages((all) => [...all, ...r.messages])
         else {
           setMessages(r.messages)
-          navigate(`/c/${r.conversation.id}`)
+          navigate(r.conversation.id)
         }
         return true
       } catch (err) {
@@ -328,7 +351,7 @@ export function App() {
     )
   }
 
-  if (path === CALLBACK_PATH) {
+  if (onCallback) {
     return (
       <div className="center">
         <div className="card" id="oauth-callback">
@@ -338,7 +361,7 @@ export function App() {
               <p className="error" role="alert">
                 {oauthError}
               </p>
-              <button type="button" onClick={() => navigate("/", true)}>
+              <button type="button" onClick={() => navigate(null, true)}>
                 Back to the chat
               </button>
             </>
@@ -356,17 +379,17 @@ export function App() {
   return (
     <div className="app">
       <nav className="sidebar" aria-label="Conversations">
-        <button type="button" className="primary new-chat" onClick={() => navigate("/")}>
+        <button type="button" className="primary new-chat" onClick={() => navigate(null)}>
           New chat
         </button>
         <ul id="conversations">
           {conversations.map((c) => (
             <li key={c.id} className={c.id === conversationId ? "active" : ""} data-conversation-id={c.id}>
               <a
-                href={`/c/${c.id}`}
+                href={conversationURL(c.id)}
                 onClick={(e) => {
                   e.preventDefault()
-                  navigate(`/c/${c.id}`)
+                  navigate(c.id)
                 }}
               >
                 {c.title || "New conversation"}
@@ -381,7 +404,7 @@ export function App() {
                     .deleteConversation(c.id)
                     .then(() => {
                       setConversations((all) => all.filter((x) => x.id !== c.id))
-                      if (c.id === conversationId) navigate("/", true)
+                      if (c.id === conversationId) navigate(null, true)
                     })
                     .catch(fail)
                 }}
@@ -409,7 +432,7 @@ export function App() {
                   setConversations([])
                   setMessages([])
                   loadedFor.current = null
-                  navigate("/", true)
+                  navigate(null, true)
                   setPhase({ kind: "signin" })
                 })
               }}

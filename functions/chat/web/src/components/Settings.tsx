@@ -73,7 +73,7 @@ export function SettingsSheet({ api, onClose, onError, onNotice }: { api: ChatAP
     try {
       const u = new URL(c.url)
       if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("the URL must be http(s)")
-      await beginMcpOAuth(c, window.location.pathname.startsWith("/c/") ? window.location.pathname : "/")
+      await beginMcpOAuth(c, window.location.hash)
     } catch (err) {
       setMcpError(`Could not connect ${c.name}: ${message(err)}`)
     }

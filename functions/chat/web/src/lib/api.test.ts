@@ -20,7 +20,7 @@ describe("ChatAPI", () => {
       jwts.push(fresh)
       return fresh ? "new" : "old"
     })
-    expect(await api.call("GET", "/api/me")).toEqual({ user: { id: "u" } })
+    expect(await api.call("GET", "api/me")).toEqual({ user: { id: "u" } })
     expect(seen).toEqual(["Bearer old", "Bearer new"])
     expect(jwts).toEqual([false, true])
   })
@@ -28,13 +28,13 @@ describe("ChatAPI", () => {
   it("signs out when the fresh JWT is refused too", async () => {
     vi.stubGlobal("fetch", async () => answer(401, { error: "unauthorized", message: "jwt expired" }))
     const api = new ChatAPI(async () => "t")
-    await expect(api.call("GET", "/api/me")).rejects.toBeInstanceOf(SignedOutError)
+    await expect(api.call("GET", "api/me")).rejects.toBeInstanceOf(SignedOutError)
   })
 
   it("reports chat's error body", async () => {
     vi.stubGlobal("fetch", async () => answer(413, { error: "attachment_too_large", message: "Attachment 'a' exceeds max size (10000000 bytes)" }))
     const api = new ChatAPI(async () => "t")
-    const err = await api.call("POST", "/api/turns", {}).catch((e: unknown) => e)
+    const err = await api.call("POST", "api/turns", {}).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(APIError)
     expect((err as APIError).status).toBe(413)
     expect((err as APIError).message).toBe("Attachment 'a' exceeds max size (10000000 bytes)")

@@ -1,6 +1,7 @@
 // The chat function's HTTP API (docs/chat.md): JSON under /api/, the user's Appwrite JWT on every call.
 import type { EncodedAttachment, Limits } from "./attachments"
 import type { TurnEvent } from "./events"
+import { at } from "./paths"
 
 export type ChatConfig = {
   endpoint: string
@@ -47,7 +48,7 @@ export class SignedOutError extends Error {}
 
 /** readConfig reads GET /api/config (no auth). */
 export async function readConfig(): Promise<ChatConfig> {
-  const res = await fetch("/api/config", { headers: { Accept: "application/json" } })
+  const res = await fetch(at("api/config"), { headers: { Accept: "application/json" } })
   if (!res.ok) throw await apiError(res)
   return (await res.json()) as ChatConfig
 }
@@ -79,7 +80,7 @@ export class ChatAPI {
       const token = await this.jwt(fresh)
       const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${token}` }
       if (body !== undefined) headers["Content-Type"] = "application/json"
-      const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+      const res = await fetch(at(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
       if (res.status === 401 && !fresh) {
         fresh = true
         continue
@@ -91,46 +92,46 @@ export class ChatAPI {
   }
 
   conversations() {
-    return this.call<{ conversations: Conversation[] }>("GET", "/api/conversations")
+    return this.call<{ conversations: Conversation[] }>("GET", "api/conversations")
   }
   conversation(id: string) {
-    return this.call<{ conversation: Conversation; messages: Message[] }>("GET", `/api/conversations/${encodeURIComponent(id)}`)
+    return this.call<{ conversation: Conversation; messages: Message[] }>("GET", `api/conversations/${encodeURIComponent(id)}`)
   }
   deleteConversation(id: string) {
-    return this.call<{ deleted: boolean }>("DELETE", `/api/conversations/${encodeURIComponent(id)}`)
+    return this.call<{ deleted: boolean }>("DELETE", `api/conversations/${encodeURIComponent(id)}`)
   }
   startTurn(body: { conversation_id?: string; turn_id: string; message: string; attachments: EncodedAttachment[] }) {
     return this.call<{ conversation: Conversation; turn: { id: string; execution_id: string; status: string }; messages: Message[] }>(
       "POST",
-      "/api/turns",
+      "api/turns",
       body,
     )
   }
   events(turnId: string, after: number) {
     return this.call<{ turn_id: string; events: ProgressEvent[]; complete: boolean }>(
       "GET",
-      `/api/turns/${encodeURIComponent(turnId)}/events?after=${after}`,
+      `api/turns/${encodeURIComponent(turnId)}/events?after=${after}`,
     )
   }
   settings() {
-    return this.call<Settings>("GET", "/api/settings")
+    return this.call<Settings>("GET", "api/settings")
   }
   saveSettings(s: { model?: string; base_url?: string; api_key?: string }) {
-    return this.call<Settings>("PUT", "/api/settings", s)
+    return this.call<Settings>("PUT", "api/settings", s)
   }
   memories() {
-    return this.call<{ memories: Memory[] }>("GET", "/api/memories")
+    return this.call<{ memories: Memory[] }>("GET", "api/memories")
   }
   forgetMemory(key: string) {
-    return this.call<{ deleted: boolean }>("DELETE", `/api/memories/${encodeURIComponent(key)}`)
+    return this.call<{ deleted: boolean }>("DELETE", `api/memories/${encodeURIComponent(key)}`)
   }
   mcpConnections() {
-    return this.call<{ connections: McpConnection[] }>("GET", "/api/mcp/connections")
+    return this.call<{ connections: McpConnection[] }>("GET", "api/mcp/connections")
   }
   saveMcpConnection(id: string, c: { name: string; url: string; description?: string; tokens?: unknown; client_info?: unknown }) {
-    return this.call<McpConnection>("PUT", `/api/mcp/connections/${encodeURIComponent(id)}`, c)
+    return this.call<McpConnection>("PUT", `api/mcp/connections/${encodeURIComponent(id)}`, c)
   }
   deleteMcpConnection(id: string) {
-    return this.call<{ deleted: boolean }>("DELETE", `/api/mcp/connections/${encodeURIComponent(id)}`)
+    return this.call<{ deleted: boolean }>("DELETE", `api/mcp/connections/${encodeURIComponent(id)}`)
   }
 }

@@ -29,14 +29,16 @@ export type PendingOAuth = {
   clientInfo: ClientInfo
   tokenEndpoint: string
   resource: string
+  /** the page's hash to come back to (#c=<id>, or empty) */
   returnTo: string
 }
 
 /** The MCP credentials handed to chat (PUT /api/mcp/connections/{id}). */
 export type McpCredentials = McpServerRef & { tokens: Record<string, unknown>; client_info: ClientInfo; returnTo: string }
 
+import { callbackURL } from "./paths"
+
 const PENDING_KEY = "chat_mcp_oauth_pending"
-export const CALLBACK_PATH = "/oauth/mcp/callback"
 
 export function base64url(bytes: Uint8Array): string {
   let s = ""
@@ -146,15 +148,10 @@ export async function discover(serverUrl: string): Promise<{ prm: ProtectedResou
   return { prm, as, ...(challenge.scope ? { scope: challenge.scope } : {}) }
 }
 
-/** redirectURI is where the authorization server sends the browser back. */
-export function redirectURI(): string {
-  return `${window.location.origin}${CALLBACK_PATH}`
-}
-
 /** beginMcpOAuth discovers, registers, and sends the browser to the authorization server. */
 export async function beginMcpOAuth(server: McpServerRef, returnTo: string): Promise<void> {
   const { prm, as, scope } = await discover(server.url)
-  const redirectUri = redirectURI()
+  const redirectUri = callbackURL()
   if (!as.registration_endpoint) throw new Error("the authorization server offers no dynamic client registration (registration_endpoint)")
   const clientInfo = await getJSON<ClientInfo>(as.registration_endpoint, {
     method: "POST",
