@@ -65,10 +65,20 @@ func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// wait polls a JavaScript condition until it is true.
+// wait polls a JavaScript condition until it is true. A navigation while polling (the OAuth round trip
+// loads other pages) ends that poll; polling goes on in the new page.
 func (p *page) wait(what, cond string) {
 	p.t.Helper()
-	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(ceiling))); err != nil {
+	deadline := time.Now().Add(ceiling)
+	for {
+		left := time.Until(deadline)
+		_, err := chromedp.Run(p.ctx, chromedp.Poll[bool]("!!("+cond+")", chromedp.WithPollingTimeout(left)))
+		if err == nil {
+			return
+		}
+		if left > 0 && (strings.Contains(err.Error(), "navigated or closed") || strings.Contains(err.Error(), "context was destroyed") || strings.Contains(err.Error(), "Cannot find context")) {
+			continue
+		}
 		p.fail("waiting for %s (%s): %v", what, cond, err)
 	}
 }
@@ -86,7 +96,12 @@ func (p *page) eval(expr string) string {
 func (p *page) send(msg string) {
 	p.t.Helper()
 	p.wait("the composer to be ready", `!document.querySelector("#send").disabled`)
+	before := p.eval(`String(document.querySelectorAll(".msg-user").length)`)
 	p.do("sending "+msg, chromedp.SendKeys(chromedp.ID("prompt"), msg), chromedp.Click(chromedp.ID("send")))
+	p.wait("the message "+msg+" sent (or an error)", `document.querySelectorAll(".msg-user").length > `+before+` || document.querySelector(".toast-error")`)
+	if e := p.eval(`document.querySelector(".toast-error")?.textContent ?? ""`); e != "" {
+		p.fail("sending %q: the page says %s", msg, e)
+	}
 }
 
 // shot saves a documentation image under docs/img/ when the snapshots are being updated (UPDATE_SNAPSHOTS=1),
@@ -145,11 +160,16 @@ func TestChatPage(t *testing.T) {
 	llm := func(m string) []string {
 		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
 	}
+	// A smaller attachment limit than the engine's default (10 MB), so chat's own refusal can be reached:
+	// a request with more than 10 MB decoded is already over Appwrite's 12 MiB router limit as base64.
+	// The page reads the limit from chat's /api/config.
+	const maxBytes = "ATTACHMENTS_MAX_BYTES=1000000"
 	var logs bytes.Buffer
 	st, err := stack.Start(context.Background(), stack.Options{
 		Env: map[string][]string{
-			"turn":  append(llm(turnModel), "SAFEHTTP_ALLOW_HTTP=true"), // the OAuth MCP server is plain http on loopback
+			"turn":  append(llm(turnModel), "SAFEHTTP_ALLOW_HTTP=true", maxBytes), // the OAuth MCP server is plain http on loopback
 			"title": llm(titleModel),
+			"chat":  {maxBytes},
 		},
 		Output:   &logs,
 		Appwrite: localappwrite.Options{Clock: clk.Now},
@@ -273,13 +293,13 @@ func TestChatPage(t *testing.T) {
 	// Hostile: an oversized attachment is refused by the page (dropped on the composer)...
 	if got := p.eval(`(() => {
 		const dt = new DataTransfer()
-		dt.items.add(new File([new Uint8Array(10000001)], "big.bin", {type: "application/octet-stream"}))
+		dt.items.add(new File([new Uint8Array(1000001)], "big.bin", {type: "application/octet-stream"}))
 		document.querySelector("#composer").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}))
 		return "dropped"
 	})()`); got != "dropped" {
 		t.Fatalf("dropping an oversized file: %s", got)
 	}
-	p.wait("the page refusing the attachment", `document.querySelector("#attach-error")?.textContent === "Attachment 'big.bin' exceeds max size (10000000 bytes)" && !document.querySelector("#pending-attachments")`)
+	p.wait("the page refusing the attachment", `document.querySelector("#attach-error")?.textContent === "Attachment 'big.bin' exceeds max size (1000000 bytes)" && !document.querySelector("#pending-attachments")`)
 	// ...and by chat, for a client that skips the page.
 	session, err := aw.CreateSession(d.ProjectID, "ada")
 	if err != nil {
@@ -290,8 +310,8 @@ func TestChatPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, body := postJSON(t, chatURL+"api/turns", jwt, map[string]any{"message": "here", "attachments": []map[string]any{{
-		"name": "big.bin", "mime": "application/octet-stream", "size": 10000001, "content_base64": base64.StdEncoding.EncodeToString(make([]byte, 10000001))}}})
-	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "exceeds max size (10000000 bytes)") {
+		"name": "big.bin", "mime": "application/octet-stream", "size": 1000001, "content_base64": base64.StdEncoding.EncodeToString(make([]byte, 1000001))}}})
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, `Attachment 'big.bin' exceeds max size (1000000 bytes)`) {
 		t.Errorf("chat answered an oversized attachment with %d %.300s, want 413", status, body)
 	}
 
