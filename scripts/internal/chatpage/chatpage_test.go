@@ -193,7 +193,7 @@ func TestChatPage(t *testing.T) {
 	p := &page{t: t, ctx: ctx, root: root}
 
 	// Sign in.
-	p.do("opening the page", chromedp.Navigate(chatURL))
+	p.do("opening the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(chatURL))
 	p.wait("the sign-in form", `!!document.querySelector("#signin input[name=email]")`)
 	p.do("filling the sign-in form", chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), email), chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), password))
 	p.shot("chat-signin.png")
@@ -275,10 +275,27 @@ func TestChatPage(t *testing.T) {
 		t.Errorf("the MCP server never saw the access token the page obtained")
 	}
 
+	// Memory: what the agent saves is listed in the settings, goes into the next turn, and can be forgotten.
+	p.send("Remember that I like concise answers")
+	p.wait("the memory notice", `[...document.querySelectorAll(".notice-memory-set")].some(n => n.textContent.includes("Prefer concise answers"))`)
+	p.wait("the answer after the memory", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("concise answers from now on"))`)
+	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the saved memory in the settings", `document.querySelector('#memories li[data-memory-key="style.concise"]')?.textContent.includes("Prefer concise answers")`)
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
+
 	// Hostile: model HTML in an answer is inert.
 	p.send("Answer with some HTML please")
 	p.wait("the hostile answer", `[...document.querySelectorAll(".answer strong")].some(s => s.textContent === "bold")`)
 	p.do("clicking the hostile link", chromedp.Click(chromedp.CSS(`.msg-assistant:last-child .answer a`)))
+	var withMemory string
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), "Answer with some HTML") {
+			withMemory = string(r.Body)
+		}
+	}
+	if !strings.Contains(withMemory, "Prefer concise answers") {
+		t.Errorf("the turn after the memory was saved does not carry it to the model:\n%.1500s", withMemory)
+	}
 	inert := p.eval(`JSON.stringify({pwned: String(window.__pwned), parent: String(window.parent.__pwned), tags: document.querySelectorAll(".answer img, .answer script, .answer svg, .answer iframe").length, hrefs: [...document.querySelectorAll(".msg-assistant:last-child .answer a")].map(a => a.getAttribute("href"))})`)
 	if want := `{"pwned":"undefined","parent":"undefined","tags":0,"hrefs":[null,null]}`; inert != want {
 		t.Errorf("model HTML is not inert: %s, want %s", inert, want)
@@ -286,9 +303,15 @@ func TestChatPage(t *testing.T) {
 
 	// Reload: the conversation is found again, from the rows.
 	p.do("reloading", chromedp.Reload())
-	p.wait("the conversation after the reload", `document.querySelectorAll("#messages .msg-assistant .answer").length === 5 && document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
+	p.wait("the conversation after the reload", `document.querySelectorAll("#messages .msg-assistant .answer").length === 6 && document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
 	p.wait("the stored Console actions after the reload", `document.querySelectorAll(".resource-list tbody tr").length === 2 && document.querySelectorAll("figure.chart rect.bar").length === 3`)
 	p.shot("chat-conversation.png")
+
+	// Forgetting the memory from the settings.
+	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
+	p.do("forgetting the memory", chromedp.Click(chromedp.CSS(`#memories li[data-memory-key="style.concise"] button`)))
+	p.wait("the memory gone", `!document.querySelector('#memories li[data-memory-key="style.concise"]') && !!document.querySelector("#memories li.muted")`)
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
 
 	// Hostile: an oversized attachment is refused by the page (dropped on the composer)...
 	if got := p.eval(`(() => {

@@ -64,7 +64,7 @@ type chatRequest struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
 	Tools          []struct{ Function struct{ Name string } } `json:"tools"`
-	ResponseFormat json.RawMessage                              `json:"response_format"`
+	ResponseFormat json.RawMessage                            `json:"response_format"`
 }
 
 func text(raw json.RawMessage) string {
@@ -114,7 +114,7 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 		switch {
 		case strings.Contains(msg, `"protocol":"appwrite.clarify/v1"`):
 			return route("FINISH", "Deleting the uploads bucket, as you chose.")
-		case strings.Contains(msg, "databases"), strings.Contains(msg, "bucket"), strings.Contains(msg, "widgets"):
+		case strings.Contains(msg, "databases"), strings.Contains(msg, "bucket"), strings.Contains(msg, "widgets"), strings.Contains(msg, "Remember"):
 			return route("platform", "")
 		case strings.Contains(msg, "HTML"):
 			return route("FINISH", hostileAnswer)
@@ -132,6 +132,10 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 		return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{call("clarify", map[string]any{"prompts": clarifyPrompts, "title": "Delete a bucket"})}}
 	case strings.Contains(msg, "bucket"):
 		return scriptedllm.Reply{Content: "Need one detail before I continue."}
+	case strings.Contains(msg, "Remember") && step == 0:
+		return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{call("memory", map[string]any{"actions": `[{"type":"set","key":"style.concise","content":"Prefer concise answers","category":"preference","priority":10}]`})}}
+	case strings.Contains(msg, "Remember"):
+		return scriptedllm.Reply{Content: "Noted: concise answers from now on."}
 	case strings.Contains(msg, "widgets") && step == 0:
 		for _, t := range req.Tools {
 			if t.Function.Name == "list_widgets" {

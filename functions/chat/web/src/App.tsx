@@ -44,6 +44,9 @@ export function App() {
   const catchingUp = useRef(new Set<string>())
   const loadedFor = useRef<string | null>(null)
   const toastSeq = useRef(0)
+  // The message list follows new content while the user is at (or near) its end.
+  const listRef = useRef<HTMLDivElement>(null)
+  const stick = useRef(true)
 
   const limits = config?.limits ?? DEFAULT_LIMITS
 
@@ -303,6 +306,11 @@ export function App() {
     }
   }, [ready, toast])
 
+  useEffect(() => {
+    const el = listRef.current
+    if (el && stick.current) el.scrollTop = el.scrollHeight
+  }, [messages, live, conversationId])
+
   // A new chat shows no messages (those of the last conversation stay in state until another loads).
   const shown = conversationId ? messages : []
   const running = shown.some((m) => m.role === "assistant" && m.status === "running" && !live[m.turn_id]?.complete)
@@ -447,7 +455,15 @@ export function App() {
         <header className="topbar">
           <h1 id="conversation-title">{conversationId ? current?.title || "New conversation" : "New chat"}</h1>
         </header>
-        <div className="messages" id="messages">
+        <div
+          className="messages"
+          id="messages"
+          ref={listRef}
+          onScroll={(e) => {
+            const el = e.currentTarget
+            stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120
+          }}
+        >
           {!conversationId && (
             <div className="empty-state">
               <h2>Ask the Appwrite agent</h2>

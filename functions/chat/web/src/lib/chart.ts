@@ -96,7 +96,7 @@ export type ChartInput = {
 }
 
 /** chartGeometry lays a chart out in a width × height box (SVG user units). */
-export function chartGeometry(c: ChartInput, width = 560, height = 200): ChartGeometry {
+export function chartGeometry(c: ChartInput, width = 800, height = 220): ChartGeometry {
   const format = c.axisFormat ?? "count"
   const kind = c.kind ?? "events"
   const type = c.chartType ?? (kind === "gauges" ? "area" : "bar")
