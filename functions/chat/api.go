@@ -455,15 +455,7 @@ func (c *call) finish(conv store.Conversation, m store.Message) store.Message {
 	}
 	res := turns.Summarize(evs)
 	if !res.Complete {
-		if m.ExecutionID == "" {
-			return m
-		}
-		ex, err := c.aw.GetExecution(c.ctx, c.key, c.cfg.TurnFunction, m.ExecutionID)
-		if err != nil {
-			c.rt.Error("reading execution " + m.ExecutionID + " of turn " + m.TurnID + ": " + err.Error())
-			return m
-		}
-		if ex.Status != "completed" && ex.Status != "failed" {
+		if !c.turnEnded(m) {
 			return m
 		}
 		res.Failed, res.ErrorCode, res.ErrorDetail = true, "turn_failed", "The turn's execution ended without completing."
@@ -508,6 +500,25 @@ func (c *call) finish(conv store.Conversation, m store.Message) store.Message {
 		return m
 	}
 	return done
+}
+
+// TurnDeadline is how long after its start a turn without a complete event is given up: turn's largest
+// function timeout (900 s) and a minute more.
+const TurnDeadline = 16 * time.Minute
+
+// turnEnded reports whether a running turn can no longer complete: its execution ended (completed or failed;
+// turn holds complete back until its sinks delivered it, so an ended execution without it lost its sink), or,
+// when its execution is unknown or unreadable, it started more than TurnDeadline ago.
+func (c *call) turnEnded(m store.Message) bool {
+	if m.ExecutionID != "" {
+		ex, err := c.aw.GetExecution(c.ctx, c.key, c.cfg.TurnFunction, m.ExecutionID)
+		if err == nil {
+			return ex.Status == "completed" || ex.Status == "failed"
+		}
+		c.rt.Error("reading execution " + m.ExecutionID + " of turn " + m.TurnID + ": " + err.Error())
+	}
+	started, err := time.Parse(time.RFC3339Nano, m.CreatedAt)
+	return err == nil && c.now().Sub(started) > TurnDeadline
 }
 
 func getTurnEvents(c *call, args []string) (int, any, *apiError) {

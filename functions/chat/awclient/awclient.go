@@ -345,3 +345,22 @@ func (c *Client) CreateColumn(ctx context.Context, key, db, table string, col Co
 	}
 	return c.call(ctx, Key(key), http.MethodPost, "/tablesdb/"+seg(db)+"/tables/"+seg(table)+"/columns/"+col.Type, nil, body, nil)
 }
+
+// TableColumns reads a table's columns: key and status ("available" once Appwrite's database worker made
+// it; "processing" before).
+func (c *Client) TableColumns(ctx context.Context, key, db, table string) (map[string]string, error) {
+	var t struct {
+		Columns []struct {
+			Key    string `json:"key"`
+			Status string `json:"status"`
+		} `json:"columns"`
+	}
+	if err := c.call(ctx, Key(key), http.MethodGet, "/tablesdb/"+seg(db)+"/tables/"+seg(table), nil, nil, &t); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(t.Columns))
+	for _, col := range t.Columns {
+		out[col.Key] = col.Status
+	}
+	return out, nil
+}

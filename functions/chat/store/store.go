@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"appwrite-agent/functions/chat/awclient"
 )
@@ -100,7 +101,43 @@ func (s *Store) Ensure(ctx context.Context) error {
 			}
 		}
 	}
+	// Appwrite creates columns in its database worker ("processing", then "available"): rows that use them
+	// can be written once they are available.
+	for _, t := range schema {
+		if err := s.waitColumns(ctx, t); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// columnPoll is how often Ensure looks whether new columns are available.
+const columnPoll = 200 * time.Millisecond
+
+func (s *Store) waitColumns(ctx context.Context, t table) error {
+	for {
+		cols, err := s.aw.TableColumns(ctx, s.key, s.database, t.id)
+		if err != nil {
+			return fmt.Errorf("read table %q: %w", t.id, err)
+		}
+		pending := ""
+		for _, c := range t.columns {
+			if st := cols[c.Key]; st != "available" {
+				if st == "failed" || st == "stuck" {
+					return fmt.Errorf("column %s.%s is %s in Appwrite: delete it and retry", t.id, c.Key, st)
+				}
+				pending = c.Key
+			}
+		}
+		if pending == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("column %s.%s is not available yet: %w", t.id, pending, ctx.Err())
+		case <-time.After(columnPoll):
+		}
+	}
 }
 
 // missingSchema reports whether err says the database, a table or a column is missing.

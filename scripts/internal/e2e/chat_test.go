@@ -246,7 +246,9 @@ func TestChatThroughTheStack(t *testing.T) {
 	if s, b := alice.chat("GET", "/api/conversations/"+convID, alice.jwt, nil, &conv); s != 200 || len(conv.Messages) != 4 || conv.Messages[3].Content != "Noted: answers in French from now on." {
 		t.Fatalf("second turn stored: %d %s", s, b)
 	}
-	var mems struct{ Memories []struct{ Key, Content, Category string } }
+	var mems struct {
+		Memories []struct{ Key, Content, Category string }
+	}
 	if s, b := alice.chat("GET", "/api/memories", alice.jwt, nil, &mems); s != 200 || len(mems.Memories) != 1 || mems.Memories[0].Key != "lang" || mems.Memories[0].Category != "instruction" {
 		t.Fatalf("memories: %d %s", s, b)
 	}

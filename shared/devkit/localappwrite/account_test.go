@@ -180,7 +180,7 @@ func TestAccountExecutionByJWTCarriesTheUser(t *testing.T) {
 		w.WriteHeader(200)
 	}))
 	t.Cleanup(fn.Close)
-	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "turn", URL: fn.URL, Execute: []string{"any"}}); err != nil {
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "turn", URL: fn.URL, Execute: []string{"any"}, Timeout: 900}); err != nil {
 		t.Fatal(err)
 	}
 	value, err := f.s.CreateSession(testProject, "alice")
@@ -197,8 +197,16 @@ func TestAccountExecutionByJWTCarriesTheUser(t *testing.T) {
 		t.Fatalf("execution: %d %v", st, body)
 	}
 	h := <-got
-	if h.Get("X-Appwrite-User-Id") != "alice" || h.Get("X-Session-Api-Key") != "k" {
+	// An async execution may run up to the function's timeout (a turn longer than 30 s); a synchronous one
+	// gets 30 s.
+	if h.Get("X-Appwrite-User-Id") != "alice" || h.Get("X-Session-Api-Key") != "k" || h.Get("X-Open-Runtimes-Timeout") != "900" {
 		t.Fatalf("execution headers %v", h)
+	}
+	if st, body, _ := accountCall(t, f, "POST", "/v1/functions/turn/executions", map[string]any{"body": "{}"}, map[string]string{"X-Appwrite-JWT": jwt}); st != 201 {
+		t.Fatalf("sync execution: %d %v", st, body)
+	}
+	if h := <-got; h.Get("X-Open-Runtimes-Timeout") != "30" || h.Get("X-Appwrite-User-Id") != "alice" {
+		t.Fatalf("sync execution headers %v", h)
 	}
 	for _, stored := range body["requestHeaders"].([]any) {
 		if strings.EqualFold(stored.(map[string]any)["name"].(string), "x-session-api-key") {
@@ -226,5 +234,49 @@ func TestAccountCORS(t *testing.T) {
 	st, _, hdr := accountCall(t, f, "GET", "/v1/account", nil, map[string]string{"Origin": "http://127.0.0.1:5173"})
 	if st != 401 || hdr.Get("Access-Control-Allow-Origin") != "http://127.0.0.1:5173" {
 		t.Fatalf("error answer without CORS: %d %v", st, hdr)
+	}
+}
+
+func TestUsersReadOnlyRowsTheyMayRead(t *testing.T) {
+	f := newFixture(t, Options{})
+	err := f.s.SeedDatabase(testProject, DatabaseSpec{ID: "chat", Tables: []TableSpec{
+		{ID: "conversations", RowSecurity: true, Columns: []Column{{Key: "title", Type: "string", Size: 64}}},
+		{ID: "public", Permissions: []string{`read("any")`}, Columns: []Column{{Key: "title", Type: "string", Size: 64}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"alice", "bob"} {
+		if err := f.s.SeedUser(testProject, UserSpec{ID: u, Email: u + "@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := map[string]string{"X-Appwrite-Key": f.key}
+	for _, row := range []struct{ table, id, owner string }{{"conversations", "a1", "alice"}, {"conversations", "b1", "bob"}, {"public", "p1", ""}} {
+		body := map[string]any{"rowId": row.id, "data": map[string]any{"title": row.id}}
+		if row.owner != "" {
+			body["permissions"] = []string{`read("user:` + row.owner + `")`}
+		}
+		if st, b, _ := accountCall(t, f, "POST", "/v1/tablesdb/chat/tables/"+row.table+"/rows", body, key); st != 201 {
+			t.Fatalf("create %s: %d %v", row.id, st, b)
+		}
+	}
+	alice, _ := f.s.CreateSession(testProject, "alice")
+	jwt, _ := f.s.UserJWT(testProject, alice, time.Minute)
+	for _, auth := range []map[string]string{{"X-Appwrite-Session": alice}, {"X-Appwrite-JWT": jwt}} {
+		st, body, _ := accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/conversations/rows", nil, auth)
+		rows, _ := body["rows"].([]any)
+		if st != 200 || len(rows) != 1 || rows[0].(map[string]any)["$id"] != "a1" {
+			t.Fatalf("alice lists %d %v", st, body)
+		}
+		st, body, _ = accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/conversations/rows/b1", nil, auth)
+		wantType(t, "bob's row", st, body, 404, ErrRowNotFound)
+		if st, body, _ = accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/public/rows/p1", nil, auth); st != 200 {
+			t.Fatalf("a row anyone may read: %d %v", st, body)
+		}
+	}
+	// A key reads everything.
+	if st, body, _ := accountCall(t, f, "GET", "/v1/tablesdb/chat/tables/conversations/rows/b1", nil, key); st != 200 {
+		t.Fatalf("key: %d %v", st, body)
 	}
 }

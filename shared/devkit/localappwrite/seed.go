@@ -80,7 +80,9 @@ const (
 	// readable only by the user its read("user:…") names (docs/turn.md, "Progress sinks").
 	DemoProgressTableID = "turn_progress"
 	DemoUserID          = "demo-user"
-	DemoUserEmail       = "demo@example.com"
+	// DemoUserPassword is the demo user's password (sign in on the chat page with DemoUserEmail).
+	DemoUserPassword = "demo-password"
+	DemoUserEmail    = "demo@example.com"
 )
 
 // SeedDemo seeds the dev stack: a project with an API key holding every scope, a demo user who is a project
@@ -101,7 +103,7 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.SeedUser(pid, UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: "demo-password"}); err != nil {
+	if err := s.SeedUser(pid, UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: DemoUserPassword}); err != nil {
 		if apiErr, ok := err.(*APIError); !ok || apiErr.Type != ErrUserAlreadyExists {
 			return nil, err
 		}
