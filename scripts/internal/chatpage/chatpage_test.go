@@ -339,9 +339,18 @@ func TestChatPage(t *testing.T) {
 	}
 
 	// An expired JWT: renewed while the session lives...
+	p.eval(`performance.clearResourceTimings(), performance.setResourceTimingBufferSize(1000), "ok"`)
 	clk.Advance(16 * time.Minute)
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
 	p.wait("the settings read with a renewed JWT", `document.querySelector("#api-key-state")?.textContent === "No key of yours is set."`)
+	// What the browser fetched meanwhile: the expired JWT refused (401), one new JWT for the three calls the
+	// settings make at once, the same call again (200).
+	fetched := `performance.getEntriesByType("resource").map(e => [new URL(e.name).pathname.replace(/^.*\/(api|v1)\//, "$1/"), e.responseStatus]).filter(([p]) => p === "api/settings" || p === "v1/account/jwts")`
+	p.wait("the browser's record of those fetches", fetched+`.length >= 3`) // entries are recorded as responses end
+	calls := p.eval(`JSON.stringify(` + fetched + `)`)
+	if want := `[["api/settings",401],["v1/account/jwts",201],["api/settings",200]]`; calls != want {
+		t.Errorf("after the JWT expired the page fetched %s, want %s", calls, want)
+	}
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
 	// ...and the sign-in form once the session has ended too.
 	clk.Advance(366 * 24 * time.Hour)

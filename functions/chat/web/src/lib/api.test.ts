@@ -15,14 +15,14 @@ describe("ChatAPI", () => {
       seen.push(String((init.headers as Record<string, string>).Authorization))
       return answers.shift()
     })
-    const jwts: boolean[] = []
-    const api = new ChatAPI(async (fresh) => {
-      jwts.push(fresh)
-      return fresh ? "new" : "old"
+    const asked: (string | undefined)[] = []
+    const api = new ChatAPI(async (stale) => {
+      asked.push(stale)
+      return stale ? "new" : "old"
     })
     expect(await api.call("GET", "api/me")).toEqual({ user: { id: "u" } })
     expect(seen).toEqual(["Bearer old", "Bearer new"])
-    expect(jwts).toEqual([false, true])
+    expect(asked).toEqual([undefined, "old"])
   })
 
   it("signs out when the fresh JWT is refused too", async () => {

@@ -63,8 +63,11 @@ async function apiError(res: Response): Promise<APIError> {
   }
 }
 
-/** A source of JWTs: a cached one, or a new one when `fresh` (after a 401). Throws SignedOutError. */
-export type JWTSource = (fresh: boolean) => Promise<string>
+/**
+ * A source of JWTs: the cached one, or a new one when chat refused `stale` (a 401). Callers that were refused
+ * the same JWT share one renewal. Throws SignedOutError when no JWT can be had (the session is gone).
+ */
+export type JWTSource = (stale?: string) => Promise<string>
 
 /** ChatAPI calls chat with the user's JWT; a 401 gets a new JWT and one retry. */
 export class ChatAPI {
@@ -75,14 +78,15 @@ export class ChatAPI {
   }
 
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let fresh = false
+    let stale: string | undefined
     for (;;) {
-      const token = await this.jwt(fresh)
+      const token = await this.jwt(stale)
       const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${token}` }
       if (body !== undefined) headers["Content-Type"] = "application/json"
       const res = await fetch(at(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-      if (res.status === 401 && !fresh) {
-        fresh = true
+      if (res.status === 401 && stale === undefined) {
+        await res.text().catch(() => "") // read to the end: the connection is free again
+        stale = token
         continue
       }
       if (res.status === 401) throw new SignedOutError((await apiError(res)).message)

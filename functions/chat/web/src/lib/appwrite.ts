@@ -38,20 +38,32 @@ export async function signOut(aw: Appwrite): Promise<void> {
 }
 
 /**
- * jwtSource caches the JWT of account.createJWT() and makes a new one when asked (after chat answered 401).
- * When Appwrite refuses a new one, the session is gone: SignedOutError.
+ * jwtSource caches the JWT of account.createJWT() and makes a new one when chat refused the cached one.
+ * Calls refused the same JWT at once share one renewal. When Appwrite refuses a new JWT, the session is gone:
+ * SignedOutError.
  */
 export function jwtSource(aw: Appwrite): JWTSource {
-  let jwt: Promise<string> | null = null
-  return async (fresh: boolean) => {
-    if (fresh || !jwt) {
-      jwt = aw.account.createJWT().then((j) => j.jwt)
-      jwt.catch(() => {
-        jwt = null
+  return makeJWTSource(async () => (await aw.account.createJWT()).jwt)
+}
+
+/** makeJWTSource is jwtSource over any JWT maker (tested alone). */
+export function makeJWTSource(create: () => Promise<string>): JWTSource {
+  let current: Promise<string> | null = null
+  let value: string | null = null // what current resolved to
+  return async (stale?: string) => {
+    if (!current || (stale !== undefined && value === stale)) {
+      value = null
+      const p: Promise<string> = create().then((t) => {
+        if (current === p) value = t
+        return t
       })
+      p.catch(() => {
+        if (current === p) current = null
+      })
+      current = p
     }
     try {
-      return await jwt
+      return await current
     } catch (err) {
       if (err instanceof AppwriteException && err.code === 401) throw new SignedOutError(err.message)
       throw err
