@@ -42,6 +42,7 @@ export function App() {
   const aw = useMemo<Appwrite | null>(() => (config ? connect(config) : null), [config])
   const sequencers = useRef(new Map<string, Sequencer>())
   const catchingUp = useRef(new Set<string>())
+  const lastHeard = useRef(new Map<string, number>()) // turn id -> when its last event arrived (ms)
   const loadedFor = useRef<string | null>(null)
   const toastSeq = useRef(0)
   // The message list follows new content while the user is at (or near) its end.
@@ -116,6 +117,7 @@ export function App() {
   const catchUpRef = useRef<(turnId: string) => Promise<void>>(async () => undefined)
   const watchTurn = useCallback((turnId: string, fromServer: boolean) => {
     sequencers.current.set(turnId, new Sequencer())
+    lastHeard.current.set(turnId, Date.now())
     setLive((all) => ({ ...all, [turnId]: emptyTurn() }))
     if (fromServer) void catchUpRef.current(turnId)
   }, [])
@@ -168,6 +170,7 @@ export function App() {
   const deliver = useCallback(
     (turnId: string, events: TurnEvent[]) => {
       if (events.length === 0) return
+      lastHeard.current.set(turnId, Date.now())
       setLive((all) => ({ ...all, [turnId]: events.reduce(applyEvent, all[turnId] ?? emptyTurn()) }))
       events.forEach(sideEffects)
       if (events.some((e) => e.type === "complete")) {
@@ -310,6 +313,22 @@ export function App() {
     const el = listRef.current
     if (el && stick.current) el.scrollTop = el.scrollHeight
   }, [messages, live, conversationId])
+
+  // Realtime is the way events arrive; should it fall silent (a dropped socket, a lost row), a running
+  // turn is read from chat after 15 s without news, so the page never waits forever.
+  useEffect(() => {
+    if (!ready) return
+    const timer = window.setInterval(() => {
+      const now = Date.now()
+      for (const turnId of sequencers.current.keys()) {
+        if (now - (lastHeard.current.get(turnId) ?? now) > 15_000) {
+          lastHeard.current.set(turnId, now)
+          void catchUp(turnId)
+        }
+      }
+    }, 5_000)
+    return () => window.clearInterval(timer)
+  }, [ready, catchUp])
 
   // A new chat shows no messages (those of the last conversation stay in state until another loads).
   const shown = conversationId ? messages : []
