@@ -12,10 +12,13 @@ import (
 	"sync"
 )
 
-// Defaults of ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
+// Defaults of ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES: the count is the reference's; the size
+// is lowered from its 10,000,000 so that one attachment at the limit, base64-encoded (4 characters for 3
+// bytes: 10,000,000 characters), fits in Appwrite's 10,485,760-byte execution body with room for the
+// message, history and memories.
 const (
 	DefaultMaxPerMessage = 8
-	DefaultMaxBytes      = 10_000_000
+	DefaultMaxBytes      = 7_500_000
 )
 
 // Problem is a refused attachment: the HTTP status (413 or 422) and the engine's message.
