@@ -26,6 +26,8 @@ export default defineConfig({
     sourcemap: false,
     modulePreload: { polyfill: false },
   },
+  // `CHAT_URL=http://127.0.0.1:8080/_local/domains/chat npm run dev`: Vite serves the page, chat answers /api/.
+  server: process.env.CHAT_URL ? { proxy: { "/api": { target: process.env.CHAT_URL, changeOrigin: true } } } : {},
   test: {
     environment: "jsdom",
     include: ["src/**/*.test.{ts,tsx}"],

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/devkit/scriptedllm"
@@ -46,7 +45,6 @@ const hostileAnswer = "Here is **bold** text.\n\n<img src=x onerror=\"window.__p
 // racing a timer; the title function's answer is held the same way, so the title can only reach the page
 // through Realtime.
 type director struct {
-	mu       sync.Mutex
 	holdTurn chan struct{}
 	holdName chan struct{}
 }
