@@ -267,12 +267,31 @@ func TestChatPage(t *testing.T) {
 	if registered != 1 {
 		t.Errorf("dynamic registrations = %d, want 1", registered)
 	}
+	// Agent settings: the user's own key goes to the model through chat and turn, and is never shown back.
+	const userKey = "sk-user-ada-0123456789"
+	p.do("saving an API key", chromedp.SendKeys(chromedp.CSS(`#agent-settings input[name=api_key]`), userKey), chromedp.Click(chromedp.CSS(`#agent-settings button[type=submit]`)))
+	p.wait("the key saved", `document.querySelector("#api-key-state")?.textContent === "Your key is set." && document.querySelector("#agent-settings input[name=api_key]").value === ""`)
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
+	p.do("opening the settings again", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the settings read again", `document.querySelector("#api-key-state")?.textContent === "Your key is set."`)
+	if shown := p.eval(`String(document.documentElement.outerHTML.includes(` + js(userKey) + `))`); shown != "false" {
+		t.Errorf("the page shows the saved API key")
+	}
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
 	p.send("List my widgets")
 	p.wait("the MCP tool's card", `document.querySelector('details.tool[data-tool="list_widgets"] .tool-output')?.textContent === "sprocket, flange"`)
 	p.wait("the answer using the MCP tool", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("a sprocket and a flange"))`)
 	if _, authorized, _ := mcp.counts(); authorized == 0 {
 		t.Errorf("the MCP server never saw the access token the page obtained")
+	}
+	keys := map[string]bool{}
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), "List my widgets") {
+			keys[r.Header.Get("Authorization")] = true
+		}
+	}
+	if len(keys) != 1 || !keys["Bearer "+userKey] {
+		t.Errorf("the turn after saving a key reached the model with %v, want only the user's key", keys)
 	}
 
 	// Memory: what the agent saves is listed in the settings, goes into the next turn, and can be forgotten.
@@ -342,7 +361,7 @@ func TestChatPage(t *testing.T) {
 	p.eval(`performance.clearResourceTimings(), performance.setResourceTimingBufferSize(1000), "ok"`)
 	clk.Advance(16 * time.Minute)
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
-	p.wait("the settings read with a renewed JWT", `document.querySelector("#api-key-state")?.textContent === "No key of yours is set."`)
+	p.wait("the settings read with a renewed JWT", `document.querySelector("#api-key-state")?.textContent === "Your key is set."`)
 	// What the browser fetched meanwhile: the expired JWT refused (401), one new JWT for the three calls the
 	// settings make at once, the same call again (200).
 	fetched := `performance.getEntriesByType("resource").map(e => [new URL(e.name).pathname.replace(/^.*\/(api|v1)\//, "$1/"), e.responseStatus]).filter(([p]) => p === "api/settings" || p === "v1/account/jwts")`

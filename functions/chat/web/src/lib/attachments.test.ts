@@ -4,11 +4,11 @@ import { base64Length, checkAttachments, DEFAULT_LIMITS, encodeFile } from "./at
 describe("checkAttachments", () => {
   it("accepts files within the limits", () => {
     expect(checkAttachments([{ name: "a.txt", size: 10, type: "text/plain" }], DEFAULT_LIMITS)).toBeNull()
-    expect(checkAttachments([{ name: "big.bin", size: 7_000_000, type: "" }], DEFAULT_LIMITS)).toBeNull()
+    expect(checkAttachments([{ name: "big.bin", size: 7_500_000, type: "" }], DEFAULT_LIMITS)).toBeNull()
   })
   it("refuses a file over the engine's limit with the engine's message", () => {
-    expect(checkAttachments([{ name: "big.bin", size: 10_000_001, type: "" }], DEFAULT_LIMITS)).toBe(
-      "Attachment 'big.bin' exceeds max size (10000000 bytes)",
+    expect(checkAttachments([{ name: "big.bin", size: 7_500_001, type: "" }], DEFAULT_LIMITS)).toBe(
+      "Attachment 'big.bin' exceeds max size (7500000 bytes)",
     )
   })
   it("refuses more files than the engine takes", () => {
@@ -19,8 +19,8 @@ describe("checkAttachments", () => {
   it("refuses an empty file and files too large together", () => {
     expect(checkAttachments([{ name: "e", size: 0, type: "" }], DEFAULT_LIMITS)).toBe("Attachment 'e' is empty")
     const two = [
-      { name: "a", size: 5_000_000, type: "" },
-      { name: "b", size: 5_000_000, type: "" },
+      { name: "a", size: 4_000_000, type: "" },
+      { name: "b", size: 4_000_000, type: "" },
     ]
     expect(checkAttachments(two, DEFAULT_LIMITS)).toMatch(/too large together/)
   })

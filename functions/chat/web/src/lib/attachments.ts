@@ -7,9 +7,9 @@ export type Limits = {
   request_max_bytes: number
 }
 
-/** The engine's defaults, used until /api/config answers. */
+/** The engine's defaults (shared/attachment), used until /api/config answers. */
 export const DEFAULT_LIMITS: Limits = {
-  attachments_max_bytes: 10_000_000,
+  attachments_max_bytes: 7_500_000,
   attachments_max_per_message: 8,
   request_max_bytes: 10_485_760,
 }
