@@ -302,6 +302,29 @@ func TestChatPage(t *testing.T) {
 	p.wait("the saved memory in the settings", `document.querySelector('#memories li[data-memory-key="style.concise"]')?.textContent.includes("Prefer concise answers")`)
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
 
+	// An attachment dropped on the message box goes with the message to the model.
+	if got := p.eval(`(() => {
+		const dt = new DataTransfer()
+		dt.items.add(new File(["release notes: the flange ships on Friday"], "notes.txt", {type: "text/plain"}))
+		document.querySelector("#composer").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}))
+		return "dropped"
+	})()`); got != "dropped" {
+		t.Fatalf("dropping a file: %s", got)
+	}
+	p.wait("the attachment chip", `document.querySelector("#pending-attachments")?.textContent.includes("notes.txt")`)
+	p.send("Please read the attached notes")
+	p.wait("the attachment on the sent message", `[...document.querySelectorAll(".msg-user .chip")].some(c => c.textContent.includes("notes.txt"))`)
+	p.wait("the answer to the attachment", `document.querySelectorAll(".answer").length === 6`)
+	var withFile string
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), "Please read the attached notes") {
+			withFile = string(r.Body)
+		}
+	}
+	if !strings.Contains(withFile, "release notes: the flange ships on Friday") || !strings.Contains(withFile, "notes.txt") {
+		t.Errorf("the model did not get the dropped file:\n%.1500s", withFile)
+	}
+
 	// Hostile: model HTML in an answer is inert.
 	p.send("Answer with some HTML please")
 	p.wait("the hostile answer", `[...document.querySelectorAll(".answer strong")].some(s => s.textContent === "bold")`)
@@ -322,9 +345,14 @@ func TestChatPage(t *testing.T) {
 
 	// Reload: the conversation is found again, from the rows.
 	p.do("reloading", chromedp.Reload())
-	p.wait("the conversation after the reload", `document.querySelectorAll("#messages .msg-assistant .answer").length === 6 && document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
+	p.wait("the conversation after the reload", `document.querySelectorAll("#messages .msg-assistant .answer").length === 7 && document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
 	p.wait("the stored Console actions after the reload", `document.querySelectorAll(".resource-list tbody tr").length === 2 && document.querySelectorAll("figure.chart rect.bar").length === 3`)
 	p.shot("chat-conversation.png")
+
+	// The metadata sheet of the first answer.
+	p.do("opening the first answer's details", chromedp.Click(chromedp.CSS(`.msg-assistant button.link`)))
+	p.wait("the details", `document.querySelector("#metadata")?.textContent.includes("platform") && document.querySelector("#metadata")?.textContent.includes("console")`)
+	p.do("closing the details", chromedp.Click(chromedp.CSS(`#metadata button[aria-label="Close details"]`)))
 
 	// Forgetting the memory from the settings.
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))

@@ -152,3 +152,24 @@ describe("timeline", () => {
     expect(d.querySelector(".answer")?.textContent?.trim()).toBe("partial")
   })
 })
+
+describe("charts", () => {
+  it("draws gauges as an area with the axis format, and honours chartType", () => {
+    const gauge = {
+      type: "chart" as const,
+      title: "Storage",
+      kind: "gauges" as const,
+      axisFormat: "bytes" as const,
+      interval: "1d",
+      metrics: [{ metric: "files.storage", points: [{ time: "2026-08-03T00:00:00Z", value: 1_500_000 }, { time: "2026-08-04T00:00:00Z", value: 2_500_000 }] }],
+    }
+    const d = dom(renderToStaticMarkup(<ConsoleActions actions={[gauge]} />))
+    expect(d.querySelector("figure.chart")?.getAttribute("data-chart-type")).toBe("area")
+    expect(d.querySelectorAll("path.area").length).toBe(1)
+    expect(d.querySelectorAll("rect.bar").length).toBe(0)
+    expect(d.querySelector(".chart-headline")?.textContent).toContain("2.5 MB latest")
+    expect([...d.querySelectorAll("text.axis")].map((t) => t.textContent)).toContain("Aug 4")
+    const bars = dom(renderToStaticMarkup(<ConsoleActions actions={[{ ...gauge, chartType: "bar" as const }]} />))
+    expect(bars.querySelectorAll("rect.bar").length).toBe(2)
+  })
+})
