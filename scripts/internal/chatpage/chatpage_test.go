@@ -104,6 +104,13 @@ func (p *page) send(msg string) {
 	}
 }
 
+// waitStored waits until the page has read the last turn back from chat (which stores a finished turn, its
+// memories and refreshed tokens included, when the conversation is next read): the message's stored status.
+func (p *page) waitStored() {
+	p.t.Helper()
+	p.wait("the last turn stored", `document.querySelector("#messages > .msg-assistant:last-child")?.classList.contains("status-done")`)
+}
+
 // shot saves a documentation image under docs/img/ when the snapshots are being updated (UPDATE_SNAPSHOTS=1),
 // so a normal run leaves the tree clean.
 func (p *page) shot(name string) {
@@ -298,6 +305,7 @@ func TestChatPage(t *testing.T) {
 	p.send("Remember that I like concise answers")
 	p.wait("the memory notice", `[...document.querySelectorAll(".notice-memory-set")].some(n => n.textContent.includes("Prefer concise answers"))`)
 	p.wait("the answer after the memory", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("concise answers from now on"))`)
+	p.waitStored()
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
 	p.wait("the saved memory in the settings", `document.querySelector('#memories li[data-memory-key="style.concise"]')?.textContent.includes("Prefer concise answers")`)
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
