@@ -155,13 +155,7 @@ func TestChatPage(t *testing.T) {
 	defer model.Close()
 	dir := newDirector()
 	model.SetHandler(dir.reply)
-	released := false
-	defer func() { // a failing test must not leave the model's handlers blocked
-		if !released {
-			dir.releaseTurn()
-			dir.releaseTitle()
-		}
-	}()
+	defer dir.releaseAll() // a failing test must not leave the model's replies blocked
 	mcp := newOAuthMCP(t)
 	clk := &offsetClock{}
 	llm := func(m string) []string {
@@ -234,7 +228,6 @@ func TestChatPage(t *testing.T) {
 	// The title: held until now, so it can reach the sidebar only through Realtime.
 	p.wait("the conversation in the sidebar", `document.querySelector("#conversations li.active a")?.textContent === "New conversation"`)
 	convID := p.eval(`document.querySelector("#conversations li.active").dataset.conversationId`)
-	released = true
 	dir.releaseTitle()
 	p.wait("the title arriving through Realtime", `document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
 
@@ -304,10 +297,15 @@ func TestChatPage(t *testing.T) {
 	// Memory: what the agent saves is listed in the settings, goes into the next turn, and can be forgotten.
 	p.send("Remember that I like concise answers")
 	p.wait("the memory notice", `[...document.querySelectorAll(".notice-memory-set")].some(n => n.textContent.includes("Prefer concise answers"))`)
+	p.do("opening the settings while the turn runs", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the settings", `!!document.querySelector("#memories li")`)
+	if got := p.eval(`String(!!document.querySelector('#memories li[data-memory-key="style.concise"]'))`); got != "false" {
+		t.Errorf("the memory is listed before its turn was stored")
+	}
+	dir.releaseMemory()
 	p.wait("the answer after the memory", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("concise answers from now on"))`)
+	p.wait("the saved memory in the open settings", `document.querySelector('#memories li[data-memory-key="style.concise"]')?.textContent.includes("Prefer concise answers")`)
 	p.waitStored()
-	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
-	p.wait("the saved memory in the settings", `document.querySelector('#memories li[data-memory-key="style.concise"]')?.textContent.includes("Prefer concise answers")`)
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
 
 	// An attachment dropped on the message box goes with the message to the model.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/devkit/scriptedllm"
@@ -45,16 +46,33 @@ const hostileAnswer = "Here is **bold** text.\n\n<img src=x onerror=\"window.__p
 // racing a timer; the title function's answer is held the same way, so the title can only reach the page
 // through Realtime.
 type director struct {
-	holdTurn chan struct{}
-	holdName chan struct{}
+	holdTurn, holdName, holdMemory gate
 }
+
+// gate holds the replies waiting on it until it is opened (once; opening again does nothing).
+type gate struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func newGate() gate { return gate{ch: make(chan struct{})} }
+
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
 
 func newDirector() *director {
-	return &director{holdTurn: make(chan struct{}), holdName: make(chan struct{})}
+	return &director{holdTurn: newGate(), holdName: newGate(), holdMemory: newGate()}
 }
 
-func (d *director) releaseTurn()  { close(d.holdTurn) }
-func (d *director) releaseTitle() { close(d.holdName) }
+func (d *director) releaseTurn()   { d.holdTurn.open() }
+func (d *director) releaseTitle()  { d.holdName.open() }
+func (d *director) releaseMemory() { d.holdMemory.open() }
+
+// releaseAll opens every gate, so a failing test leaves no reply blocked.
+func (d *director) releaseAll() {
+	d.releaseTurn()
+	d.releaseTitle()
+	d.releaseMemory()
+}
 
 type chatRequest struct {
 	Messages []struct {
@@ -104,7 +122,7 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 			// turn's own first-turn title fails (only logged), so the title can come only from the title function
 			return scriptedllm.Reply{Error: &scriptedllm.APIError{Status: http.StatusServiceUnavailable, Message: "no titles from turn in this test"}}
 		}
-		<-d.holdName
+		<-d.holdName.ch
 		return scriptedllm.Reply{Content: "Databases and usage"}
 	}
 	msg, step := lastUser(req)
@@ -124,7 +142,7 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 	case strings.Contains(msg, "databases") && step == 0:
 		return scriptedllm.Reply{Content: "Let me check your project.", Chunks: 3, ToolCalls: []scriptedllm.ToolCall{call("console", map[string]any{"actions": consoleActions})}}
 	case strings.Contains(msg, "databases"):
-		<-d.holdTurn
+		<-d.holdTurn.ch
 		return scriptedllm.Reply{Content: "Here are your **databases** and the requests of the last hours.\n\n| database | type |\n|---|---|\n| Main | tablesdb |\n| Analytics | legacy |"}
 	case strings.Contains(msg, "bucket") && step == 0:
 		return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{call("clarify", map[string]any{"prompts": clarifyPrompts, "title": "Delete a bucket"})}}
@@ -133,6 +151,7 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 	case strings.Contains(msg, "Remember") && step == 0:
 		return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{call("memory", map[string]any{"actions": `[{"type":"set","key":"style.concise","content":"Prefer concise answers","category":"preference","priority":10}]`})}}
 	case strings.Contains(msg, "Remember"):
+		<-d.holdMemory.ch
 		return scriptedllm.Reply{Content: "Noted: concise answers from now on."}
 	case strings.Contains(msg, "widgets") && step == 0:
 		for _, t := range req.Tools {

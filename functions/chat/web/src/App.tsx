@@ -37,6 +37,7 @@ export function App() {
   const [theme, setTheme] = useState<Theme>(storedTheme())
   const [settingsOpen, setSettingsOpen] = useState(false)
   const [details, setDetails] = useState<Message | null>(null)
+  const [stored, setStored] = useState(0) // counts turns read back stored (memories may have changed)
   const [oauthError, setOauthError] = useState("")
 
   const aw = useMemo<Appwrite | null>(() => (config ? connect(config) : null), [config])
@@ -175,7 +176,7 @@ export function App() {
       events.forEach(sideEffects)
       if (events.some((e) => e.type === "complete")) {
         sequencers.current.delete(turnId)
-        if (loadedFor.current) void loadConversation(loadedFor.current)
+        if (loadedFor.current) void loadConversation(loadedFor.current).then(() => setStored((n) => n + 1))
         loadConversations()
       }
     },
@@ -530,7 +531,7 @@ export function App() {
         <Composer limits={limits} disabled={running} onSend={send} onRefuse={(why) => toast("error", why)} />
       </main>
 
-      {settingsOpen && <SettingsSheet api={api} onClose={() => setSettingsOpen(false)} onError={fail} onNotice={(t) => toast("success", t)} />}
+      {settingsOpen && <SettingsSheet api={api} refresh={stored} onClose={() => setSettingsOpen(false)} onError={fail} onNotice={(t) => toast("success", t)} />}
       {details && <MetadataSheet message={details} onClose={() => setDetails(null)} />}
       <Toasts toasts={toasts} onDismiss={(id) => setToasts((all) => all.filter((t) => t.id !== id))} />
     </div>

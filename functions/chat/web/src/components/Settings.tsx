@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react"
+import { useCallback, useEffect, useRef, useState } from "react"
 import type { ChatAPI, McpConnection, Memory, Settings as AgentSettings } from "../lib/api"
 import { beginMcpOAuth } from "../lib/mcp-oauth"
 
@@ -15,7 +15,20 @@ function message(err: unknown): string {
  * SettingsSheet holds the user's agent settings (model and key, kept by chat: the key is never shown back),
  * MCP connections (connected through OAuth in the browser) and saved memories.
  */
-export function SettingsSheet({ api, onClose, onError, onNotice }: { api: ChatAPI; onClose: () => void; onError: (err: unknown) => void; onNotice: (text: string) => void }) {
+export function SettingsSheet({
+  api,
+  refresh,
+  onClose,
+  onError,
+  onNotice,
+}: {
+  api: ChatAPI
+  /** changes when a turn was stored: memories and connections are read again */
+  refresh: number
+  onClose: () => void
+  onError: (err: unknown) => void
+  onNotice: (text: string) => void
+}) {
   const [settings, setSettings] = useState<AgentSettings | null>(null)
   const [model, setModel] = useState("")
   const [baseURL, setBaseURL] = useState("")
@@ -53,6 +66,24 @@ export function SettingsSheet({ api, onClose, onError, onNotice }: { api: ChatAP
       open = false
     }
   }, [fetchAll, onError])
+
+  // A turn stored while the sheet is open may have saved a memory or refreshed a connection's tokens; the
+  // agent fields are left alone (the user may be editing them).
+  const firstRefresh = useRef(refresh)
+  useEffect(() => {
+    if (refresh === firstRefresh.current) return
+    let open = true
+    Promise.all([api.mcpConnections(), api.memories()])
+      .then(([c, m]) => {
+        if (!open) return
+        setConnections(c.connections)
+        setMemories(m.memories)
+      })
+      .catch(onError)
+    return () => {
+      open = false
+    }
+  }, [api, refresh, onError])
 
   const save = async (patch: { model?: string; base_url?: string; api_key?: string }) => {
     setBusy(true)
