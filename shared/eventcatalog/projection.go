@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -58,36 +59,56 @@ func rowFilter(a map[string]string, p payload) bool {
 	return p.ID != "" && p.DatabaseID == a[ArgDatabase] && p.tableID() == a[ArgTable]
 }
 
-func rowProjection(p payload, d data) {
-	d.str(ArgDatabase, p.DatabaseID)
-	d.str(ArgTable, p.tableID())
-	d.str("row_id", p.ID)
-	d.str("created_at", p.CreatedAt)
-	d.str("updated_at", p.UpdatedAt)
+func rowProjection(p payload, f fieldList) fieldList {
+	return f.str(ArgDatabase, p.DatabaseID).str(ArgTable, p.tableID()).str("row_id", p.ID).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
 }
 
 func fileFilter(a map[string]string, p payload) bool { return p.ID != "" && p.BucketID == a[ArgBucket] }
 
-// fileProjection leaves out the file's name: names are user content.
-func fileProjection(p payload, d data) {
-	d.str(ArgBucket, p.BucketID)
-	d.str("file_id", p.ID)
-	d.str("mime_type", p.MimeType)
-	d.str("created_at", p.CreatedAt)
-	if p.SizeOriginal != nil {
-		d["size_bytes"] = *p.SizeOriginal
+// fileProjection leaves out the file's name: names are user content. size names the size field ("size";
+// the first catalog's "size_bytes").
+func fileProjection(size string) func(p payload, f fieldList) fieldList {
+	return func(p payload, f fieldList) fieldList {
+		f = f.str(ArgBucket, p.BucketID).str("file_id", p.ID).str("mime_type", p.MimeType).str("created_at", p.CreatedAt)
+		if p.SizeOriginal != nil {
+			f = f.add(Field{Name: size, Kind: Integer, Int: *p.SizeOriginal})
+		}
+		return f
+	}
+}
+
+// deploymentFilter passes deployments of the subscribed function or site (resourceType, resourceId: the
+// Deployment model) whose build ended with the status asked for, or ready or failed when none was. Appwrite
+// fires the same update event when a deployment is activated, with the function or site model (no
+// resourceType: dropped), and while it builds (processing, building: dropped).
+func deploymentFilter(resourceType, arg string) func(a map[string]string, p payload) bool {
+	return func(a map[string]string, p payload) bool {
+		if p.ID == "" || p.ResourceType != resourceType || p.ResourceID != a[arg] {
+			return false
+		}
+		st := p.statusString()
+		if want, ok := a[ArgStatus]; ok {
+			return st == want
+		}
+		return st == "ready" || st == "failed"
+	}
+}
+
+func deploymentProjection(arg string) func(p payload, f fieldList) fieldList {
+	return func(p payload, f fieldList) fieldList {
+		return f.str(arg, p.ResourceID).str("deployment_id", p.ID).str("status", p.statusString()).str("updated_at", p.UpdatedAt)
 	}
 }
 
 func userFilter(_ map[string]string, p payload) bool { return p.ID != "" }
 
 // userProjection leaves out everything personal: name, email, phone, prefs, labels, targets.
-func userProjection(p payload, d data) {
-	d.str("user_id", p.ID)
-	d.str("created_at", p.CreatedAt)
+func userProjection(p payload, f fieldList) fieldList {
+	f = f.str("user_id", p.ID).str("created_at", p.CreatedAt)
 	if b, ok := p.Status.(bool); ok {
-		d["status"] = b
+		f = f.add(Field{Name: "status", Kind: Bool, Bool: b})
 	}
+	return f
 }
 
 // executionFailedFilter passes only failed executions of the subscribed function: a synchronous execution
@@ -97,27 +118,25 @@ func executionFailedFilter(a map[string]string, p payload) bool {
 }
 
 // executionProjection leaves out logs, errors, request and response bodies and headers.
-func executionProjection(p payload, d data) {
-	d.str(ArgFunction, p.functionID())
-	d.str("execution_id", p.ID)
-	d.str("deployment_id", p.DeploymentID)
-	d.str("trigger", p.Trigger)
-	d.str("status", p.statusString())
-	d.str("created_at", p.CreatedAt)
-	d.str("updated_at", p.UpdatedAt)
+func executionProjection(p payload, f fieldList) fieldList {
+	f = f.str(ArgFunction, p.functionID()).str("execution_id", p.ID).str("deployment_id", p.DeploymentID).str("trigger", p.Trigger).
+		str("status", p.statusString()).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
 	if p.ResponseStatusCode != nil {
-		d["response_status_code"] = int64(*p.ResponseStatusCode)
+		f = f.add(Field{Name: "response_status_code", Kind: Integer, Int: int64(*p.ResponseStatusCode)})
 	}
 	if p.Duration != nil {
-		d["duration"] = *p.Duration
+		f = f.add(Field{Name: "duration", Kind: Number, Num: *p.Duration})
 	}
+	return f
 }
 
 // MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
-// on commas) matches the subscription's patterns filled with args (AppwriteEvents).
+// on commas) matches the subscription's patterns (and aliases) filled with args: segment by segment, "*"
+// matching any one segment (Appwrite's own matching is exact string membership over the generated wildcard
+// forms; this is the same relation).
 func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 	evs := splitEvents(delivered)
-	for _, pattern := range e.AppwriteEvents(args) {
+	for _, pattern := range fill(append(slices.Clip(e.Patterns), e.Aliases...), args) {
 		ps := strings.Split(pattern, ".")
 		for _, es := range evs {
 			if segmentsEqual(ps, es) {
@@ -153,21 +172,74 @@ func segmentsEqual(ps, es []string) bool {
 
 // Occurrence is what the ingress learns from one Appwrite payload.
 type Occurrence struct {
-	// Data is the projected payload, conforming to PayloadSchema (project_id included): name -> string,
-	// bool, int64 or float64.
-	Data map[string]any
+	// Fields is the projected payload, conforming to PayloadSchema (project_id included), sorted by name.
+	Fields []Field
 	// Timestamp is when the change happened ($updatedAt, else $createdAt; empty when the payload has
 	// neither).
 	Timestamp string
 }
 
-// data is a projection being made; an empty string is left out (the field is absent from the payload).
-type data map[string]any
-
-func (d data) str(name, v string) {
-	if v != "" {
-		d[name] = v
+// Data returns Fields as the JSON object they stand for: name -> string, bool, int64 or float64.
+func (o Occurrence) Data() map[string]any {
+	m := make(map[string]any, len(o.Fields))
+	for _, f := range o.Fields {
+		m[f.Name] = f.Value()
 	}
+	return m
+}
+
+// Kind is the JSON type of a Field.
+type Kind uint8
+
+// Kinds.
+const (
+	String  Kind = iota + 1 // Field.Str
+	Bool                    // Field.Bool
+	Integer                 // Field.Int
+	Number                  // Field.Num
+)
+
+// Field is one field of a projected payload: a property of PayloadSchema and its value, in the member
+// its Kind names.
+type Field struct {
+	Name string
+	Kind Kind
+	Str  string
+	Bool bool
+	Int  int64
+	Num  float64
+}
+
+// Value returns the field's value as a string, bool, int64 or float64.
+func (f Field) Value() any {
+	switch f.Kind {
+	case String:
+		return f.Str
+	case Bool:
+		return f.Bool
+	case Integer:
+		return f.Int
+	case Number:
+		return f.Num
+	}
+	return nil
+}
+
+// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most one
+// field per property of the event's PayloadSchema, in one allocation.
+type fieldList struct{ list []Field }
+
+func (f fieldList) add(field Field) fieldList {
+	f.list = append(f.list, field)
+	return f
+}
+
+// str adds a string field; an empty string is left out (the field is absent from the payload).
+func (f fieldList) str(name, v string) fieldList {
+	if v != "" {
+		return f.add(Field{Name: name, Kind: String, Str: v})
+	}
+	return f
 }
 
 // ErrNotThisSubscription means the payload does not belong to the subscription (another table, a status
@@ -183,14 +255,13 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 	if !e.filter(args, p) {
 		return Occurrence{}, ErrNotThisSubscription
 	}
-	d := data{}
-	e.project(p, d)
-	d.str(ArgProject, projectID)
+	f := e.project(p, fieldList{list: make([]Field, 0, len(e.Payload))}).str(ArgProject, projectID)
+	slices.SortFunc(f.list, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
 	ts := p.UpdatedAt
 	if ts == "" {
 		ts = p.CreatedAt
 	}
-	return Occurrence{Data: d, Timestamp: ts}, nil
+	return Occurrence{Fields: f.list, Timestamp: ts}, nil
 }
 
 // Binding is one catalog event that a set of Appwrite events names, with the arguments read from them.
@@ -207,20 +278,36 @@ type Binding struct {
 func Bindings(appwriteEvents []string) []Binding {
 	evs := splitEvents(appwriteEvents)
 	var out []Binding
-	for _, e := range events {
-		if args, ok := e.argsFrom(evs); ok {
-			out = append(out, Binding{Event: e.Name, Args: args})
+	for _, e := range allEvents() {
+		args, ok := e.argsFrom(evs)
+		if !ok {
+			continue
+		}
+		out = append(out, Binding{Event: e.Name, Args: args})
+		// Filters are not named by Appwrite's events: every value they may hold is a candidate.
+		for _, f := range e.Filters {
+			for _, v := range f.Values {
+				withFilter := make(map[string]string, len(args)+1)
+				for k, a := range args {
+					withFilter[k] = a
+				}
+				withFilter[f.Name] = v
+				out = append(out, Binding{Event: e.Name, Args: withFilter})
+			}
 		}
 	}
 	return out
 }
 
+// allEvents is the catalog followed by the legacy events.
+func allEvents() []Event { return append(slices.Clip(events), legacy...) }
+
 // argsFrom reads e's arguments from Appwrite events (splitEvents): every event is compared with every
-// pattern split on dots, segment by segment.
+// pattern and alias split on dots, segment by segment.
 func (e Event) argsFrom(evs [][]string) (map[string]string, bool) {
 	args := map[string]string{}
 	matched := false
-	for _, p := range e.Patterns {
+	for _, p := range append(slices.Clip(e.Patterns), e.Aliases...) {
 		ps := strings.Split(p, ".")
 		for _, es := range evs {
 			if !segmentsMatch(ps, es) {
@@ -264,6 +351,4 @@ func segmentsMatch(ps, es []string) bool {
 	return true
 }
 
-func isPlaceholder(seg string) bool {
-	return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
-}
+func isPlaceholder(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }

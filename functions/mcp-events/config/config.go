@@ -58,10 +58,12 @@ const (
 )
 
 // defaultScopes are advertised in the protected-resource metadata and the 401 challenge when
-// MCP_EVENTS_OAUTH_SCOPES is unset: what the six events need.
+// MCP_EVENTS_OAUTH_SCOPES is unset and the authorization server publishes no scopes_supported: what the
+// catalog's events need, in Appwrite Cloud's names.
 var defaultScopes = []string{
-	"webhooks.read", "webhooks.write", "tables.read", "rows.read", "buckets.read", "files.read",
-	"users.read", "functions.read", "executions.read",
+	"project:webhooks.read", "project:webhooks.write", "project:tables.read", "project:rows.read",
+	"project:buckets.read", "project:files.read", "project:users.read", "project:functions.read",
+	"project:executions.read", "project:sites.read",
 }
 
 // Config is the whole configuration.
@@ -77,8 +79,11 @@ type Config struct {
 	JWKSURL string
 	// Audiences are the accepted aud values (default PublicURL, PublicURL + "/", PublicURL + "/mcp").
 	Audiences []string
-	// Scopes are advertised as scopes_supported.
+	// Scopes are advertised as scopes_supported and asked for by the 401 challenge.
 	Scopes []string
+	// ScopesSet reports that MCP_EVENTS_OAUTH_SCOPES set Scopes: the authorization server's published
+	// scopes_supported are then not read.
+	ScopesSet bool
 	// AppwriteEndpoint is the Appwrite API endpoint, ending in /v1.
 	AppwriteEndpoint string
 	// IngressURL is the webhook-ingress function's public base URL; webhooks point at
@@ -137,6 +142,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		c.Audiences = []string{c.PublicURL, c.PublicURL + "/", c.PublicURL + "/mcp"}
 	}
 	c.Scopes = list(getenv(EnvScopes))
+	c.ScopesSet = len(c.Scopes) > 0
 	if len(c.Scopes) == 0 {
 		c.Scopes = append([]string(nil), defaultScopes...)
 	}
