@@ -579,7 +579,10 @@ func TestDelayedRetriesThroughAppwriteExecutions(t *testing.T) {
 		}
 	}
 
-	// The delayed execution runs: the subscriber has recovered, the event arrives once, same eventId.
+	// The delayed execution runs: the subscriber has recovered, the event arrives once, same eventId. Its
+	// budget is a real one (300 ms, enough to give up on a 503 quickly, is not enough for a TLS delivery on two
+	// loaded cores under -race: the attempt then timed out and the job was abandoned).
+	t.Setenv("INGRESS_BUDGET_MS", "5000")
 	f.receiver.SetBehaviour(nil)
 	before := len(f.receiver.Events())
 	r := postJob(t, f, sealed)
