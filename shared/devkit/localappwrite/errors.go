@@ -22,6 +22,8 @@ const (
 	ErrUserUnauthorized          = "user_unauthorized"
 	ErrUserJWTInvalid            = "user_jwt_invalid"
 	ErrUserNotFound              = "user_not_found"
+	ErrUserInvalidCredentials    = "user_invalid_credentials"
+	ErrUserBlocked               = "user_blocked"
 	ErrUserAlreadyExists         = "user_already_exists"
 	ErrUserEmailAlreadyExists    = "user_email_already_exists"
 	ErrUserPhoneAlreadyExists    = "user_phone_already_exists"
@@ -74,6 +76,8 @@ var errorCatalog = map[string]errorDef{
 	ErrUserUnauthorized:                 {401, "The current user is not authorized to perform the requested action."},
 	ErrUserJWTInvalid:                   {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
 	ErrUserNotFound:                     {404, "User with the requested ID could not be found."},
+	ErrUserInvalidCredentials:           {401, "Invalid credentials. Please check the email and password."},
+	ErrUserBlocked:                      {401, "The current user has been blocked."},
 	ErrUserAlreadyExists:                {409, "A user with the same id, email, or phone already exists in this project."},
 	ErrUserEmailAlreadyExists:           {409, "A user with the same email already exists in the current project."},
 	ErrUserPhoneAlreadyExists:           {409, "A user with the same phone number already exists in the current project."},

@@ -79,6 +79,8 @@ const (
 	DemoProgressTableID = "turn_progress"
 	DemoUserID          = "demo-user"
 	DemoUserEmail       = "demo@example.com"
+	// DemoUserPassword signs the demo user in, in the project and at the Console's OAuth server.
+	DemoUserPassword = "demo-password"
 )
 
 // SeedDemo seeds the dev stack: a project with an API key holding every scope, a demo user who is a project
@@ -99,7 +101,16 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.SeedUser(pid, UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: "demo-password"}); err != nil {
+	if err := s.SeedUser(pid, UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: DemoUserPassword}); err != nil {
+		if apiErr, ok := err.(*APIError); !ok || apiErr.Type != ErrUserAlreadyExists {
+			return nil, err
+		}
+	}
+	// The demo user is also a Console account, who signs in at the Console's OAuth server (oauth2server.go).
+	if err := s.SeedProject(ProjectSpec{ID: "console", Name: "Console"}); err != nil {
+		return nil, err
+	}
+	if err := s.SeedUser("console", UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: DemoUserPassword}); err != nil {
 		if apiErr, ok := err.(*APIError); !ok || apiErr.Type != ErrUserAlreadyExists {
 			return nil, err
 		}

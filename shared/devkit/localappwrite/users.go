@@ -2,6 +2,7 @@ package localappwrite
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -169,4 +170,32 @@ func (s *Server) createUser(c *call) (int, any, *APIError) {
 	m := userModel(u)
 	c.emit("users.[userId].create", m, param{"userId", u.id})
 	return http.StatusCreated, m, nil
+}
+
+// checkPassword is Appwrite's email and password check (Account::createEmailPasswordSession): the id of the
+// project's user with this email (case-insensitive) and password, 401 user_invalid_credentials when there is
+// none or the password differs, 401 user_blocked for a blocked user.
+func (s *Server) checkPassword(projectID, email, password string) (string, *APIError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.projects[projectID]
+	if pr == nil {
+		return "", newErr(ErrUserInvalidCredentials)
+	}
+	email = strings.ToLower(strings.TrimSpace(email))
+	sum := sha256.Sum256([]byte(password))
+	for _, id := range pr.userOrder {
+		u := pr.users[id]
+		if u == nil || email == "" || u.email != email || u.passwordHash == "" {
+			continue
+		}
+		if subtle.ConstantTimeCompare([]byte(u.passwordHash), []byte(hex.EncodeToString(sum[:]))) != 1 {
+			break
+		}
+		if !u.status {
+			return "", newErr(ErrUserBlocked)
+		}
+		return u.id, nil
+	}
+	return "", newErr(ErrUserInvalidCredentials)
 }
