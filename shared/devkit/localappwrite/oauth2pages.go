@@ -54,7 +54,7 @@ func (s *Server) renderPage(w http.ResponseWriter, status int, p asPage) {
 	h.Set("Cache-Control", "no-store")
 	// No framing (clickjacking of the consent) and no scripts.
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	_ = asPages.Execute(w, p)
 }
