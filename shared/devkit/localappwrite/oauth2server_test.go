@@ -504,3 +504,17 @@ func TestOAuthLoginAndConsentProtection(t *testing.T) {
 		t.Fatalf("a second answer to one request: %d %v", status, loc)
 	}
 }
+
+func TestOAuthUserSignIn(t *testing.T) {
+	af := newASFixture(t)
+	g, err := NewOAuthUser(asUserEmail, asUserPass).SignIn(context.Background(), af.iss, []string{"project:rows.read"}, asResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := af.verify(t, g.AccessToken); c["scope"] != "project:rows.read" || c["client_id"] != g.ClientID || g.RefreshToken == "" || g.ExpiresIn != 3600 {
+		t.Fatalf("grant %+v, claims %v", g, c)
+	}
+	if _, err := NewOAuthUser(asUserEmail, "nope").SignIn(context.Background(), af.iss, []string{"project:rows.read"}, asResource); err == nil {
+		t.Fatal("a wrong password signed in")
+	}
+}

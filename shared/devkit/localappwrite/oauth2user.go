@@ -2,6 +2,9 @@ package localappwrite
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -162,4 +165,75 @@ func pageError(page string) string {
 		page = page[:300]
 	}
 	return page
+}
+
+// OAuthGrant is what OAuthUser.SignIn obtained: a public client's registration and its tokens.
+type OAuthGrant struct {
+	// ClientID is the registered client.
+	ClientID string
+	// AccessToken, RefreshToken, Scope and ExpiresIn are the token endpoint's answer.
+	AccessToken, RefreshToken, Scope string
+	ExpiresIn                        int
+}
+
+// SignIn does what an MCP client does with this user at the authorization server whose issuer is given:
+// registers a public client (authorization_code and refresh_token grants, a loopback redirect URI that is
+// never called), has the user authorize scopes for resource (consent untouched), and exchanges the code with
+// PKCE S256.
+func (u *OAuthUser) SignIn(ctx context.Context, issuer string, scopes []string, resource string) (*OAuthGrant, error) {
+	const redirect = "http://127.0.0.1:9/callback"
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	regBody := `{"client_name":"Test client","redirect_uris":["` + redirect + `"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"]}`
+	if err := u.postJSON(ctx, issuer+"/register", "application/json", regBody, http.StatusCreated, &reg); err != nil {
+		return nil, fmt.Errorf("register: %w", err)
+	}
+	verifier := base64.RawURLEncoding.EncodeToString(randomBytes(32))
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {redirect},
+		"scope": {strings.Join(scopes, " ")}, "state": {"s"}, "code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"}, "resource": {resource}}
+	res, err := u.Authorize(ctx, issuer+"/authorize?"+q.Encode(), Consent{})
+	if err != nil {
+		return nil, err
+	}
+	code := res.Redirect.Query().Get("code")
+	if code == "" {
+		return nil, fmt.Errorf("authorize redirected without a code: %s", res.Redirect)
+	}
+	var tok struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+		Scope        string `json:"scope"`
+		ExpiresIn    int    `json:"expires_in"`
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "client_id": {reg.ClientID}, "code": {code},
+		"redirect_uri": {redirect}, "code_verifier": {verifier}, "resource": {resource}}
+	if err := u.postJSON(ctx, issuer+"/token", "application/x-www-form-urlencoded", form.Encode(), http.StatusOK, &tok); err != nil {
+		return nil, fmt.Errorf("token: %w", err)
+	}
+	return &OAuthGrant{ClientID: reg.ClientID, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+		Scope: tok.Scope, ExpiresIn: tok.ExpiresIn}, nil
+}
+
+func (u *OAuthUser) postJSON(ctx context.Context, target, contentType, body string, want int, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := u.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != want {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, raw)
+	}
+	return json.Unmarshal(raw, out)
 }
