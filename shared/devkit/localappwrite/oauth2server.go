@@ -59,10 +59,10 @@ func (o OAuthOptions) withDefaults() OAuthOptions {
 	return o
 }
 
-// CloudScopes are the scopes Appwrite Cloud's authorization server grants, as the Console's consent test
+// asScopesSupported are the scopes Appwrite Cloud's authorization server grants, as the Console's consent test
 // lists "the full catalog an MCP client mechanically requests" (docs/local-appwrite.md): the OpenID identity
 // scopes, project:<API scope> and project:all, organization:<scope> and organization:all.
-var CloudScopes = []string{
+var asScopesSupported = []string{
 	"openid", "profile", "email",
 	"project:all",
 	"project:users.read", "project:users.write", "project:teams.read", "project:teams.write",
@@ -188,7 +188,7 @@ func (s *Server) OAuthMetadata(project string) map[string]any {
 		"token_endpoint":                                 iss + "/token",
 		"registration_endpoint":                          iss + "/register",
 		"jwks_uri":                                       iss + "/.well-known/jwks.json",
-		"scopes_supported":                               CloudScopes,
+		"scopes_supported":                               asScopesSupported,
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
@@ -373,7 +373,7 @@ func redirectMatches(registered, got string) bool {
 func unknownScopes(scopes []string) []string {
 	var bad []string
 	for _, sc := range scopes {
-		if !slices.Contains(CloudScopes, sc) {
+		if !slices.Contains(asScopesSupported, sc) {
 			bad = append(bad, sc)
 		}
 	}
