@@ -16,7 +16,8 @@ const EnvCORSOrigins = "TITLE_CORS_ORIGINS"
 type Config struct {
 	// Auth is AGENT_API_KEY and AGENT_ALLOW_UNAUTHENTICATED (the HTTP route).
 	Auth sessionauth.Policy
-	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL and the SSRF policy of a per-request llm.base_url.
+	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL, LLM_MAX_RETRIES and the SSRF policy of a per-request
+	// llm.base_url.
 	LLM llm.Env
 	// CORS is TITLE_CORS_ORIGINS.
 	CORS fnhttp.CORS
@@ -33,6 +34,7 @@ func LoadConfig() Config {
 		LLM:  llm.EnvFromOS(),
 		Rows: rowevent.ConfigFromEnv(),
 	}
+	c.Warnings = append(c.Warnings, c.LLM.Warnings...)
 	var err error
 	if c.CORS, err = fnhttp.CORSFromEnv(EnvCORSOrigins); err != nil {
 		c.Warnings = append(c.Warnings, err.Error())

@@ -96,6 +96,7 @@ func onHTTP(rt openruntimes.Context, cfg Config) openruntimes.Response {
 		return fail(rt, http.StatusInternalServerError, "internal", "the SSRF policy for llm.base_url is misconfigured")
 	}
 	defer release()
+	settings.Retry.OnRetry = logRetry(rt)
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
 	title, err := convtitle.Generate(ctx, llm.New(settings, httpClient), in.Message, in.AssistantMessage)
@@ -107,6 +108,14 @@ func onHTTP(rt openruntimes.Context, cfg Config) openruntimes.Response {
 		return fail(rt, http.StatusUnprocessableEntity, "no_title", MsgNoTitle)
 	}
 	return fnhttp.JSON(rt, http.StatusOK, map[string]string{"title": title})
+}
+
+// logRetry logs a model-call retry (llm.RetryEvent) and counts it (llm.MetricRetries).
+func logRetry(rt openruntimes.Context) func(llm.RetryEvent) {
+	return func(e llm.RetryEvent) {
+		rt.Error(e.String())
+		rt.Log(e.Metric())
+	}
 }
 
 func onEvent(rt openruntimes.Context, cfg Config) openruntimes.Response {
@@ -122,6 +131,7 @@ func onEvent(rt openruntimes.Context, cfg Config) openruntimes.Response {
 			return "", err
 		}
 		defer release()
+		settings.Retry.OnRetry = logRetry(rt)
 		return convtitle.Generate(ctx, llm.New(settings, httpClient), message, "")
 	}
 	out := rowevent.Handle(ctx, cfg.Rows, rt.Req.Headers["x-appwrite-event"], rt.Req.BodyBinary(), titler,

@@ -268,3 +268,33 @@ func TestEventHeaderIsIgnoredOnHTTPTrigger(t *testing.T) {
 		t.Fatalf("a domain request with an event header was treated as an event: %d", res.StatusCode)
 	}
 }
+
+// TestTitleRetries: a 503 and a 429 from the provider are retried (with the wait it asks for, kept short
+// here through retry-after-ms) and the caller gets its title; each retry is logged and counted.
+func TestTitleRetries(t *testing.T) {
+	model := scriptedllm.New(
+		scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 503, Message: "overloaded"}, Header: map[string]string{"retry-after-ms": "1"}},
+		scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 429, Type: "rate_limit_exceeded", Message: "slow down"}, Header: map[string]string{"retry-after-ms": "2"}},
+		scriptedllm.Reply{Content: "Billing Question"})
+	defer model.Close()
+	t.Setenv("LLM_API_KEY", "env-key")
+	t.Setenv("LLM_MODEL", "openai/gpt-4.1-mini")
+	t.Setenv("LLM_BASE_URL", model.BaseURL())
+	t.Setenv("AGENT_API_KEY", "session-key")
+	var mu sync.Mutex
+	var logs, errs string
+	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(),
+		OnLog: func(_, l, e string) { mu.Lock(); logs, errs = logs+l, errs+e; mu.Unlock() }}))
+	defer srv.Close()
+	r := post(t, srv.URL, "session-key", `{"message":"why was I charged twice?"}`)
+	if r.status != 200 || r.body["title"] != "Billing Question" || len(model.Requests()) != 3 {
+		t.Fatalf("%+v after %d requests", r, len(model.Requests()))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs, `{"metric":"llm_retries_total","reason":"http_503","inc":1}`) ||
+		!strings.Contains(logs, `{"metric":"llm_retries_total","reason":"http_429","inc":1}`) ||
+		!strings.Contains(errs, "model call retry 2 of 2 after http_429 (status 429): waiting 2ms (Retry-After)") {
+		t.Fatalf("logs %q errors %q", logs, errs)
+	}
+}

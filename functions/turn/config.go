@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"encoding/base64"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -22,12 +24,13 @@ import (
 type Config struct {
 	// Auth is AGENT_API_KEY (compared with X-Session-API-Key) and AGENT_ALLOW_UNAUTHENTICATED.
 	Auth sessionauth.Policy
-	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL and the SSRF policy of a per-request llm.base_url.
+	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL, LLM_MAX_RETRIES and the SSRF policy of a per-request
+	// llm.base_url.
 	LLM llm.Env
 	// Limits are ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
 	Limits request.Limits
 	// Engine are TURN_BUDGET, SUBAGENT_MAX_STEPS, STREAM_TOOL_INPUT_CHARS, STREAM_TOOL_OUTPUT_CHARS,
-	// MEMORIES_MAX_CHARS.
+	// MEMORIES_MAX_CHARS, TOOL_CONCURRENCY.
 	Engine engine.Config
 	// AsyncBudget is TURN_ASYNC_BUDGET: the budget of a turn called as an async execution ("async": true).
 	AsyncBudget time.Duration
@@ -59,12 +62,18 @@ func LoadConfig() Config {
 	if c.BuildTime == "" {
 		c.BuildTime = "unknown"
 	}
+	c.Warnings = append(c.Warnings, c.LLM.Warnings...)
 	c.Limits.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", request.DefaultMaxAttachments)
 	c.Limits.MaxAttachmentBytes = c.envInt("ATTACHMENTS_MAX_BYTES", request.DefaultMaxAttachmentBytes)
+	if base64.StdEncoding.EncodedLen(c.Limits.MaxAttachmentBytes) > request.MaxBodyBytes {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("ATTACHMENTS_MAX_BYTES=%d cannot be reached: base64-encoded, such a file is more than the %d bytes Appwrite accepts for a request body",
+			c.Limits.MaxAttachmentBytes, request.MaxBodyBytes))
+	}
 	c.Engine.MaxSteps = c.envInt("SUBAGENT_MAX_STEPS", engine.DefaultMaxSteps)
 	c.Engine.ToolInputChars = c.envInt("STREAM_TOOL_INPUT_CHARS", engine.DefaultToolInputChars)
 	c.Engine.ToolOutputChars = c.envInt("STREAM_TOOL_OUTPUT_CHARS", engine.DefaultToolOutputChars)
 	c.Engine.MemoryChars = c.envInt("MEMORIES_MAX_CHARS", engine.DefaultMemoryChars)
+	c.Engine.ToolConcurrency = c.envInt("TOOL_CONCURRENCY", engine.DefaultToolConcurrency)
 	c.Engine.Budget = engine.DefaultBudget
 	if raw := strings.TrimSpace(os.Getenv("TURN_BUDGET")); raw != "" {
 		d, err := time.ParseDuration(raw)

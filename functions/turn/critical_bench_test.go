@@ -34,7 +34,7 @@ func BenchmarkCriticalPath(b *testing.B) {
 		b.Run(fmt.Sprintf("platform+mcp/D=%v/M=%v", d, m), func(b *testing.B) {
 			aw := newSDKServer(b)
 			aw.listDelay = m
-			srv := criticalEnv(b, d, "platform")
+			srv := criticalEnv(b, d, "platform", searchCall)
 			body, _ := json.Marshal(map[string]any{"message": "list my databases", "history": history,
 				"mcp_connections": []any{conn("appwrite", aw.url(), "good-token", nil)}})
 			runTurns(b, srv, body, `"tool":"appwrite_search_tools"`)
@@ -42,17 +42,52 @@ func BenchmarkCriticalPath(b *testing.B) {
 	}
 	for _, d := range []time.Duration{300 * time.Millisecond, 100 * time.Millisecond} {
 		b.Run(fmt.Sprintf("first+finish/D=%v", d), func(b *testing.B) {
-			srv := criticalEnv(b, d, "FINISH")
+			srv := criticalEnv(b, d, "FINISH", nil)
 			body, _ := json.Marshal(map[string]any{"message": "how do I start a project"})
 			runTurns(b, srv, body, `"type":"conversation_title"`)
 		})
 	}
 }
 
+// searchCall is the platform agent's one MCP call.
+var searchCall = []scriptedllm.ToolCall{{Name: "appwrite_search_tools", Arguments: `{"query":"databases"}`}}
+
+// BenchmarkToolRound measures one round of three tool calls that each take D (http_get of a local server
+// that answers after D), with the model answering at once: the turn is that round plus the engine's and
+// the model calls' own few milliseconds. The calls of one answer run at once, so the turn should take
+// about 1 x D (the goal: at most 1.2 x D); with TOOL_CONCURRENCY=1 (the calls one after another, as before)
+// it takes 3 x D. The x_D metric is the turn's wall time over D.
+func BenchmarkToolRound(b *testing.B) {
+	for _, d := range []time.Duration{600 * time.Millisecond, 200 * time.Millisecond} {
+		for _, limit := range []string{"8", "1"} {
+			b.Run(fmt.Sprintf("D=%v/TOOL_CONCURRENCY=%s", d, limit), func(b *testing.B) {
+				slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					t := time.NewTimer(d)
+					defer t.Stop()
+					select {
+					case <-t.C:
+						fmt.Fprint(w, "slow answer")
+					case <-r.Context().Done():
+					}
+				}))
+				b.Cleanup(slow.Close)
+				var calls []scriptedllm.ToolCall
+				for i := range 3 {
+					calls = append(calls, scriptedllm.ToolCall{Name: "http_get", Arguments: fmt.Sprintf(`{"url":"%s/%d"}`, slow.URL, i)})
+				}
+				srv := criticalEnv(b, 0, "platform", calls)
+				b.Setenv("TOOL_CONCURRENCY", limit)
+				body, _ := json.Marshal(map[string]any{"message": "fetch three pages", "history": history})
+				runTurns(b, srv, body, `"output":"status=200`)
+				b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(d), "x_D")
+			})
+		}
+	}
+}
+
 // criticalEnv starts the function against a scripted model that answers every call after d: the router
-// with next, a subagent first with one appwrite_search_tools call and then with an answer, a title with
-// a title.
-func criticalEnv(b *testing.B, d time.Duration, next string) *httptest.Server {
+// with next, a subagent first with calls and then with an answer, a title with a title.
+func criticalEnv(b *testing.B, d time.Duration, next string, calls []scriptedllm.ToolCall) *httptest.Server {
 	model := scriptedllm.New()
 	b.Cleanup(model.Close)
 	model.SetHandler(func(r scriptedllm.Request, _ int) scriptedllm.Reply {
@@ -67,7 +102,7 @@ func criticalEnv(b *testing.B, d time.Duration, next string) *httptest.Server {
 			reply.Delay = d
 			return reply
 		case !bytes.Contains(r.Body, []byte(`"role":"tool"`)):
-			return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{Name: "appwrite_search_tools", Arguments: `{"query":"databases"}`}}, Delay: d}
+			return scriptedllm.Reply{ToolCalls: calls, Delay: d}
 		default:
 			return scriptedllm.Reply{Content: "You have one database.", Delay: d}
 		}

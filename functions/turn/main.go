@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/turn/engine"
@@ -126,7 +127,16 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 		return fail(rt, serr.status, serr.code, serr.message)
 	}
 	defer sk.close()
-	log := func(s string) { rt.Error(s) }
+	// The turn logs from several goroutines (the title call and the MCP load beside the turn, concurrent
+	// tool calls); the runtime's logger is not safe for concurrent writes.
+	var logMu sync.Mutex
+	log := func(s string) { logMu.Lock(); defer logMu.Unlock(); rt.Error(s) }
+	settings.Retry.OnRetry = func(e llm.RetryEvent) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		rt.Error(e.String())
+		rt.Log(e.Metric())
+	}
 	eng := &engine.Engine{
 		Model:  llm.New(settings, httpClient),
 		Tools:  p.tools(),
@@ -217,7 +227,8 @@ func meta(p process) map[string]any {
 			"interval_ms":         progress.DefaultInterval.Milliseconds(), "max_failures": progress.DefaultMaxFailures},
 		"limits": map[string]any{"attachments_max_per_message": cfg.Limits.MaxAttachments,
 			"attachments_max_bytes": cfg.Limits.MaxAttachmentBytes, "stream_tool_input_chars": cfg.Engine.ToolInputChars,
-			"stream_tool_output_chars": cfg.Engine.ToolOutputChars, "memories_max_chars": cfg.Engine.MemoryChars},
+			"stream_tool_output_chars": cfg.Engine.ToolOutputChars, "memories_max_chars": cfg.Engine.MemoryChars,
+			"tool_concurrency": cfg.Engine.ToolConcurrency, "llm_max_retries": cfg.LLM.MaxRetries},
 		"agents": agents,
 		"tools":  tools,
 		"env": map[string]any{"LLM_MODEL": cfg.LLM.Model, "LLM_BASE_URL": cfg.LLM.BaseURL,

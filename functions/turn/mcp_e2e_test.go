@@ -695,3 +695,48 @@ func TestMCPNoGoroutineOutlivesTheTurn(t *testing.T) {
 		t.Fatalf("legacy methods %v", snap.methods)
 	}
 }
+
+// TestMCPWriteGuardConcurrentCalls: the calls of one answer run at once, yet two identical creates in it
+// reach the server once (the guard runs a connection's appwrite_call_tool calls one at a time and blocks
+// the duplicate), while creates of two ids both run.
+func TestMCPWriteGuardConcurrentCalls(t *testing.T) {
+	model, srv := mcpEnv(t)
+	aw := newSDKServer(t)
+	create := func(call, id string) scriptedllm.ToolCall {
+		return scriptedllm.ToolCall{ID: call, Name: "appwrite_call_tool",
+			Arguments: `{"tool_name":"databases_create","project_id":"p1","arguments":{"database_id":"` + id + `","name":"Shop"}}`}
+	}
+	model.Reset()
+	model.SetHandler(func(r scriptedllm.Request, i int) scriptedllm.Reply {
+		switch i {
+		case 0:
+			return route("platform", "Project work", "")
+		case 1:
+			return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{create("c1", "shop"), create("c2", "shop"), create("c3", "depot")}}
+		default:
+			return scriptedllm.Reply{Content: "All done."}
+		}
+	})
+	evs := turn(t, srv, map[string]any{"message": "m", "mcp_connections": []any{conn("appwrite", aw.url(), "good-token", nil)}})
+	_, ends := inCallOrder(t, evs)
+	if len(ends) != 3 {
+		t.Fatalf("types %s", types(evs))
+	}
+	var created, blocked int
+	for _, e := range ends[:2] {
+		switch out := e.Str("output"); {
+		case out == `{"$id":"shop","name":"Shop"}`:
+			created++
+		case strings.HasPrefix(out, "Blocked duplicate databases_create for the same id in this turn."):
+			blocked++
+		default:
+			t.Fatalf("tool_end %v", e)
+		}
+	}
+	if created != 1 || blocked != 1 || ends[2].Str("output") != `{"$id":"depot","name":"Shop"}` {
+		t.Fatalf("tool_end %v", ends)
+	}
+	if snap := aw.snapshot(); snap.callsByTool["databases_create"] != 2 {
+		t.Fatalf("calls %v", snap.callsByTool)
+	}
+}

@@ -169,7 +169,7 @@ func TestHttpGetThroughTheAllowlist(t *testing.T) {
 	t.Setenv("DUCKDUCKGO_ENABLED", "")
 	t.Setenv("DUCKDUCKGO_URL", target.URL+"/html/")
 	evs := turn(t, srv, map[string]any{"message": "fetch it", "history": history})
-	ends := find(evs, "tool_end")
+	_, ends := inCallOrder(t, evs)
 	if len(ends) != 3 {
 		t.Fatalf("types %s", types(evs))
 	}

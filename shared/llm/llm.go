@@ -48,6 +48,11 @@ type Env struct {
 	// UserPolicyErr is why UserPolicy could not be read (a bad SAFEHTTP_ALLOW); HTTPClient then refuses
 	// every per-request base_url with it.
 	UserPolicyErr error
+	// MaxRetries is LLM_MAX_RETRIES (DefaultMaxRetries when unset; 0 turns retries off): the retries of one
+	// model call (Retry). A zero Env retries nothing.
+	MaxRetries int
+	// Warnings lists values that were ignored (a bad LLM_MAX_RETRIES).
+	Warnings []string
 }
 
 // EnvFromOS reads Env from the process environment. Nothing is parsed beyond the variables themselves:
@@ -60,6 +65,15 @@ func EnvFromOS() Env {
 	}
 	opts, err := safehttp.FromEnv(safehttp.Options{})
 	e.UserPolicy, e.UserPolicyErr = safehttp.LazyCAFromEnv(opts), err
+	e.MaxRetries = DefaultMaxRetries
+	if raw := strings.TrimSpace(os.Getenv(EnvMaxRetries)); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n > 10 {
+			e.Warnings = append(e.Warnings, EnvMaxRetries+" must be an integer from 0 to 10; using the default "+strconv.Itoa(DefaultMaxRetries))
+		} else {
+			e.MaxRetries = n
+		}
+	}
 	return e
 }
 
@@ -85,6 +99,9 @@ type Settings struct {
 	UserBaseURL bool
 	// Reasoning reports a reasoning model (Responses API, no temperature).
 	Reasoning bool
+	// Retry is the retry policy of the model calls: Max is Env.MaxRetries; the caller adds OnRetry (and
+	// tests Sleep and Jitter) before New.
+	Retry Retry
 
 	// userPolicy and userPolicyErr are Env's, for HTTPClient.
 	userPolicy    safehttp.Options
@@ -137,7 +154,8 @@ func strictChatModel(model string) bool {
 // is prefix-stripped (ChatModel); an override model is used as given. ErrNoAPIKey when no key is left;
 // ErrUserURLNeedsKey when the override names a base URL without its own key.
 func Resolve(env Env, o *Override) (Settings, error) {
-	s := Settings{APIKey: env.APIKey, BaseURL: env.BaseURL, userPolicy: env.UserPolicy, userPolicyErr: env.UserPolicyErr}
+	s := Settings{APIKey: env.APIKey, BaseURL: env.BaseURL, userPolicy: env.UserPolicy, userPolicyErr: env.UserPolicyErr,
+		Retry: Retry{Max: env.MaxRetries}}
 	model := env.Model
 	if model == "" {
 		model = DefaultModel
@@ -229,49 +247,62 @@ type Result struct {
 	// encrypted_content: requests are sent with store false and include reasoning.encrypted_content), as
 	// the API returned them. Put them in the assistant Message that records this answer.
 	Reasoning []json.RawMessage
+	// Stop is why the model stopped when it was not a normal end: StopLength (the output limit: the text,
+	// or a call's arguments, may be cut) or StopContentFilter (the provider's filter withheld the rest).
+	Stop string
 }
+
+// Result.Stop values: chat completions' finish_reason, and the Responses API's incomplete_details.reason
+// mapped to them (max_output_tokens is StopLength).
+const (
+	StopLength        = "length"
+	StopContentFilter = "content_filter"
+)
 
 // Model is one model call; the engine depends on this interface only.
 type Model interface {
 	Complete(ctx context.Context, req Request) (Result, error)
 }
 
-// Client is the go-openai implementation of Model.
+// Client is the implementation of Model: chat completions are sent as this package marshals them (so that
+// every parameter set is sent, a zero temperature included), the Responses API through go-openai.
 type Client struct {
 	api      *openai.Client
+	http     *http.Client
+	baseURL  string
 	settings Settings
 }
 
 // New returns the client for s; httpClient carries the requests (use the SSRF-safe client when
-// s.UserBaseURL), nil means a plain http.Client.
+// s.UserBaseURL), nil means a plain http.Client. Its transport is wrapped to read the retry hints of the
+// provider's answers.
 func New(s Settings, httpClient *http.Client) *Client {
 	cfg := openai.DefaultConfig(s.APIKey)
 	if s.BaseURL != "" {
 		cfg.BaseURL = strings.TrimRight(s.BaseURL, "/")
 	}
-	if httpClient == nil {
-		httpClient = &http.Client{}
+	hc := http.Client{}
+	if httpClient != nil {
+		hc = *httpClient
 	}
-	cfg.HTTPClient = httpClient
-	return &Client{api: openai.NewClientWithConfig(cfg), settings: s}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = recorder{base: base}
+	cfg.HTTPClient = &hc
+	return &Client{api: openai.NewClientWithConfig(cfg), http: &hc, baseURL: cfg.BaseURL, settings: s}
 }
 
 // Settings returns the client's settings.
 func (c *Client) Settings() Settings { return c.settings }
 
-// Complete runs one model call: the Responses API for reasoning models, chat completions otherwise.
-func (c *Client) Complete(ctx context.Context, req Request) (Result, error) {
-	var res Result
-	var err error
+// once is one attempt of a model call.
+func (c *Client) once(ctx context.Context, req Request) (Result, error) {
 	if c.settings.Reasoning {
-		res, err = c.responses(ctx, req)
-	} else {
-		res, err = c.chat(ctx, req)
+		return c.responses(ctx, req)
 	}
-	if err != nil {
-		return Result{}, Describe(err)
-	}
-	return res, nil
+	return c.chat(ctx, req)
 }
 
 // Describe turns a go-openai error into one a person can read: "model error (HTTP 429 rate_limit): …".
@@ -293,118 +324,6 @@ func Describe(err error) error {
 		return fmt.Errorf("model error (HTTP %d): %s", reqErr.HTTPStatusCode, strings.TrimSpace(string(reqErr.Body)))
 	}
 	return fmt.Errorf("model error: %w", err)
-}
-
-func (c *Client) chatMessages(msgs []Message) []openai.ChatCompletionMessage {
-	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
-	for _, m := range msgs {
-		cm := openai.ChatCompletionMessage{Role: m.Role, ToolCallID: m.ToolCallID}
-		if len(m.Images) > 0 {
-			cm.MultiContent = append(cm.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: m.Content})
-			for _, img := range m.Images {
-				cm.MultiContent = append(cm.MultiContent, openai.ChatMessagePart{
-					Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: img},
-				})
-			}
-		} else {
-			cm.Content = m.Content
-		}
-		for _, tc := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
-		}
-		out = append(out, cm)
-	}
-	return out
-}
-
-func (c *Client) chat(ctx context.Context, req Request) (Result, error) {
-	cr := openai.ChatCompletionRequest{
-		Model:    c.settings.Model,
-		Messages: c.chatMessages(req.Messages),
-	}
-	strict := strictChatModel(c.settings.Model)
-	if strict {
-		cr.MaxCompletionTokens = req.MaxTokens
-	} else {
-		//lint:ignore SA1019 max_tokens is what non-reasoning models and most OpenAI-compatible servers take;
-		// max_completion_tokens goes to the strict (reasoning) models above.
-		cr.MaxTokens = req.MaxTokens
-	}
-	if t := c.settings.Temperature; t != nil && (!strict || *t == 1) {
-		cr.Temperature = float32(*t)
-	}
-	for _, t := range req.Tools {
-		cr.Tools = append(cr.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
-		}})
-	}
-	if req.Schema != nil {
-		cr.ResponseFormat = &openai.ChatCompletionResponseFormat{
-			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
-				Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: true,
-			},
-		}
-	}
-	if req.OnToken == nil || req.Schema != nil {
-		resp, err := c.api.CreateChatCompletion(ctx, cr)
-		if err != nil {
-			return Result{}, err
-		}
-		if len(resp.Choices) == 0 {
-			return Result{}, errors.New("model error: the answer has no choices")
-		}
-		m := resp.Choices[0].Message
-		res := Result{Content: m.Content}
-		for _, tc := range m.ToolCalls {
-			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-		}
-		return res, nil
-	}
-	cr.Stream = true
-	stream, err := c.api.CreateChatCompletionStream(ctx, cr)
-	if err != nil {
-		return Result{}, err
-	}
-	defer stream.Close()
-	var content strings.Builder
-	var calls []ToolCall
-	for {
-		chunk, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return Result{Content: content.String(), Streamed: true}, ctx.Err()
-			}
-			return Result{Content: content.String(), Streamed: true}, err
-		}
-		for _, ch := range chunk.Choices {
-			if d := ch.Delta.Content; d != "" {
-				content.WriteString(d)
-				req.OnToken(d)
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				i := len(calls)
-				if tc.Index != nil {
-					i = *tc.Index
-				}
-				for len(calls) <= i {
-					calls = append(calls, ToolCall{})
-				}
-				if tc.ID != "" {
-					calls[i].ID = tc.ID
-				}
-				if tc.Function.Name != "" {
-					calls[i].Name += tc.Function.Name
-				}
-				calls[i].Arguments += tc.Function.Arguments
-			}
-		}
-	}
-	return Result{Content: content.String(), ToolCalls: calls, Streamed: true}, nil
 }
 
 func (c *Client) responses(ctx context.Context, req Request) (Result, error) {
@@ -478,8 +397,11 @@ func (c *Client) responsesStream(ctx context.Context, rr openai.CreateResponseRe
 	var content strings.Builder
 	for {
 		ev, err := stream.Recv()
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return Result{Content: content.String(), Streamed: true}, errStreamCut
+		}
 		if errors.Is(err, io.EOF) {
-			return Result{Content: content.String(), Streamed: true}, errors.New("model error: the response stream ended without response.completed")
+			return Result{Content: content.String(), Streamed: true}, fmt.Errorf("%w (no response.completed)", errStreamCut)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -524,6 +446,14 @@ func responseResult(resp openai.CreateResponseResponse) (Result, error) {
 		return Result{}, fmt.Errorf("model error (%s): %s", resp.Error.Code, resp.Error.Message)
 	}
 	res := Result{Content: resp.GetOutputText()}
+	if d := resp.IncompleteDetails; d != nil {
+		switch d.Reason {
+		case "max_output_tokens":
+			res.Stop = StopLength
+		case "content_filter":
+			res.Stop = StopContentFilter
+		}
+	}
 	for _, raw := range resp.Output {
 		data, err := json.Marshal(raw)
 		if err != nil {

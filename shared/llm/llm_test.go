@@ -79,7 +79,9 @@ func TestStrictChatModelParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := srv.Requests()[0].JSON()
-	if _, ok := body["temperature"]; ok || body["max_completion_tokens"] != 24.0 || body["max_tokens"] != nil {
+	// gpt-5-chat* takes a temperature (the reference's _model_allows_custom_temperature): the default goes,
+	// though go-openai's client would refuse anything but 1 for a gpt-5 name.
+	if body["temperature"] != DefaultTemperature || body["max_completion_tokens"] != 24.0 || body["max_tokens"] != nil {
 		t.Fatalf("%v", body)
 	}
 	s, _ = Resolve(Env{APIKey: "k", Model: "gpt-5.6", BaseURL: srv.BaseURL()}, nil)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/turn/request"
@@ -36,6 +37,9 @@ const (
 	DefaultToolInputChars  = 100_000
 	DefaultToolOutputChars = 500_000
 	DefaultMemoryChars     = 4000
+	// DefaultToolConcurrency is TOOL_CONCURRENCY when unset: how many tool calls of one model answer run at
+	// once (LangGraph's ToolNode, the reference's, runs them all at once on its thread pool).
+	DefaultToolConcurrency = 8
 	// SummaryChars caps subagent_end.summary.
 	SummaryChars = 2000
 	// TitleMinRemaining is the budget a first turn must have when it starts to ask for a title; the title
@@ -51,6 +55,14 @@ const (
 	StatusFallback = "Primary agent stalled — falling back to planner…"
 )
 
+// Notices of how a model answer stopped.
+const (
+	// NoticeCut ends an answer the model stopped at its output limit (finish_reason length).
+	NoticeCut = "\n\n[The answer was cut short: the model reached its output limit.]"
+	// MsgContentFilter is the error detail when the provider's content filter stopped an answer.
+	MsgContentFilter = "The model provider's content filter stopped the answer."
+)
+
 // Config are the engine's limits.
 type Config struct {
 	// Budget is the wall-clock budget of a turn: TURN_BUDGET (at most MaxBudget) for a synchronous call,
@@ -63,6 +75,9 @@ type Config struct {
 	ToolInputChars, ToolOutputChars int
 	// MemoryChars is the size budget of the memories block (MEMORIES_MAX_CHARS).
 	MemoryChars int
+	// ToolConcurrency bounds the tool calls of one model answer that run at once (TOOL_CONCURRENCY; 1 runs
+	// them one after another).
+	ToolConcurrency int
 }
 
 func (c Config) withDefaults() Config {
@@ -83,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MemoryChars <= 0 {
 		c.MemoryChars = DefaultMemoryChars
+	}
+	if c.ToolConcurrency <= 0 {
+		c.ToolConcurrency = DefaultToolConcurrency
 	}
 	return c
 }
@@ -168,9 +186,11 @@ func Cap(s string, limit int) string {
 
 // turnState is one run's mutable state.
 type turnState struct {
-	e        *Engine
-	cfg      Config
-	emit     func(timeline.Event)
+	e   *Engine
+	cfg Config
+	// emit sends an event; the tool calls of one answer run at once, so emit serialises (emitMu).
+	emitTo   func(timeline.Event)
+	emitMu   sync.Mutex
 	turn     *request.Turn
 	tools    map[string][]toolapi.Tool
 	memories string
@@ -201,6 +221,9 @@ func (b BudgetError) Error() string {
 // errBadDecision marks a router answer that is not a routing decision.
 var errBadDecision = errors.New("the router's answer is not a routing decision")
 
+// errContentFilter is an answer the provider's content filter stopped.
+var errContentFilter = errors.New("the model provider's content filter stopped the answer")
+
 // Run runs one turn and emits its timeline; the last event is always complete. parent's cancellation and
 // deadline apply on top of the budget.
 func (e *Engine) Run(parent context.Context, turn request.Turn, emit func(timeline.Event)) {
@@ -208,16 +231,23 @@ func (e *Engine) Run(parent context.Context, turn request.Turn, emit func(timeli
 	ctx, cancel := context.WithTimeout(parent, cfg.Budget)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	s := &turnState{e: e, cfg: cfg, emit: emit, turn: &turn, deadline: deadline}
+	s := &turnState{e: e, cfg: cfg, emitTo: emit, turn: &turn, deadline: deadline}
 	defer func() {
 		if p := recover(); p != nil {
 			e.logf("turn panic: %v", p)
 			s.closeBlock()
-			emit(timeline.Error(timeline.CodeInternal, fmt.Sprintf("internal error: %v", p), s.partial()))
-			emit(timeline.Complete())
+			s.emit(timeline.Error(timeline.CodeInternal, fmt.Sprintf("internal error: %v", p), s.partial()))
+			s.emit(timeline.Complete())
 		}
 	}()
 	s.run(ctx)
+}
+
+// emit sends ev to the timeline, one event at a time.
+func (s *turnState) emit(ev timeline.Event) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.emitTo(ev)
 }
 
 func (e *Engine) logf(format string, args ...any) {
@@ -326,10 +356,18 @@ func (s *turnState) fail(ctx context.Context, err error, code string) {
 	s.settleMCP(true)
 	s.closeBlock()
 	partial := s.partial()
+	detail := err.Error()
+	var wait *llm.WaitTooLongError
+	switch {
+	case errors.As(err, &wait):
+		code = timeline.CodeRateLimited
+	case errors.Is(err, errContentFilter):
+		code, detail = timeline.CodeContentFilter, MsgContentFilter
+	}
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		s.emit(timeline.Error(timeline.CodeBudget, BudgetError{s.cfg.Budget}.Error(), partial))
 	} else {
-		s.emit(timeline.Error(code, err.Error(), partial))
+		s.emit(timeline.Error(code, detail, partial))
 	}
 	s.emit(timeline.Complete())
 }
@@ -424,6 +462,15 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 		if !res.Streamed {
 			s.token(agent, res.Content)
 		}
+		switch res.Stop {
+		case llm.StopContentFilter:
+			return "", errContentFilter
+		case llm.StopLength:
+			if len(res.ToolCalls) == 0 {
+				s.token(agent, NoticeCut)
+				res.Content += NoticeCut
+			}
+		}
 		for i := range res.ToolCalls {
 			if res.ToolCalls[i].ID == "" {
 				res.ToolCalls[i].ID = "call_" + strconv.Itoa(step) + "_" + strconv.Itoa(i)
@@ -434,9 +481,9 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 			final, finished = res.Content, true
 			break
 		}
-		for _, call := range res.ToolCalls {
-			out := s.runTool(ctx, agent, byName, call)
-			msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: call.ID, Content: out})
+		outs := s.runTools(ctx, agent, byName, res.ToolCalls)
+		for i, call := range res.ToolCalls {
+			msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: call.ID, Content: outs[i]})
 		}
 	}
 	if !finished {
@@ -452,16 +499,39 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 	return final, nil
 }
 
-// runTool runs one tool call between tool_start and tool_end and returns what goes back to the model.
-func (s *turnState) runTool(ctx context.Context, agent string, byName map[string]toolapi.Tool, call llm.ToolCall) string {
+// runTools runs the tool calls of one model answer at once, at most Config.ToolConcurrency at a time, and
+// returns what goes back to the model for each, in call order. Calls start in call order as slots free up;
+// each emits tool_start when it starts and tool_end when it ends (consumers pair them by run_id). A failing
+// or panicking tool fails only its own call; the turn's context (its deadline) reaches every call, and
+// runTools returns when all have ended.
+func (s *turnState) runTools(ctx context.Context, agent string, byName map[string]toolapi.Tool, calls []llm.ToolCall) []string {
 	if t := strings.TrimSpace(s.runText.String()); t != "" {
 		s.lastText = t
 	}
 	s.runText.Reset()
 	s.inRun = false
-	s.runSeq++
-	s.toolRuns++
-	runID := "run_" + strconv.Itoa(s.runSeq)
+	outs := make([]string, len(calls))
+	slots := make(chan struct{}, s.cfg.ToolConcurrency)
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		slots <- struct{}{}
+		s.runSeq++
+		s.toolRuns++
+		runID := "run_" + strconv.Itoa(s.runSeq)
+		wg.Add(1)
+		// The call's goroutine ends before runTools returns (wg.Wait below).
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			outs[i] = s.runTool(ctx, agent, byName, call, runID)
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// runTool runs one tool call between tool_start and tool_end and returns what goes back to the model.
+func (s *turnState) runTool(ctx context.Context, agent string, byName map[string]toolapi.Tool, call llm.ToolCall, runID string) string {
 	args := strings.TrimSpace(call.Arguments)
 	if args == "" {
 		args = "{}"

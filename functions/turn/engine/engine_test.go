@@ -121,13 +121,21 @@ func TestToolsErrorsPanicsAndCaps(t *testing.T) {
 	m := &fakeModel{replies: []fakeReply{routeTo("platform"), calls("echo", "broken", "wild"), answer("fine")}}
 	e := &Engine{Model: m, Tools: reg, Config: Config{ToolInputChars: 5, ToolOutputChars: 10}}
 	evs := run(t, e, request.Turn{Message: "m"})
-	var ends []timelinetest.Decoded
+	// The three calls run at once: their tool_end events come in any order, paired by run_id.
+	started := map[string]string{} // run_id -> tool
+	ends := make([]timelinetest.Decoded, 3)
 	for _, ev := range evs {
-		if ev.Type() == "tool_start" && ev.Str("input") != `{"q"…` {
-			t.Fatalf("input not capped: %q", ev.Str("input"))
+		if ev.Type() == "tool_start" {
+			if ev.Str("input") != `{"q"…` {
+				t.Fatalf("input not capped: %q", ev.Str("input"))
+			}
+			started[ev.Str("run_id")] = ev.Str("tool")
 		}
 		if ev.Type() == "tool_end" {
-			ends = append(ends, ev)
+			if started[ev.Str("run_id")] != ev.Str("tool") {
+				t.Fatalf("tool_end %v does not pair with its tool_start", ev)
+			}
+			ends[map[string]int{"echo": 0, "broken": 1, "wild": 2}[ev.Str("tool")]] = ev
 		}
 	}
 	if ends[0].Str("output") != "yyyyyyyyy…" || ends[0]["failed"] != nil {
@@ -297,5 +305,87 @@ func TestFirstTurnTitleBesideTheRouter(t *testing.T) {
 	evs = run(t, &Engine{Model: m, Config: Config{Budget: TitleMinRemaining / 2}}, request.Turn{Message: "hello", FirstTurn: true})
 	if got := typesOf(evs); got != "status,route,answer_start,token,done,complete" || m.calls != 1 {
 		t.Fatalf("short budget: types %s, %d calls", got, m.calls)
+	}
+}
+
+// TestToolCallsRunAtOnce: the three calls of one answer overlap (each waits until all three have started:
+// run one after another they would never finish, and the turn's budget would end them), their results go
+// back in call order under their own tool_call_id, and TOOL_CONCURRENCY 1 runs them one at a time.
+func TestToolCallsRunAtOnce(t *testing.T) {
+	for _, limit := range []int{0, 1} {
+		var mu sync.Mutex
+		running, most := 0, 0
+		all := make(chan struct{})
+		reg := NewRegistry()
+		for _, name := range []string{"a", "b", "c"} {
+			reg.Register(Static(testTool{name, func(ctx context.Context, _ json.RawMessage) (string, error) {
+				mu.Lock()
+				running++
+				most = max(most, running)
+				if running == 3 {
+					close(all)
+				}
+				mu.Unlock()
+				defer func() { mu.Lock(); running--; mu.Unlock() }()
+				if limit == 1 {
+					return "result " + name, nil
+				}
+				select {
+				case <-all:
+					return "result " + name, nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			}}))
+		}
+		m := &fakeModel{replies: []fakeReply{routeTo("platform"), calls("a", "b", "c"), answer("fine")}}
+		e := &Engine{Model: m, Tools: reg, Config: Config{ToolConcurrency: limit, Budget: time.Minute}}
+		evs := run(t, e, request.Turn{Message: "m"})
+		if d := evs[len(evs)-2]; d.Type() != "done" || d.Str("answer") != "fine" {
+			t.Fatalf("limit %d: %s", limit, typesOf(evs))
+		}
+		if (limit == 1) != (most == 1) || (limit == 0 && most != 3) {
+			t.Fatalf("limit %d: %d calls ran at once", limit, most)
+		}
+		last := m.calls[len(m.calls)-1].Messages
+		for i, name := range []string{"a", "b", "c"} {
+			msg := last[len(last)-3+i]
+			if msg.Role != "tool" || msg.ToolCallID != "c"+string(rune('0'+i)) || msg.Content != "result "+name {
+				t.Fatalf("limit %d: message %d %+v", limit, i, msg)
+			}
+		}
+		if limit == 1 && typesOf(evs) != "status,route,subagent_start,tool_start,tool_end,tool_start,tool_end,tool_start,tool_end,answer_start,token,subagent_end,done,complete" {
+			t.Fatalf("one at a time: %s", typesOf(evs))
+		}
+	}
+}
+
+// TestToolCallsEndWithTheBudget: the turn's deadline reaches every running call; each still ends with its
+// tool_end before the budget error.
+func TestToolCallsEndWithTheBudget(t *testing.T) {
+	block := testTool{"wait", func(ctx context.Context, _ json.RawMessage) (string, error) { <-ctx.Done(); return "", ctx.Err() }}
+	m := &fakeModel{replies: []fakeReply{routeTo("platform"), calls("wait", "wait")}}
+	e := &Engine{Model: m, Tools: NewRegistry().Register(Static(block)), Config: Config{Budget: 50 * time.Millisecond}}
+	evs := run(t, e, request.Turn{Message: "m"})
+	if got := typesOf(evs); !strings.HasSuffix(got, "tool_start,tool_start,tool_end,tool_end,subagent_end,error,complete") {
+		t.Fatalf("%s", got)
+	}
+	if e := evs[len(evs)-2]; e.Str("code") != timeline.CodeBudget {
+		t.Fatalf("%v", e)
+	}
+}
+
+// TestModelStops: an answer cut at the output limit keeps its text with a notice; a content-filter stop
+// ends the turn with its own error and the partial answer.
+func TestModelStops(t *testing.T) {
+	m := &fakeModel{replies: []fakeReply{routeTo("platform"), {res: llm.Result{Content: "The first half", Stop: llm.StopLength}}}}
+	evs := run(t, &Engine{Model: m}, request.Turn{Message: "m"})
+	if d := evs[len(evs)-2]; d.Type() != "done" || d.Str("answer") != "The first half"+NoticeCut {
+		t.Fatalf("%v", d)
+	}
+	m = &fakeModel{replies: []fakeReply{routeTo("platform"), {res: llm.Result{Content: "Some", Stop: llm.StopContentFilter}}}}
+	evs = run(t, &Engine{Model: m}, request.Turn{Message: "m"})
+	if e := evs[len(evs)-2]; e.Type() != "error" || e.Str("code") != timeline.CodeContentFilter || e.Str("detail") != MsgContentFilter || e.Str("answer") != "Some" {
+		t.Fatalf("%v", e)
 	}
 }

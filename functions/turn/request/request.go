@@ -17,10 +17,20 @@ import (
 // HistoryWindow is how many history messages (not turns) a turn keeps: the last 12.
 const HistoryWindow = 12
 
-// Default limits, as in the reference.
+// MaxBodyBytes is the largest turn request body: what Appwrite accepts as an execution's body
+// (appwrite/appwrite src/Appwrite/Platform/Modules/Functions/Http/Executions/Create.php: `body` is
+// `new Text(10485760, 0)`). A function domain's router takes up to 12 MiB with the headers (app/http.php:
+// `$payloadSize = 12 * (1024 * 1024)`, Swoole's package_max_length) and the Go runtime 20 MiB; the smaller
+// limit holds for both paths, so a turn that works through one works through the other, and a body over it
+// gets the engine's 413 with its reason rather than the platform's.
+const MaxBodyBytes = 10_485_760
+
+// Default limits: the attachment count is the reference's; the size is lowered from its 10,000,000 so that
+// one attachment at the limit, base64-encoded (4 characters for 3 bytes: 10,000,000 characters), fits in
+// MaxBodyBytes with room for the message, history and memories.
 const (
 	DefaultMaxAttachments     = 8
-	DefaultMaxAttachmentBytes = 10_000_000
+	DefaultMaxAttachmentBytes = 7_500_000
 	MaxMemories               = 200
 	MaxMemoryContent          = 8192
 	MaxMemoryPriority         = 1_000_000
@@ -137,6 +147,11 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 	}
 	if lim.MaxAttachmentBytes <= 0 {
 		lim.MaxAttachmentBytes = DefaultMaxAttachmentBytes
+	}
+	if len(body) > MaxBodyBytes {
+		return Turn{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+			"The request body is %d bytes, more than the %d bytes Appwrite accepts for an execution: send fewer or smaller attachments (base64 makes a file a third larger)",
+			len(body), MaxBodyBytes)}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Turn{}, &Error{Status: http.StatusBadRequest, Message: "request body must be a JSON object"}

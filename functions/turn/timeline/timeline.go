@@ -33,6 +33,10 @@ const (
 	CodeUnknownRoute = "unknown_route"
 	CodeRouter       = "router_error"
 	CodeInternal     = "internal_error"
+	// CodeRateLimited: the provider asked to wait (Retry-After) longer than the turn had left.
+	CodeRateLimited = "rate_limited"
+	// CodeContentFilter: the provider's content filter stopped the answer.
+	CodeContentFilter = "content_filter"
 )
 
 type field struct {

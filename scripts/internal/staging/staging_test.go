@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"appwrite-agent/scripts/internal/staging"
+	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
 // fixtureSkills stages turn with the test fixture's two skills, so the tests pass on a clean checkout
@@ -210,14 +211,55 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 			if err := staging.BuildServer(ctx, root, staged, filepath.Join(tmp, "src"), bin); err != nil {
 				t.Fatal(err)
 			}
-			base := startBinary(t, ctx, bin, []string{
+			env := []string{
 				"OPEN_RUNTIMES_SECRET=open_runtime_secret",
 				"OPEN_RUNTIMES_ENV=production",
 				"OPEN_RUNTIMES_LOG_DIR=" + filepath.Join(tmp, "logs"),
 				"APPWRITE_FUNCTION_DEPLOYMENT=dep-" + name,
 				"AGENT_API_KEY=stage-key",
-			})
+			}
+			var model *scriptedllm.Server
 			if name == "turn" {
+				// A model on a busy day: a 429 asking for a one-second wait, a reset connection, and a 503 in the
+				// middle of the subagent.
+				soon := map[string]string{"retry-after-ms": "1"}
+				model = scriptedllm.New(
+					scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 429, Type: "rate_limit_exceeded", Message: "slow down"}, Header: map[string]string{"Retry-After": "1"}},
+					scriptedllm.Reply{Reset: true},
+					scriptedllm.Reply{JSON: `{"next":"platform","reason":"time","final_answer":""}`},
+					scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{ID: "a", Name: "current_time"}, {ID: "b", Name: "current_time"}}},
+					scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 503, Message: "overloaded"}, Header: soon},
+					scriptedllm.Reply{Content: "It is noon."})
+				t.Cleanup(model.Close)
+				env = append(env, "LLM_API_KEY=k", "LLM_MODEL=gpt-4o-mini", "LLM_BASE_URL="+model.BaseURL())
+			}
+			base := startBinary(t, ctx, bin, env)
+			if name == "turn" {
+				// The staged turn answers through the model's faults (retried by shared/llm); the two tool calls
+				// of one answer each get their result back under their own id.
+				req, _ := http.NewRequest("POST", base+"/", strings.NewReader(`{"message":"time?","history":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}`))
+				req.Header.Set("x-open-runtimes-secret", "open_runtime_secret")
+				req.Header.Set("x-open-runtimes-timeout", "15")
+				req.Header.Set("X-Session-API-Key", "stage-key")
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 || !bytes.Contains(out, []byte(`"answer":"It is noon."`)) || bytes.Count(out, []byte(`"type":"tool_end"`)) != 2 {
+					t.Fatalf("staged turn: %d %s", res.StatusCode, out)
+				}
+				reqs := model.Requests()
+				if len(reqs) != 6 || !bytes.Contains(reqs[5].Body, []byte(`"tool_call_id":"a"`)) || !bytes.Contains(reqs[5].Body, []byte(`"tool_call_id":"b"`)) {
+					t.Fatalf("%d model requests", len(reqs))
+				}
+				// The 429's Retry-After was honoured: the retry came at least a second after it (a lower bound the
+				// function's own wait sets, not a race with the test's clock).
+				if gap := reqs[1].Time.Sub(reqs[0].Time); gap < time.Second {
+					t.Fatalf("the retry after a 429 with Retry-After: 1 came %v after it", gap)
+				}
+
 				// The staged skills are the ones the built binary embeds and names in its platform prompt.
 				status, body, _ := call(t, base+"/meta", "open_runtime_secret", "X-Session-API-Key", "stage-key")
 				var meta struct {

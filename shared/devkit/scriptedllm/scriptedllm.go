@@ -1,7 +1,13 @@
 // Package scriptedllm is a scripted OpenAI-compatible HTTP server for tests: it answers
 // POST /v1/chat/completions (with and without "stream", with tool calls), POST /v1/responses, scripted
-// API errors (an HTTP status with an OpenAI error body) and slow answers, and records every request it
-// received so a test can assert on what the client sent.
+// API errors (an HTTP status with an OpenAI error body and headers such as Retry-After) and slow answers,
+// and records every request it received so a test can assert on what the client sent.
+//
+// It is as unkind as real providers: a Reply can be a 429 with Retry-After or retry-after-ms, a 5xx (with
+// an OpenAI body, or a proxy's HTML through Status and Body), a connection reset before the first byte
+// (Reset), a stream cut mid-answer (CutAfter), several tool calls in one answer, malformed tool-call
+// arguments (Arguments is sent as given), a finish_reason of length or content_filter (Finish), or an
+// empty answer (a Reply with nothing set).
 //
 // Replies are consumed in order, one per request, from a queue filled with Push; a Handler, when set,
 // answers instead of the queue. Nothing here talks to a real model.
@@ -17,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -76,6 +83,19 @@ type Reply struct {
 	Status int
 	// Body is the raw body used with Status.
 	Body string
+	// Header is added to the answer's headers, whatever it is (Retry-After, retry-after-ms,
+	// x-should-retry on an error answer).
+	Header map[string]string
+	// Reset, when set, resets the connection (TCP RST) before a byte of the answer is written: what a
+	// client sees when a provider's load balancer drops it.
+	Reset bool
+	// CutAfter, when above zero, ends a stream abruptly after this many content chunks (no finish_reason,
+	// no [DONE], the chunked body left unterminated): a stream that dies mid-answer.
+	CutAfter int
+	// Finish, when set, is the finish_reason of a chat answer ("length", "content_filter"); on the
+	// Responses API "length" and "content_filter" make the response incomplete with incomplete_details.reason
+	// max_output_tokens or content_filter.
+	Finish string
 }
 
 // Reasoning is a reasoning item of a Responses API answer.
@@ -275,6 +295,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if reply.Delay > 0 && !sleep(r, reply.Delay) {
 		return
 	}
+	if reply.Reset {
+		reset(w)
+		return
+	}
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
 	switch {
 	case reply.Error != nil:
 		writeError(w, *reply.Error)
@@ -303,6 +330,25 @@ func stalled(r *http.Request, reply Reply, sent int) bool {
 	<-r.Context().Done()
 	return true
 }
+
+// reset closes the request's connection with a TCP RST and nothing written.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// cut ends a response abruptly: net/http closes the connection without terminating the chunked body.
+func cut() { panic(http.ErrAbortHandler) }
 
 func sleep(r *http.Request, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -370,6 +416,9 @@ func chatCompletion(req Request, reply Reply) map[string]any {
 		}
 		msg["tool_calls"] = calls
 		finish = "tool_calls"
+	}
+	if reply.Finish != "" {
+		finish = reply.Finish
 	}
 	return map[string]any{
 		"id": "chatcmpl-scripted", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
@@ -439,6 +488,12 @@ func streamChat(w http.ResponseWriter, r *http.Request, req Request, reply Reply
 		if !chunk(map[string]any{"content": piece}, nil) || stalled(r, reply, i+1) {
 			return
 		}
+		if reply.CutAfter > 0 && i+1 >= reply.CutAfter {
+			cut()
+		}
+	}
+	if reply.CutAfter > 0 {
+		cut() // fewer chunks than CutAfter: the stream dies before its end
 	}
 	for i, c := range reply.ToolCalls {
 		// The name and id come first, the arguments in two halves, as real servers split them.
@@ -458,6 +513,9 @@ func streamChat(w http.ResponseWriter, r *http.Request, req Request, reply Reply
 	finish := "stop"
 	if len(reply.ToolCalls) > 0 {
 		finish = "tool_calls"
+	}
+	if reply.Finish != "" {
+		finish = reply.Finish
 	}
 	if !chunk(map[string]any{}, finish) {
 		return
@@ -500,11 +558,18 @@ func response(req Request, reply Reply) map[string]any {
 	if output == nil {
 		output = []map[string]any{}
 	}
-	return map[string]any{
+	out := map[string]any{
 		"id": "resp_scripted", "object": "response", "created_at": time.Now().Unix(), "status": "completed",
 		"model": req.Model, "output": output,
 		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
 	}
+	switch reply.Finish {
+	case "length":
+		out["status"], out["incomplete_details"] = "incomplete", map[string]any{"reason": "max_output_tokens"}
+	case "content_filter":
+		out["status"], out["incomplete_details"] = "incomplete", map[string]any{"reason": "content_filter"}
+	}
+	return out
 }
 
 // includes reports whether the request's "include" array lists name.
@@ -552,6 +617,16 @@ func streamResponse(w http.ResponseWriter, r *http.Request, req Request, reply R
 		if !event("response.output_text.delta", map[string]any{"item_id": "msg_scripted", "output_index": index, "content_index": 0, "delta": piece}) || stalled(r, reply, i+1) {
 			return
 		}
+		if reply.CutAfter > 0 && i+1 >= reply.CutAfter {
+			cut()
+		}
 	}
-	event("response.completed", map[string]any{"response": full})
+	if reply.CutAfter > 0 {
+		cut()
+	}
+	done := "response.completed"
+	if full["status"] == "incomplete" {
+		done = "response.incomplete"
+	}
+	event(done, map[string]any{"response": full})
 }

@@ -214,3 +214,70 @@ func TestDivert(t *testing.T) {
 		t.Fatalf("after Reset a side request is still diverted: %v, %d requests", err, len(s.Requests()))
 	}
 }
+
+// TestFaults: the faults as go-openai (an independent client) sees them.
+func TestFaults(t *testing.T) {
+	s := New(
+		Reply{Error: &APIError{Status: 429, Type: "rate_limit_exceeded", Message: "slow down"}, Header: map[string]string{"Retry-After": "1", "retry-after-ms": "1000"}},
+		Reply{Reset: true},
+		Reply{Content: "one two three", CutAfter: 2},
+		Reply{Content: "cut", Finish: "length"},
+		Reply{Content: "hidden", Finish: "content_filter"},
+		Reply{},
+	)
+	defer s.Close()
+	// The 429 with its headers, read raw.
+	res, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"model":"m"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 429 || res.Header.Get("Retry-After") != "1" || res.Header.Get("retry-after-ms") != "1000" || !strings.Contains(string(body), `"type":"rate_limit_exceeded"`) {
+		t.Fatalf("%d %v %s", res.StatusCode, res.Header, body)
+	}
+	c := client(s)
+	ctx := context.Background()
+	if _, err := c.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "m", Messages: msgs}); err == nil || !strings.Contains(err.Error(), "connection reset") {
+		t.Fatalf("reset: %v", err)
+	}
+	stream, err := c.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for {
+		chunk, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				t.Fatal("a cut stream ended cleanly")
+			}
+			break
+		}
+		for _, ch := range chunk.Choices {
+			got += ch.Delta.Content
+			if ch.FinishReason != "" {
+				t.Fatalf("finish_reason %q in a cut stream", ch.FinishReason)
+			}
+		}
+	}
+	stream.Close()
+	if got != "one two " {
+		t.Fatalf("cut stream %q", got)
+	}
+	for _, want := range []openai.FinishReason{"length", "content_filter", "stop"} {
+		r, err := c.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+		if err != nil || r.Choices[0].FinishReason != want {
+			t.Fatalf("%v %+v", err, r)
+		}
+		if want == "stop" && (r.Choices[0].Message.Content != "" || len(r.Choices[0].Message.ToolCalls) != 0) {
+			t.Fatalf("empty answer %+v", r)
+		}
+	}
+	// On the Responses API a length stop is an incomplete response.
+	s.Push(Reply{Content: "cut", Finish: "length"})
+	r, err := c.CreateResponse(ctx, openai.CreateResponseRequest{Model: "o3", Input: "hi"})
+	if err != nil || r.Status != "incomplete" || r.IncompleteDetails == nil || r.IncompleteDetails.Reason != "max_output_tokens" {
+		t.Fatalf("%v %+v", err, r)
+	}
+}

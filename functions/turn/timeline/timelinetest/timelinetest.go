@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 
 	"appwrite-agent/functions/turn/timeline"
 )
@@ -74,7 +75,10 @@ var known = map[string]bool{
 //     agent, whose tool_calls counts the block's tool_start events;
 //   - answer_start, token, tool_start, tool_end belong to the open block's agent (or to "supervisor" after a
 //     FINISH route); a token follows an answer_start of the same text run (a tool call ends the run);
-//   - every tool_start is closed by the tool_end with its run_id before anything else; run ids are unique;
+//   - the tool calls of one model answer run at once: between a tool_start and the tool_end with its run_id
+//     only other tool_start and tool_end events may come; a tool_end closes the open tool_start with its
+//     run_id (the same tool and agent), in any order; run ids are unique. A consumer pairs tool events by
+//     run_id, never by tool name or position;
 //   - exactly one of done or error comes before complete, never inside an open block; after done only
 //     one conversation_title may come before complete.
 func CheckOrder(events []Decoded) error {
@@ -86,8 +90,8 @@ func CheckOrder(events []Decoded) error {
 		lastRoute   string
 		open        string // agent of the open subagent block
 		blockTools  int
-		inRun       bool // an answer_start opened the current text run
-		openTool    Decoded
+		inRun       bool                   // an answer_start opened the current text run
+		openTools   = map[string]Decoded{} // open tool_start events by run_id
 		runIDs      = map[string]bool{}
 		ended       string // "done" or "error"
 		titled      bool
@@ -119,8 +123,13 @@ func CheckOrder(events []Decoded) error {
 			// A dropped progress sink's notice: it may come anywhere before complete.
 			continue
 		}
-		if openTool != nil && t != timeline.TypeToolEnd {
-			return fail("tool %q (run %q) is still open", openTool.Str("tool"), openTool.Str("run_id"))
+		if len(openTools) > 0 && t != timeline.TypeToolEnd && t != timeline.TypeToolStart {
+			ids := make([]string, 0, len(openTools))
+			for id := range openTools {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			return fail("tool %q (run %q) is still open", openTools[ids[0]].Str("tool"), ids[0])
 		}
 		if ended == timeline.TypeError {
 			return fail("only complete may follow error")
@@ -224,14 +233,14 @@ func CheckOrder(events []Decoded) error {
 				return fail("run_id %q is empty or reused", id)
 			}
 			runIDs[id] = true
-			openTool, inRun = e, false
+			openTools[id], inRun = e, false
 			blockTools++
 		case timeline.TypeToolEnd:
-			if openTool == nil || openTool.Str("run_id") != e.Str("run_id") || openTool.Str("tool") != e.Str("tool") ||
-				openTool.Str("agent") != e.Str("agent") {
-				return fail("tool_end does not close the open tool_start")
+			o, ok := openTools[e.Str("run_id")]
+			if !ok || o.Str("tool") != e.Str("tool") || o.Str("agent") != e.Str("agent") {
+				return fail("tool_end (run %q) does not close an open tool_start", e.Str("run_id"))
 			}
-			openTool = nil
+			delete(openTools, e.Str("run_id"))
 		case timeline.TypeDone, timeline.TypeError:
 			if open != "" {
 				return fail("%s inside the open %s block", t, open)
