@@ -135,6 +135,32 @@ func (a *authServer) init() {
 	}
 }
 
+// prune forgets what can no longer be used: expired sign-ins, sessions and codes, and refresh tokens that are
+// expired, spent or revoked (a reused one is still recognised until it expires, to revoke its grant).
+// Called with a.mu held.
+func (a *authServer) prune(now time.Time) {
+	for k, r := range a.requests {
+		if !now.Before(r.expires) {
+			delete(a.requests, k)
+		}
+	}
+	for k, v := range a.sessions {
+		if !now.Before(v.expires) {
+			delete(a.sessions, k)
+		}
+	}
+	for k, c := range a.codes {
+		if !now.Before(c.expires) {
+			delete(a.codes, k)
+		}
+	}
+	for k, g := range a.refresh {
+		if !now.Before(g.expires) {
+			delete(a.refresh, k)
+		}
+	}
+}
+
 // oauthRoutes registers the authorization server of every project.
 func (s *Server) oauthRoutes(m *http.ServeMux) {
 	base := "/v1/oauth2/{asProject}"
@@ -440,6 +466,7 @@ func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
 		expires: s.now().Add(s.oauthOpts().CodeTTL)}
 	sid := s.sessionOf(r, project)
 	s.as.mu.Lock()
+	s.as.prune(s.now())
 	s.as.requests[req.id] = req
 	req.session = sid
 	s.as.mu.Unlock()

@@ -518,3 +518,32 @@ func TestOAuthUserSignIn(t *testing.T) {
 		t.Fatal("a wrong password signed in")
 	}
 }
+
+// TestOAuthForgetsWhatExpired: a long-running stand-in does not keep expired sign-ins, codes and refresh
+// tokens.
+func TestOAuthForgetsWhatExpired(t *testing.T) {
+	af := newASFixture(t)
+	client := af.register(t)
+	user := NewOAuthUser(asUserEmail, asUserPass)
+	p := newPKCE()
+	af.exchange(t, client, af.code(t, user, client, p, []string{"project:rows.read"}, Consent{}), p)
+	af.code(t, user, client, newPKCE(), []string{"project:rows.read"}, Consent{}) // a code never exchanged
+	count := func() (int, int, int) {
+		af.s.as.mu.Lock()
+		defer af.s.as.mu.Unlock()
+		return len(af.s.as.codes), len(af.s.as.refresh), len(af.s.as.sessions)
+	}
+	if c, r, s := count(); c != 2 || r != 1 || s != 1 {
+		t.Fatalf("before: %d codes, %d refresh tokens, %d sessions", c, r, s)
+	}
+	af.advance(31 * 24 * time.Hour)
+	// The next authorization request prunes.
+	resp, err := http.Get(af.authorizeURL(client, newPKCE(), []string{"project:rows.read"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if c, r, s := count(); c != 0 || r != 0 || s != 0 {
+		t.Fatalf("after: %d codes, %d refresh tokens, %d sessions", c, r, s)
+	}
+}
