@@ -3,11 +3,11 @@ package request
 import (
 	"mime"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"appwrite-agent/shared/attachment"
 )
 
 // Attachment kinds.
@@ -20,25 +20,8 @@ const (
 // MaxInlineTextChars is how much of a text attachment goes into the model input.
 const MaxInlineTextChars = 8000
 
-var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]`) })
-
-// SanitizeName reduces a client file name to a safe base name: characters outside [A-Za-z0-9._-] become
-// "_", leading and trailing "." and "_" are removed, at most 180 characters, "file" when nothing is left.
-func SanitizeName(name string) string {
-	name = strings.ReplaceAll(name, `\`, "/")
-	if i := strings.LastIndex(name, "/"); i >= 0 {
-		name = name[i+1:]
-	}
-	name = unsafeName().ReplaceAllString(name, "_")
-	name = strings.Trim(name, "._")
-	if len(name) > 180 {
-		name = name[:180]
-	}
-	if name == "" {
-		return "file"
-	}
-	return name
-}
+// SanitizeName reduces a client file name to a safe base name (attachment.SanitizeName).
+func SanitizeName(name string) string { return attachment.SanitizeName(name) }
 
 var imageMimes = map[string]bool{"image/png": true, "image/jpeg": true, "image/jpg": true, "image/gif": true, "image/webp": true}
 

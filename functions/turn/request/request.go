@@ -4,7 +4,6 @@ package request
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/llm"
+
+	"appwrite-agent/shared/attachment"
 )
 
 // HistoryWindow is how many history messages (not turns) a turn keeps: the last 12.
@@ -29,8 +30,8 @@ const MaxBodyBytes = 10_485_760
 // one attachment at the limit, base64-encoded (4 characters for 3 bytes: 10,000,000 characters), fits in
 // MaxBodyBytes with room for the message, history and memories.
 const (
-	DefaultMaxAttachments     = 8
-	DefaultMaxAttachmentBytes = 7_500_000
+	DefaultMaxAttachments     = attachment.DefaultMaxPerMessage
+	DefaultMaxAttachmentBytes = attachment.DefaultMaxBytes
 	MaxMemories               = 200
 	MaxMemoryContent          = 8192
 	MaxMemoryPriority         = 1_000_000
@@ -183,7 +184,8 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 	t.FirstTurn = len(t.History) == 0
 
 	if len(b.Attachments) > lim.MaxAttachments {
-		return Turn{}, invalid("Too many attachments (max %d)", lim.MaxAttachments)
+		p := attachment.TooMany(lim.MaxAttachments)
+		return Turn{}, &Error{Status: p.Status, Message: p.Message}
 	}
 	for i, a := range b.Attachments {
 		att, err := normalizeAttachment(a, i, lim.MaxAttachmentBytes)
@@ -262,22 +264,9 @@ func normalizeAttachment(a InlineAttachment, i int, maxBytes int) (Attachment, *
 	if raw == "" {
 		raw = a.DataBase64
 	}
-	if strings.TrimSpace(raw) == "" {
-		return Attachment{}, invalid("Attachment '%s' missing content_base64", name)
-	}
-	if limit := base64.StdEncoding.EncodedLen(maxBytes) + 4; len(raw) > limit*2 {
-		// Far too long to be within the limit even with whitespace: refuse before decoding.
-		return Attachment{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Attachment '%s' exceeds max size (%d bytes)", name, maxBytes)}
-	}
-	data, ok := decodeLenient(raw)
-	if !ok {
-		return Attachment{}, invalid("Attachment '%s' has invalid base64", name)
-	}
-	if len(data) == 0 {
-		return Attachment{}, invalid("Attachment '%s' is empty", name)
-	}
-	if len(data) > maxBytes {
-		return Attachment{}, &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Attachment '%s' exceeds max size (%d bytes)", name, maxBytes)}
+	data, p := attachment.Decode(name, raw, maxBytes)
+	if p != nil {
+		return Attachment{}, &Error{Status: p.Status, Message: p.Message}
 	}
 	mime := normalizeMime(a.Mime)
 	if mime == "" {
@@ -288,27 +277,4 @@ func normalizeAttachment(a InlineAttachment, i int, maxBytes int) (Attachment, *
 		id = name
 	}
 	return Attachment{ID: id, Name: name, Mime: mime, Kind: kindOf(mime, name, a.Kind), Data: data}, nil
-}
-
-// decodeLenient decodes standard or URL-safe base64, with or without padding, ignoring whitespace and a
-// data: URL prefix (the reference decodes with validate=False).
-func decodeLenient(s string) ([]byte, bool) {
-	if strings.HasPrefix(s, "data:") {
-		if i := strings.Index(s, ","); i >= 0 {
-			s = s[i+1:]
-		}
-	}
-	s = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
-		}
-		return r
-	}, s)
-	s = strings.TrimRight(s, "=")
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, true
-		}
-	}
-	return nil, false
 }

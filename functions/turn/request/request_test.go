@@ -24,17 +24,6 @@ func TestSanitizeNameAndKinds(t *testing.T) {
 	}
 }
 
-func TestDecodeLenient(t *testing.T) {
-	for _, in := range []string{"aGVsbG8=", "aGVsbG8", "aGVs\nbG8=", "data:text/plain;base64,aGVsbG8="} {
-		if b, ok := decodeLenient(in); !ok || string(b) != "hello" {
-			t.Errorf("decodeLenient(%q) = %q %v", in, b, ok)
-		}
-	}
-	if _, ok := decodeLenient("@@"); ok {
-		t.Error("invalid accepted")
-	}
-}
-
 func TestParseKeepsLast12AndFirstTurn(t *testing.T) {
 	body := `{"message":" hi ","history":[` + strings.Repeat(`{"role":"user","content":"x"},`, 12) + `{"role":"Assistant","content":"  "}]}`
 	turn, err := Parse([]byte(body), Limits{})

@@ -1,11 +1,15 @@
 // Command dev runs the whole product locally: the local Appwrite stand-in (127.0.0.1:8080, seeded with a demo
-// project) and the four functions, staged and built exactly as the Go runtime does, each on the local
-// open-runtimes server (turn 3001, title 3002, mcp-events 3003, webhook-ingress 3004) and configured against
-// the stand-in. It writes .dev/stack.json and prints what runs where. Stop it with Ctrl-C.
+// project) and the five functions, staged and built exactly as the Go runtime does, each on the local
+// open-runtimes server (turn 3001, title 3002, mcp-events 3003, webhook-ingress 3004, chat 3005) and
+// configured against the stand-in. It writes .dev/stack.json and prints what runs where, the chat page's
+// URL first. Stop it with Ctrl-C.
+//
+// With -model scripted the agent talks to a scripted model (scriptedllm.Demo) instead of LLM_API_KEY's:
+// a complete conversation, with tokens, tool cards and Console and clarify actions, without any key.
 //
 // Usage:
 //
-//	scripts/dev [-demo] [-turn-port 3001] [-title-port 3002] [-mcp-events-port 3003] [-webhook-ingress-port 3004] [-host 127.0.0.1] [-appwrite 127.0.0.1:8080]
+//	scripts/dev [-demo] [-model scripted] [-turn-port 3001] [-title-port 3002] [-mcp-events-port 3003] [-webhook-ingress-port 3004] [-chat-port 3005] [-host 127.0.0.1] [-appwrite 127.0.0.1:8080]
 package main
 
 import (
@@ -23,6 +27,7 @@ import (
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
 func main() {
@@ -32,7 +37,9 @@ func main() {
 		"title":           flag.Int("title-port", 3002, "port of the title function"),
 		"mcp-events":      flag.Int("mcp-events-port", 3003, "port of the mcp-events function"),
 		"webhook-ingress": flag.Int("webhook-ingress-port", 3004, "port of the webhook-ingress function"),
+		"chat":            flag.Int("chat-port", 3005, "port of the chat function"),
 	}
+	model := flag.String("model", "", `"scripted" runs turn and title against a scripted demo model (no key needed); empty uses LLM_API_KEY, LLM_MODEL and LLM_BASE_URL from the shell`)
 	appwriteAddr := flag.String("appwrite", "127.0.0.1:8080", "address of the local Appwrite stand-in (API under /v1)")
 	demo := flag.Bool("demo", false, "subscribe a local signed-webhook receiver to row.created through mcp-events, create a row, print the delivered event, and exit")
 	flag.Parse()
@@ -43,13 +50,17 @@ func main() {
 	for name, v := range ports {
 		p[name] = *v
 	}
-	if err := run(ctx, os.Stdout, *host, p, *appwriteAddr, *demo); err != nil && !errors.Is(err, context.Canceled) {
+	if *model != "" && *model != "scripted" {
+		fmt.Fprintf(os.Stderr, "dev: -model %q: the only model is \"scripted\" (or none, for LLM_API_KEY's)\n", *model)
+		os.Exit(2)
+	}
+	if err := run(ctx, os.Stdout, *host, p, *appwriteAddr, *demo, *model == "scripted"); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "dev:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer, host string, ports map[string]int, appwriteAddr string, demo bool) error {
+func run(ctx context.Context, out io.Writer, host string, ports map[string]int, appwriteAddr string, demo, scripted bool) error {
 	root, err := staging.FindRoot(".")
 	if err != nil {
 		return err
@@ -58,6 +69,15 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 	// Like LLM_API_KEY, a session key set in the shell is used as is; otherwise the one in .dev/secrets.json.
 	opts := stack.Options{Root: root, Host: host, Ports: ports, AppwriteAddr: appwriteAddr, StateDir: devDir, Output: out,
 		SessionKey: strings.TrimSpace(os.Getenv("AGENT_API_KEY"))}
+	opts.Env = map[string][]string{}
+	if scripted {
+		model := scriptedllm.New()
+		model.SetHandler(scriptedllm.Demo())
+		defer model.Close()
+		llm := []string{"LLM_API_KEY=scripted", "LLM_MODEL=gpt-4o-mini", "LLM_BASE_URL=" + model.BaseURL()}
+		opts.Env["turn"], opts.Env["title"] = llm, llm
+		fmt.Fprintf(out, "model: scripted demo model at %s (no key needed)\n", model.BaseURL())
+	}
 	var rcv *demoReceiver
 	if demo {
 		if rcv, err = newDemoReceiver(devDir); err != nil {
@@ -71,7 +91,7 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 		}
 		defer logFile.Close()
 		opts.Output = logFile
-		opts.Env = map[string][]string{"*": {"SAFEHTTP_CA_FILE=" + rcv.caFile}}
+		opts.Env["*"] = []string{"SAFEHTTP_CA_FILE=" + rcv.caFile}
 	}
 	fmt.Fprintln(out, "staging and building the functions as the Go runtime does (cached after the first run)...")
 	st, err := stack.Start(ctx, opts)
@@ -82,7 +102,7 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 		return err
 	}
 	defer st.Stop()
-	printStack(out, st)
+	printStack(out, st, scripted)
 	if demo {
 		return runDemo(ctx, out, st, rcv)
 	}
@@ -96,9 +116,18 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 	}
 }
 
-func printStack(w io.Writer, st *stack.Stack) {
+func printStack(w io.Writer, st *stack.Stack, scripted bool) {
 	d := st.Demo
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  chat page        %s/   sign in as %s / %s\n", d.Domains["chat"], d.UserEmail, localappwrite.DemoUserPassword)
+	switch {
+	case scripted:
+		fmt.Fprintf(w, "  %-16s scripted demo model (try: \"show my databases\", \"ask me something\", \"remember I like short answers\")\n", "model")
+	case strings.TrimSpace(os.Getenv("LLM_API_KEY")) != "":
+		fmt.Fprintf(w, "  %-16s LLM_API_KEY from your shell (LLM_MODEL %q)\n", "model", os.Getenv("LLM_MODEL"))
+	default:
+		fmt.Fprintf(w, "  %-16s none: set LLM_API_KEY, or run scripts/dev -model scripted\n", "model")
+	}
 	for _, name := range staging.Functions {
 		fmt.Fprintf(w, "  %-16s %s   (GET %s/health; domain %s)\n", name, st.URLs[name], st.URLs[name], d.Domains[name])
 	}
@@ -113,9 +142,9 @@ func printStack(w io.Writer, st *stack.Stack) {
 	fmt.Fprintf(w, "    connect a client MCP server URL %s/mcp; sign in as %s / %s (docs/events.md, \"Connect a client\")\n", st.URLs["mcp-events"], d.UserEmail, localappwrite.DemoUserPassword)
 	fmt.Fprintf(w, "    admin            %s   (see docs/local-appwrite.md)\n", d.AdminURL)
 	if strings.TrimSpace(os.Getenv("AGENT_API_KEY")) != "" {
-		fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title: AGENT_API_KEY from your shell\n", "session key")
+		fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title (chat sends it): AGENT_API_KEY from your shell\n", "session key")
 	} else {
-		fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title: AGENT_API_KEY in %s\n", "session key", filepath.Join(st.StateDir, "secrets.json"))
+		fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title (chat sends it): AGENT_API_KEY in %s\n", "session key", filepath.Join(st.StateDir, "secrets.json"))
 	}
 	fmt.Fprintln(w)
 }

@@ -33,7 +33,7 @@ func freePort(t *testing.T) int {
 // TestDevServesHealthOnEveryPort runs the dev command on free ports and calls each function's /health.
 func TestDevServesHealthOnEveryPort(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and starts four binaries")
+		t.Skip("builds and starts five binaries")
 	}
 	ports := map[string]int{}
 	for _, name := range staging.Functions {
@@ -47,11 +47,19 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	// dev's output (the functions' own lines among it) is shown when the test fails: a function that never
 	// listens says why there.
 	var out lockedBuffer
-	go func() { done <- run(ctx, &out, "127.0.0.1", ports, appwriteAddr, false) }()
+	go func() { done <- run(ctx, &out, "127.0.0.1", ports, appwriteAddr, false, true) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("dev returned %v", err)
+		}
+		// With -model scripted it says so, and prints the chat page's URL and how to sign in (read once dev
+		// has returned: it prints after the functions are healthy).
+		for _, want := range []string{"chat page        http://" + appwriteAddr + "/_local/domains/chat/   sign in as demo@example.com / demo-password",
+			"scripted demo model at http://127.0.0.1:"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("dev did not print %q", want)
+			}
 		}
 		if t.Failed() {
 			t.Logf("dev's output:\n%s", out.String())
@@ -135,7 +143,7 @@ func TestDemoPrintsAVerifiedDelivery(t *testing.T) {
 	var out strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := run(ctx, &out, "127.0.0.1", ports, "127.0.0.1:"+strconv.Itoa(freePort(t)), true); err != nil {
+	if err := run(ctx, &out, "127.0.0.1", ports, "127.0.0.1:"+strconv.Itoa(freePort(t)), true, false); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{"server/discover", "row.created, row.updated", "the receiver answered the signed challenge", `"name": "row.created"`, "signature verified with the Standard Webhooks library: yes"} {

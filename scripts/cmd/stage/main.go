@@ -26,16 +26,24 @@ func main() {
 	var opts staging.Options
 	flag.BoolVar(&opts.AllowNoSkills, "allow-no-skills", false, "stage turn even without Appwrite skills (run scripts/update-skills for a deploy)")
 	flag.StringVar(&opts.Skills, "skills", "", "stage turn with the <name>/SKILL.md skills of this folder instead of functions/turn/skills")
+	chatDB := flag.String("chat-database", envOr("CHAT_DATABASE_ID", staging.DefaultChatDatabase), "the chat function's database (CHAT_DATABASE_ID): title fires for new rows of its conversations table only")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *out, *build, opts, flag.Args()); err != nil {
+	if err := run(ctx, *out, *build, opts, *chatDB, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "stage:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, build bool, opts staging.Options, names []string) error {
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, out string, build bool, opts staging.Options, chatDB string, names []string) error {
 	root, err := staging.FindRoot(".")
 	if err != nil {
 		return err
@@ -45,6 +53,23 @@ func run(ctx context.Context, out string, build bool, opts staging.Options, name
 	}
 	if len(names) == 0 {
 		names = staging.Functions
+		// The deploy's appwrite.json, beside the staged folders.
+		raw, err := os.ReadFile(filepath.Join(root, "appwrite.json"))
+		if err != nil {
+			return err
+		}
+		staged, err := staging.StagedAppwriteJSON(raw, chatDB)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		dst := filepath.Join(filepath.Dir(out), "appwrite.json")
+		if err := os.WriteFile(dst, staged, 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("wrote  %-16s -> %s (title: %s)\n", "appwrite.json", dst, staging.TitleEvent(chatDB))
 	}
 	for _, name := range names {
 		if !slices.Contains(staging.Functions, name) {

@@ -92,7 +92,7 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestPushFunctionsWithAppwriteCLI deploys the four functions with the real Appwrite CLI against the local
+// TestPushFunctionsWithAppwriteCLI deploys the five functions with the real Appwrite CLI against the local
 // stand-in and calls each one's /health over its function domain.
 func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 	node, nodeErr := exec.LookPath("node")
@@ -101,7 +101,7 @@ func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 		t.Skip("Node.js and npm are needed to run the Appwrite CLI (appwrite-cli " + CLIVersion + "); install them to prove the deploy path")
 	}
 	if testing.Short() {
-		t.Skip("-short: the CLI push builds four functions")
+		t.Skip("-short: the CLI push builds five functions")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -111,7 +111,7 @@ func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 	}
 	entry := installCLI(t, ctx, root)
 
-	// The stand-in, listening on loopback, with the project, an API key and the four functions created
+	// The stand-in, listening on loopback, with the project, an API key and the five functions created
 	// beforehand (push then takes its update path: creating a function needs a console session).
 	var standinLog lockedBuffer
 	run, err := localappwrite.Start(context.Background(), "127.0.0.1:0", localappwrite.Options{Logf: standinLog.printf})
@@ -131,7 +131,12 @@ func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "appwrite.json"))
+	repoJSON, err := os.ReadFile(filepath.Join(root, "appwrite.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What scripts/stage writes to build/appwrite.json: staged paths, title on the conversations table only.
+	raw, err := staging.StagedAppwriteJSON(repoJSON, staging.DefaultChatDatabase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +205,11 @@ func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 		t.Errorf("push did not report every function pushed and deployed")
 	}
 
+	for _, fn := range cfg.Functions {
+		if fn.ID == "title" && (len(fn.Events) != 1 || fn.Events[0] != staging.TitleEvent(staging.DefaultChatDatabase)) {
+			t.Errorf("the pushed appwrite.json registers title for %v", fn.Events)
+		}
+	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	for _, fn := range cfg.Functions {
 		dep, err := s.ActiveDeployment(projectID, fn.ID)

@@ -1,5 +1,5 @@
 // Package stack runs the whole product on one machine: the local Appwrite stand-in (seeded with a demo
-// project) and the four functions, each staged and built exactly as the Go runtime builds it and run as its
+// project) and the five functions, each staged and built exactly as the Go runtime builds it and run as its
 // own process on the local open-runtimes server, configured against the stand-in. scripts/dev runs it for
 // people; the end-to-end tests, the demo and the load harness run it for themselves.
 package stack
@@ -257,6 +257,11 @@ func (s *Stack) FunctionEnv(name string) []string {
 			"TURN_PROGRESS_TABLE="+d.ProgressTableID)
 	case "title":
 		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "TITLE_DATABASE_ID="+d.DatabaseID, "TITLE_TABLE_ID="+d.TableID)
+	case "chat":
+		// chat keeps its tables in the demo database, whose conversations table is the one title is
+		// triggered by; it creates what is missing on first use.
+		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "CHAT_DATABASE_ID="+d.DatabaseID,
+			"TURN_PROGRESS_DATABASE="+d.DatabaseID, "TURN_PROGRESS_TABLE="+d.ProgressTableID)
 	case "mcp-events":
 		env = append(env, events...)
 		env = append(env,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"appwrite-agent/scripts/internal/staging"
@@ -37,6 +38,8 @@ var wantScopes = map[string][]string{
 	"title":           {"rows.read", "rows.write"},
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},
+	// chat creates its tables on first use, keeps its rows and reads the turn's execution status.
+	"chat": {"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read"},
 }
 
 func TestAppwriteJSONDescribesTheStagedFunctions(t *testing.T) {
@@ -79,10 +82,60 @@ func TestAppwriteJSONDescribesTheStagedFunctions(t *testing.T) {
 		}
 		wantEvents := []string{}
 		if f.ID == "title" {
-			wantEvents = []string{"databases.*.tables.*.rows.*.create"}
+			wantEvents = []string{staging.TitleEvent(staging.DefaultChatDatabase)}
 		}
 		if !slices.Equal(f.Events, wantEvents) {
 			t.Errorf("%s: events %v, want %v", f.ID, f.Events, wantEvents)
+		}
+	}
+}
+
+// TestStagedAppwriteJSONRegistersTitleForConversationsOnly: the staged appwrite.json registers title for
+// new rows of the deployment's conversations table only (never a wildcard that would start an execution
+// for every progress row of every turn), points every function at its staged folder, and keeps the rest.
+func TestStagedAppwriteJSONRegistersTitleForConversationsOnly(t *testing.T) {
+	root := repoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, "appwrite.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{"chat", "prod-2"} {
+		out, err := staging.StagedAppwriteJSON(raw, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var staged, orig struct {
+			Functions []appwriteFunction `json:"functions"`
+		}
+		if err := json.Unmarshal(out, &staged); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &orig); err != nil {
+			t.Fatal(err)
+		}
+		if len(staged.Functions) != len(orig.Functions) {
+			t.Fatalf("%d functions staged, %d in appwrite.json", len(staged.Functions), len(orig.Functions))
+		}
+		for i, f := range staged.Functions {
+			if f.Path != "functions/"+f.ID {
+				t.Errorf("%s: path %q", f.ID, f.Path)
+			}
+			want := []string{}
+			if f.ID == "title" {
+				want = []string{"databases." + db + ".tables.conversations.rows.*.create"}
+			}
+			if !slices.Equal(f.Events, want) {
+				t.Errorf("%s: events %v, want %v", f.ID, f.Events, want)
+			}
+			o := orig.Functions[i]
+			if f.ID != o.ID || f.Timeout != o.Timeout || !slices.Equal(f.Scopes, o.Scopes) || f.Runtime != o.Runtime {
+				t.Errorf("%s: staging changed more than path and events: %+v vs %+v", f.ID, f, o)
+			}
+		}
+	}
+	for _, bad := range []string{"", "-x", "a b", "databases.*", strings.Repeat("a", 37)} {
+		if _, err := staging.StagedAppwriteJSON(raw, bad); err == nil {
+			t.Errorf("chat database %q accepted", bad)
 		}
 	}
 }

@@ -36,7 +36,7 @@ const (
 )
 
 // Functions lists the deployable functions, by folder name under functions/.
-var Functions = []string{"turn", "title", "mcp-events", "webhook-ingress"}
+var Functions = []string{"turn", "title", "mcp-events", "webhook-ingress", "chat"}
 
 // pkg is the part of `go list -json` output staging reads.
 type pkg struct {

@@ -290,7 +290,12 @@ func TestStagedFunctionsBuildAndServeLikeTheRuntime(t *testing.T) {
 				t.Fatalf("/health body %q (%v)", body, err)
 			}
 
-			status, body, _ = call(t, base+"/no/such/path", "open_runtime_secret")
+			// chat answers every other GET with its page (client routes), so its unknown paths are the API's.
+			unknown := "/no/such/path"
+			if name == "chat" {
+				unknown = "/api/no/such/path"
+			}
+			status, body, _ = call(t, base+unknown, "open_runtime_secret")
 			var notFound struct{ Error, Message string }
 			if status != 404 || json.Unmarshal([]byte(body), &notFound) != nil || notFound.Error != "not_found" {
 				t.Fatalf("unknown path: %d %q", status, body)

@@ -130,8 +130,10 @@ type principal struct {
 	kind   string // "key", "dynamic", "oauth", "guest"
 	scopes map[string]bool
 	userID string // acting user (OAuth subject), "" for keys and guests
-	label  string // for the missing-scope message
-	role   string
+	// sessionID is the session a "user" principal authenticated with ("" for the others, a JWT included).
+	sessionID string
+	label     string // for the missing-scope message
+	role      string
 }
 
 func (p *principal) has(scope string) bool { return p.scopes[scope] }
@@ -157,7 +159,9 @@ func scopeSet(list []string) map[string]bool {
 // (app/init/resources/request.php:462-585, 1.9.6): against a self-hosted Appwrite such a request is a guest's.
 // The stand-in keeps it so that mcp-events can be tested as it runs on Cloud.
 func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIError) {
-	guest := &principal{kind: "guest", scopes: map[string]bool{}, label: "User", role: "guests"}
+	// A guest may only create a session here (app/config/roles.php grants guests more, which the stand-in
+	// does not serve to them).
+	guest := &principal{kind: "guest", scopes: scopeSet([]string{"sessions.write"}), label: "User", role: "guests"}
 	if key := r.Header.Get("X-Appwrite-Key"); key != "" {
 		for _, prefix := range []string{"dynamic_", "ephemeral_"} {
 			if strings.HasPrefix(key, prefix) {
@@ -173,8 +177,12 @@ func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIErr
 		}
 		return &principal{kind: "key", scopes: scopeSet(k.scopes), label: s.keyLabel(pr), role: "applications"}, nil
 	}
-	if p := s.sessionPrincipalLocked(r, pr); p != nil {
-		return p, nil
+	session := s.sessionPrincipalLocked(r, pr)
+	if r.Header.Get("X-Appwrite-JWT") != "" {
+		return s.jwtPrincipalLocked(r, pr, session, guest)
+	}
+	if session != nil {
+		return session, nil
 	}
 	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
 		// Appwrite Cloud only (see above).

@@ -24,6 +24,9 @@ const (
 	ErrUserNotFound              = "user_not_found"
 	ErrUserInvalidCredentials    = "user_invalid_credentials"
 	ErrUserBlocked               = "user_blocked"
+	ErrUserSessionAlreadyExists  = "user_session_already_exists"
+	ErrUserSessionNotFound       = "user_session_not_found"
+	ErrUserJWTAndCookieSet       = "user_jwt_and_cookie_set"
 	ErrUserAlreadyExists         = "user_already_exists"
 	ErrUserEmailAlreadyExists    = "user_email_already_exists"
 	ErrUserPhoneAlreadyExists    = "user_phone_already_exists"
@@ -77,7 +80,10 @@ var errorCatalog = map[string]errorDef{
 	ErrUserJWTInvalid:                   {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
 	ErrUserNotFound:                     {404, "User with the requested ID could not be found."},
 	ErrUserInvalidCredentials:           {401, "Invalid credentials. Please check the email and password."},
-	ErrUserBlocked:                      {401, "The current user has been blocked."},
+	ErrUserBlocked:                      {403, "The current user has been blocked."},
+	ErrUserSessionAlreadyExists:         {401, "Creation of a session is prohibited when a session is active."},
+	ErrUserSessionNotFound:              {404, "The current user session could not be found."},
+	ErrUserJWTAndCookieSet:              {403, "JWT and cookie used in the same request. Use either `setJWT` or `setCookie`. Learn about which authentication method to use in the SSR docs: https://appwrite.io/docs/products/auth/server-side-rendering"},
 	ErrUserAlreadyExists:                {409, "A user with the same id, email, or phone already exists in this project."},
 	ErrUserEmailAlreadyExists:           {409, "A user with the same email already exists in the current project."},
 	ErrUserPhoneAlreadyExists:           {409, "A user with the same phone number already exists in the current project."},

@@ -706,3 +706,25 @@ func (s *Server) RunScheduled(until time.Time) int {
 	}
 	return n
 }
+
+// ExecutionSummary is what tests read of an execution.
+type ExecutionSummary struct {
+	// ID, Trigger ("http", "event", "schedule") and Status ("waiting", "processing", "completed", "failed")
+	// are the execution's.
+	ID, Trigger, Status string
+}
+
+// Executions lists the executions of a function (any order).
+func (s *Server) Executions(projectID, functionID string) []ExecutionSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.projects[projectID]
+	if pr == nil || pr.functions[functionID] == nil {
+		return nil
+	}
+	var out []ExecutionSummary
+	for _, ex := range pr.functions[functionID].executions {
+		out = append(out, ExecutionSummary{ID: ex.id, Trigger: ex.trigger, Status: ex.status})
+	}
+	return out
+}

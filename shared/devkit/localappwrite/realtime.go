@@ -49,8 +49,10 @@ type realtimeHub struct {
 	nextSub  int
 }
 
+// rtSession is one user session (Appwrite's sessions collection, as far as the stand-in needs it).
 type rtSession struct {
-	projectID, userID string
+	id, projectID, userID string
+	created, expire       time.Time
 }
 
 type rtConn struct {
@@ -69,8 +71,8 @@ type rtSub struct {
 	raw      []string
 }
 
-// CreateSession creates a session for a seeded user, as POST /v1/account/sessions/* would, and returns the
-// session value a browser keeps in the a_session_<project> cookie (or the Web SDK's cookie fallback):
+// CreateSession creates a session for a seeded user, as POST /v1/account/sessions/email would, and returns
+// the session value a browser keeps in the a_session_<project> cookie (or the Web SDK's cookie fallback):
 // base64 of {"id": user id, "secret": secret} (utopia-php/auth Store::encode). Send it as the
 // X-Appwrite-Session header or a Realtime "authentication" message.
 func (s *Server) CreateSession(projectID, userID string) (string, error) {
@@ -80,16 +82,12 @@ func (s *Server) CreateSession(projectID, userID string) (string, error) {
 	if pr == nil {
 		return "", fmt.Errorf("localappwrite: no project %q", projectID)
 	}
-	if pr.users[userID] == nil {
+	u := pr.users[userID]
+	if u == nil {
 		return "", fmt.Errorf("localappwrite: no user %q in project %q", userID, projectID)
 	}
-	secret := hex.EncodeToString(randomBytes(32))
-	if s.rt.sessions == nil {
-		s.rt.sessions = map[string]rtSession{}
-	}
-	s.rt.sessions[hashSecret(secret)] = rtSession{projectID: projectID, userID: userID}
-	raw, _ := json.Marshal(map[string]string{"id": userID, "secret": secret})
-	return base64.StdEncoding.EncodeToString(raw), nil
+	_, value := s.newSessionLocked(pr, u)
+	return value, nil
 }
 
 func hashSecret(secret string) string {
@@ -97,44 +95,51 @@ func hashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// sessionUserLocked decodes a session value and returns its user, or nil.
-func (s *Server) sessionUserLocked(pr *project, value string) *user {
+// sessionLocked decodes a session value and returns the session and its user (nil when the value is not a
+// live session of a user of pr).
+func (s *Server) sessionLocked(pr *project, value string) (rtSession, *user) {
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(value))
 	if err != nil {
-		return nil
+		return rtSession{}, nil
 	}
 	var st struct{ ID, Secret string }
 	if json.Unmarshal(raw, &st) != nil || st.Secret == "" {
-		return nil
+		return rtSession{}, nil
 	}
 	sess, ok := s.rt.sessions[hashSecret(st.Secret)]
-	if !ok || sess.projectID != pr.id || sess.userID != st.ID {
-		return nil
+	if !ok || sess.projectID != pr.id || sess.userID != st.ID || !s.now().Before(sess.expire) {
+		return rtSession{}, nil
 	}
-	return pr.users[st.ID]
+	u := pr.users[st.ID]
+	if u == nil {
+		return rtSession{}, nil
+	}
+	return sess, u
+}
+
+// sessionUserLocked decodes a session value and returns its user, or nil.
+func (s *Server) sessionUserLocked(pr *project, value string) *user {
+	_, u := s.sessionLocked(pr, value)
+	return u
 }
 
 // userScopes are the scopes of the "users" role (app/config/roles.php) this stand-in serves.
-var userScopes = []string{"documents.read", "documents.write", "rows.read", "rows.write", "files.read", "files.write",
+var userScopes = []string{"account", "sessions.write", "documents.read", "documents.write", "rows.read", "rows.write", "files.read", "files.write",
 	"execution.read", "execution.write", "executions.read", "executions.write", "locale.read", "avatars.read"}
 
-// sessionPrincipalLocked is the principal of a request carrying X-Appwrite-Session (app/init/resources/
-// request.php reads the header like the cookie); nil when there is none or it is not valid.
+// sessionPrincipalLocked is the principal of a request carrying a session (sessionValueFromRequest: the
+// cookie, X-Appwrite-Session or X-Fallback-Cookies, app/init/resources/request.php:381-405); nil when there is
+// none or it is not valid.
 func (s *Server) sessionPrincipalLocked(r *http.Request, pr *project) *principal {
-	value := r.Header.Get("X-Appwrite-Session")
-	if value == "" {
-		if c, err := r.Cookie("a_session_" + pr.id); err == nil {
-			value = c.Value
-		}
-	}
+	value := sessionValueFromRequest(r, pr.id)
 	if value == "" {
 		return nil
 	}
-	u := s.sessionUserLocked(pr, value)
+	sess, u := s.sessionLocked(pr, value)
 	if u == nil {
 		return nil
 	}
-	return &principal{kind: "user", scopes: scopeSet(userScopes), userID: u.id, label: u.email, role: "users"}
+	return &principal{kind: "user", scopes: scopeSet(userScopes), userID: u.id, sessionID: sess.id, label: u.email, role: "users"}
 }
 
 // userRoles copies User::getRoles (src/Appwrite/Utopia/Database/Documents/User.php:38-83) for a user without
@@ -248,8 +253,8 @@ func (s *Server) openRealtime(r *http.Request) (*rtConn, []byte, int) {
 		return nil, rtError(rtPolicyViolation, "Missing or unknown project ID"), rtPolicyViolation
 	}
 	var u *user
-	if ck, err := r.Cookie("a_session_" + pr.id); err == nil {
-		u = s.sessionUserLocked(pr, ck.Value)
+	if v := sessionValueFromRequest(r, pr.id); v != "" {
+		u = s.sessionUserLocked(pr, v)
 	}
 	c := &rtConn{projectID: pr.id, roles: userRoles(u), out: make(chan []byte, rtSendBuffer)}
 	if u != nil {

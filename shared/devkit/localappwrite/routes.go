@@ -79,6 +79,8 @@ func (s *Server) routes() {
 	api("GET /v1/storage/buckets/{bucketId}/files/{fileId}", []string{"files.read"}, s.getFile)
 	api("POST /v1/storage/buckets/{bucketId}/files", []string{"files.write"}, s.createFile)
 	api("DELETE /v1/storage/buckets/{bucketId}/files/{fileId}", []string{"files.write"}, s.deleteFile)
+	// Account (the Web SDK's sign-in, account.go).
+	s.accountRoutes(api)
 	// Users.
 	api("GET /v1/users", []string{"users.read"}, s.listUsers)
 	api("POST /v1/users", []string{"users.write"}, s.createUser)

@@ -13,7 +13,8 @@ import (
 type DemoOptions struct {
 	// ProjectID defaults to "demo".
 	ProjectID string
-	// FunctionURLs maps function names ("turn", "title", "mcp-events", "webhook-ingress") to their local URLs.
+	// FunctionURLs maps function names ("turn", "title", "mcp-events", "webhook-ingress", "chat") to their local
+	// URLs.
 	// The "title" function is registered with an event trigger on the conversations table; every named
 	// function is registered (so createExecution reaches it).
 	FunctionURLs map[string]string
@@ -66,6 +67,7 @@ var demoFunctionScopes = map[string][]string{
 	"title":           {"rows.read", "rows.write"},
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},
+	"chat":            {"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read"},
 }
 
 // Demo resource ids and the demo user.
@@ -78,9 +80,9 @@ const (
 	// readable only by the user its read("user:…") names (docs/turn.md, "Progress sinks").
 	DemoProgressTableID = "turn_progress"
 	DemoUserID          = "demo-user"
-	DemoUserEmail       = "demo@example.com"
-	// DemoUserPassword signs the demo user in, in the project and at the Console's OAuth server.
+	// DemoUserPassword is the demo user's password (sign in on the chat page with DemoUserEmail).
 	DemoUserPassword = "demo-password"
+	DemoUserEmail    = "demo@example.com"
 )
 
 // SeedDemo seeds the dev stack: a project with an API key holding every scope, a demo user who is a project
@@ -116,7 +118,9 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 		}
 	}
 	err = s.SeedDatabase(pid, DatabaseSpec{ID: DemoDatabaseID, Name: "Main", Tables: []TableSpec{{
-		ID: DemoTableID, Name: "Conversations",
+		// Row security on and no table permission, as chat creates it: each conversation is readable by its
+		// user only, who receives the title's update through Realtime.
+		ID: DemoTableID, Name: "Conversations", RowSecurity: true,
 		Columns: []Column{
 			{Key: "title", Type: "string", Size: 256},
 			{Key: "message", Type: "string", Size: 10000},

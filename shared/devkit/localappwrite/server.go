@@ -236,7 +236,17 @@ func (s *Server) issuerLocked() string {
 }
 
 // ServeHTTP implements http.Handler.
+// Under /v1 it adds Appwrite's CORS headers for a request with an Origin and answers a preflight (OPTIONS)
+// with 204 (app/controllers/general.php:990-1001 and :1156-1177).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/v1/") && r.Header.Get("Upgrade") == "" {
+		corsHeaders(w.Header(), r.Header.Get("Origin"))
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Server", "Appwrite")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

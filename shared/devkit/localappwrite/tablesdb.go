@@ -243,7 +243,9 @@ func (s *Server) listRows(c *call) (int, any, *APIError) {
 	}
 	items := make([]obj, 0, len(t.rowOrder))
 	for _, id := range t.rowOrder {
-		items = append(items, rowModel(t, t.rows[id]))
+		if c.mayRead(t, t.rows[id]) {
+			items = append(items, rowModel(t, t.rows[id]))
+		}
 	}
 	page, total, err := applyQueries(items, queries)
 	if err != nil {
@@ -258,10 +260,34 @@ func (s *Server) getRow(c *call) (int, any, *APIError) {
 		return 0, nil, err
 	}
 	r := t.rows[c.r.PathValue("rowId")]
-	if r == nil {
+	if r == nil || !c.mayRead(t, r) {
 		return 0, nil, withID(ErrRowNotFound, c.r.PathValue("rowId"))
 	}
 	return http.StatusOK, rowModel(t, r), nil
+}
+
+// mayRead applies Appwrite's read authorization to a user's (session or JWT) REST read: the row is visible
+// when one of the user's roles (or "any") holds a read permission of the table or, with row security on, of
+// the row; otherwise it does not exist for them (getRow 404 row_not_found, listRows leaves it out), as the
+// database's Authorization filter does (utopia-php/database Database::getDocument/find with the request's
+// roles, app/init/resources/request.php). API keys read everything.
+func (c *call) mayRead(t *table, r *row) bool {
+	if c.who.kind != "user" && c.who.kind != "jwt" {
+		return true
+	}
+	roles := readRoles(t.permissions)
+	if t.rowSecurity {
+		roles = append(roles, readRoles(r.perms)...)
+	}
+	if slices.Contains(roles, "any") {
+		return true
+	}
+	for _, role := range userRoles(c.pr.users[c.who.userID]) {
+		if slices.Contains(roles, role) {
+			return true
+		}
+	}
+	return false
 }
 
 // documentParams are the params the documents action sets (Documents/Create.php:484-487,530-531).

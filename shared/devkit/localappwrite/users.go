@@ -172,9 +172,30 @@ func (s *Server) createUser(c *call) (int, any, *APIError) {
 	return http.StatusCreated, m, nil
 }
 
+// passwordMatches reports whether password is the user's password (constant-time comparison of the stored
+// SHA-256). A user without a password matches nothing.
+func (u *user) passwordMatches(password string) bool {
+	if u.passwordHash == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(password))
+	return subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(u.passwordHash)) == 1
+}
+
+// userByEmailLocked finds the project's user with this email (stored lower-cased), or nil.
+func userByEmailLocked(pr *project, email string) *user {
+	email = strings.ToLower(email)
+	for _, id := range pr.userOrder {
+		if u := pr.users[id]; u != nil && u.email != "" && u.email == email {
+			return u
+		}
+	}
+	return nil
+}
+
 // checkPassword is Appwrite's email and password check (Account::createEmailPasswordSession): the id of the
-// project's user with this email (case-insensitive) and password, 401 user_invalid_credentials when there is
-// none or the password differs, 401 user_blocked for a blocked user.
+// project's user with this email and password, user_invalid_credentials when there is none or the password
+// differs, user_blocked for a blocked user.
 func (s *Server) checkPassword(projectID, email, password string) (string, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -182,20 +203,12 @@ func (s *Server) checkPassword(projectID, email, password string) (string, *APIE
 	if pr == nil {
 		return "", newErr(ErrUserInvalidCredentials)
 	}
-	email = strings.ToLower(strings.TrimSpace(email))
-	sum := sha256.Sum256([]byte(password))
-	for _, id := range pr.userOrder {
-		u := pr.users[id]
-		if u == nil || email == "" || u.email != email || u.passwordHash == "" {
-			continue
-		}
-		if subtle.ConstantTimeCompare([]byte(u.passwordHash), []byte(hex.EncodeToString(sum[:]))) != 1 {
-			break
-		}
-		if !u.status {
-			return "", newErr(ErrUserBlocked)
-		}
-		return u.id, nil
+	u := userByEmailLocked(pr, strings.TrimSpace(email))
+	if u == nil || !u.passwordMatches(password) {
+		return "", newErr(ErrUserInvalidCredentials)
 	}
-	return "", newErr(ErrUserInvalidCredentials)
+	if !u.status {
+		return "", newErr(ErrUserBlocked)
+	}
+	return u.id, nil
 }

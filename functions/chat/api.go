@@ -1,0 +1,710 @@
+package handler
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"appwrite-agent/functions/chat/awclient"
+	"appwrite-agent/functions/chat/store"
+	"appwrite-agent/functions/chat/turns"
+	"appwrite-agent/shared/attachment"
+	"appwrite-agent/shared/fnhttp"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
+)
+
+// Budget bounds one API call, inside the platform's 30 s synchronous limit.
+const Budget = 25 * time.Second
+
+// ExecutionBodyMax is the largest execution body Appwrite takes (POST /v1/functions/{id}/executions: body
+// Text(10485760), Modules/Functions/Http/Executions/Create.php, 1.9.6).
+const ExecutionBodyMax = 10_485_760
+
+// apiError is an answer other than success: status, the error code and the message.
+type apiError struct {
+	status        int
+	code, message string
+}
+
+func fail(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(what, id string) *apiError {
+	return fail(http.StatusNotFound, "not_found", "%s '%s' not found", what, id)
+}
+
+func invalid(format string, args ...any) *apiError {
+	return fail(http.StatusUnprocessableEntity, "invalid_request", format, args...)
+}
+
+// call is one authenticated API request.
+type call struct {
+	rt   openruntimes.Context
+	cfg  Config
+	ctx  context.Context
+	aw   *awclient.Client
+	key  string // the execution's API key (x-appwrite-key)
+	st   *store.Store
+	jwt  string
+	user awclient.Account
+	now  func() time.Time
+}
+
+type handlerFunc func(c *call, args []string) (int, any, *apiError)
+
+// route is one API route: method, path segments after /api/ ("*" is an argument) and its handler.
+type route struct {
+	method string
+	segs   []string
+	h      handlerFunc
+}
+
+var routes = []route{
+	{"GET", []string{"me"}, getMe},
+	{"GET", []string{"conversations"}, listConversations},
+	{"GET", []string{"conversations", "*"}, getConversation},
+	{"DELETE", []string{"conversations", "*"}, deleteConversation},
+	{"POST", []string{"turns"}, postTurn},
+	{"GET", []string{"turns", "*", "events"}, getTurnEvents},
+	{"GET", []string{"settings"}, getSettings},
+	{"PUT", []string{"settings"}, putSettings},
+	{"GET", []string{"memories"}, listMemories},
+	{"DELETE", []string{"memories", "*"}, deleteMemory},
+	{"GET", []string{"mcp", "connections"}, listMCP},
+	{"PUT", []string{"mcp", "connections", "*"}, putMCP},
+	{"DELETE", []string{"mcp", "connections", "*"}, deleteMCP},
+}
+
+// match finds the route of method and path: the handler and its arguments, or whether the path is known
+// with another method.
+func match(method, path string) (handlerFunc, []string, bool) {
+	segs := strings.Split(strings.Trim(strings.TrimPrefix(path, "/api"), "/"), "/")
+	known := false
+	for _, r := range routes {
+		if len(r.segs) != len(segs) {
+			continue
+		}
+		var args []string
+		ok := true
+		for i, s := range r.segs {
+			if s == "*" {
+				v, err := url.PathUnescape(segs[i])
+				if err != nil || v == "" {
+					ok = false
+					break
+				}
+				args = append(args, v)
+			} else if s != segs[i] {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		if r.method == method {
+			return r.h, args, true
+		}
+		known = true
+	}
+	return nil, nil, known
+}
+
+func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes.Response {
+	answer := func(status int, body any, e *apiError) openruntimes.Response {
+		if e != nil {
+			if e.status >= 500 {
+				rt.Error(fmt.Sprintf("%s %s: %d %s: %s", rt.Req.Method, rt.Req.Path, e.status, e.code, e.message))
+			}
+			return fnhttp.Error(rt, e.status, e.code, e.message)
+		}
+		r := fnhttp.JSON(rt, status, body)
+		r.Headers["cache-control"] = "no-store"
+		return r
+	}
+	if rt.Req.Method == http.MethodGet && strings.TrimSuffix(rt.Req.Path, "/") == "/api/config" {
+		return answer(http.StatusOK, configBody(cfg), nil)
+	}
+	h, args, known := match(rt.Req.Method, rt.Req.Path)
+	if h == nil {
+		if known {
+			return answer(0, nil, fail(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", rt.Req.Method, rt.Req.Path))
+		}
+		return answer(0, nil, fail(http.StatusNotFound, "not_found", "no route for %s %s", rt.Req.Method, rt.Req.Path))
+	}
+	jwt, ok := bearer(rt.Req.Headers["authorization"])
+	if !ok {
+		return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "sign in: send the JWT of account.createJWT() as Authorization: Bearer <jwt>"))
+	}
+	if cfg.Endpoint == "" || cfg.ProjectID == "" {
+		return answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID are not set: chat runs as an Appwrite function"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Budget)
+	defer cancel()
+	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: Budget})
+	user, err := aw.Account(ctx, jwt)
+	if err != nil {
+		if s := awclient.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
+			var ae *awclient.Error
+			errors.As(err, &ae)
+			return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "Appwrite refused the JWT (%s: %s): sign in again", ae.Type, ae.Message))
+		}
+		return answer(0, nil, fail(http.StatusBadGateway, "appwrite_error", "reading the account from Appwrite failed: %v", err))
+	}
+	key := rt.Req.Headers["x-appwrite-key"]
+	if key == "" {
+		return answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json and call it on its function domain"))
+	}
+	c := &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID), jwt: jwt, user: user, now: now}
+	status, body, e := h(c, args)
+	return answer(status, body, e)
+}
+
+func bearer(h string) (string, bool) {
+	const p = "bearer "
+	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
+		return "", false
+	}
+	t := strings.TrimSpace(h[len(p):])
+	return t, t != ""
+}
+
+// fromStore turns a store or Appwrite error into an answer.
+func fromStore(err error, what, id string) *apiError {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound(what, id)
+	}
+	return fail(http.StatusBadGateway, "appwrite_error", "%s: %v", what, err)
+}
+
+func configBody(cfg Config) map[string]any {
+	return map[string]any{
+		"endpoint": cfg.PublicEndpoint,
+		"project":  cfg.ProjectID,
+		"database": cfg.DatabaseID,
+		"tables": map[string]string{"conversations": store.Conversations, "messages": store.Messages,
+			"memories": store.Memories},
+		"progress": map[string]string{"database": cfg.ProgressDatabase, "table": cfg.ProgressTable},
+		"limits": map[string]int{"attachments_max_bytes": cfg.MaxAttachmentBytes,
+			"attachments_max_per_message": cfg.MaxAttachments, "request_max_bytes": ExecutionBodyMax},
+		"build_id": cfg.BuildID,
+	}
+}
+
+func getMe(c *call, _ []string) (int, any, *apiError) {
+	return http.StatusOK, map[string]any{"user": map[string]string{"id": c.user.ID, "name": c.user.Name, "email": c.user.Email}}, nil
+}
+
+func listConversations(c *call, _ []string) (int, any, *apiError) {
+	list, err := c.st.Conversations(c.ctx, c.user.ID)
+	if err != nil {
+		return 0, nil, fromStore(err, "conversations", "")
+	}
+	return http.StatusOK, map[string]any{"conversations": list}, nil
+}
+
+// conversationWithMessages reads a conversation of the user and its messages, storing finished turns first.
+func (c *call) conversationWithMessages(id string) (store.Conversation, []store.Message, *apiError) {
+	conv, err := c.st.Conversation(c.ctx, c.user.ID, id)
+	if err != nil {
+		return conv, nil, fromStore(err, "conversation", id)
+	}
+	msgs, err := c.st.Messages(c.ctx, c.user.ID, id)
+	if err != nil {
+		return conv, nil, fromStore(err, "messages", id)
+	}
+	for i, m := range msgs {
+		if m.Role == "assistant" && m.Status == store.StatusRunning {
+			msgs[i] = c.finish(conv, m)
+		}
+	}
+	if conv.Title == "" {
+		// finish may have written the first turn's title.
+		if fresh, err := c.st.Conversation(c.ctx, c.user.ID, id); err == nil {
+			conv = fresh
+		}
+	}
+	return conv, msgs, nil
+}
+
+func getConversation(c *call, args []string) (int, any, *apiError) {
+	conv, msgs, e := c.conversationWithMessages(args[0])
+	if e != nil {
+		return 0, nil, e
+	}
+	return http.StatusOK, map[string]any{"conversation": conv, "messages": msgs}, nil
+}
+
+func deleteConversation(c *call, args []string) (int, any, *apiError) {
+	if err := c.st.DeleteConversation(c.ctx, c.user.ID, args[0]); err != nil {
+		return 0, nil, fromStore(err, "conversation", args[0])
+	}
+	return http.StatusOK, map[string]bool{"deleted": true}, nil
+}
+
+// turnID is progress.turn_id's rule in turn (docs/turn.md).
+var turnID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$`)
+
+type turnBody struct {
+	ConversationID string `json:"conversation_id"`
+	TurnID         string `json:"turn_id"`
+	Message        string `json:"message"`
+	Attachments    []struct {
+		Name          string `json:"name"`
+		Mime          string `json:"mime"`
+		ContentBase64 string `json:"content_base64"`
+	} `json:"attachments"`
+}
+
+func decodeBody(c *call, v any) *apiError {
+	body := c.rt.Req.BodyBinary()
+	if err := json.Unmarshal(body, v); err != nil {
+		return fail(http.StatusBadRequest, "invalid_request", "the body must be a JSON object of this route's fields: %v", err)
+	}
+	if len(strings.TrimSpace(string(body))) == 0 || strings.TrimSpace(string(body))[0] != '{' {
+		return fail(http.StatusBadRequest, "invalid_request", "the body must be a JSON object")
+	}
+	return nil
+}
+
+func postTurn(c *call, _ []string) (int, any, *apiError) {
+	var in turnBody
+	if e := decodeBody(c, &in); e != nil {
+		return 0, nil, e
+	}
+	if c.cfg.SessionKey == "" {
+		return 0, nil, fail(http.StatusServiceUnavailable, "not_configured", "AGENT_API_KEY is not set: chat cannot call turn")
+	}
+	if c.cfg.ProgressDatabase == "" || c.cfg.ProgressTable == "" {
+		return 0, nil, fail(http.StatusServiceUnavailable, "not_configured", "TURN_PROGRESS_DATABASE and TURN_PROGRESS_TABLE are not set: turns need the Realtime progress table")
+	}
+	message := strings.TrimSpace(in.Message)
+	if message == "" && len(in.Attachments) == 0 {
+		return 0, nil, invalid("message or attachments required")
+	}
+	if len(in.Attachments) > c.cfg.MaxAttachments {
+		p := attachment.TooMany(c.cfg.MaxAttachments)
+		return 0, nil, invalid("%s", p.Message)
+	}
+	var atts []turns.Attachment
+	var kept []store.Attachment
+	for _, a := range in.Attachments {
+		name := attachment.SanitizeName(a.Name)
+		data, p := attachment.Decode(name, a.ContentBase64, c.cfg.MaxAttachmentBytes)
+		if p != nil {
+			code := "invalid_request"
+			if p.Status == http.StatusRequestEntityTooLarge {
+				code = "attachment_too_large"
+			}
+			return 0, nil, fail(p.Status, code, "%s", p.Message)
+		}
+		mime := strings.TrimSpace(a.Mime)
+		atts = append(atts, turns.Attachment{Name: name, Mime: mime, Size: len(data), ContentBase64: a.ContentBase64})
+		kept = append(kept, store.Attachment{Name: name, Mime: mime, Size: len(data)})
+	}
+	tid := strings.TrimSpace(in.TurnID)
+	if tid == "" {
+		tid = newID()
+	} else if !turnID.MatchString(tid) {
+		return 0, nil, invalid("turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -")
+	}
+
+	var conv store.Conversation
+	var history []turns.HistoryMessage
+	if in.ConversationID != "" {
+		var msgs []store.Message
+		var e *apiError
+		conv, msgs, e = c.conversationWithMessages(in.ConversationID)
+		if e != nil {
+			return 0, nil, e
+		}
+		for _, m := range msgs {
+			if m.Role == "assistant" && m.Status == store.StatusRunning {
+				return 0, nil, fail(http.StatusConflict, "conflict", "a turn is already running in this conversation (turn '%s'): wait for its complete event", m.TurnID)
+			}
+			history = append(history, turns.HistoryMessage{Role: m.Role, Content: m.Content})
+		}
+	}
+	req := turns.Request{Message: message, History: turns.History(history), Attachments: atts, Async: true,
+		Progress: turns.Progress{TurnID: tid, Realtime: true}}
+	if e := c.addUserContext(&req); e != nil {
+		return 0, nil, e
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return 0, nil, fail(http.StatusInternalServerError, "internal", "encoding the turn request: %v", err)
+	}
+	if len(body) > ExecutionBodyMax {
+		return 0, nil, fail(http.StatusRequestEntityTooLarge, "attachment_too_large",
+			"the turn request is %d bytes: Appwrite takes at most %d bytes for an execution body (attachments included)", len(body), ExecutionBodyMax)
+	}
+
+	if conv.ID == "" {
+		first := message
+		if first == "" {
+			first = "Attachment: " + kept[0].Name
+		}
+		if conv, err = c.st.CreateConversation(c.ctx, c.user.ID, first); err != nil {
+			return 0, nil, fromStore(err, "conversation", "")
+		}
+	} else if err := c.st.TouchConversation(c.ctx, c.user.ID, conv.ID); err != nil {
+		return 0, nil, fromStore(err, "conversation", conv.ID)
+	}
+	userMsg, asst, err := c.st.AddTurnMessages(c.ctx, c.user.ID, conv.ID, tid, message, kept)
+	if errors.Is(err, store.ErrTurnExists) {
+		return 0, nil, fail(http.StatusConflict, "conflict", "turn_id '%s' is already used: use a new id for every turn", tid)
+	}
+	if err != nil {
+		return 0, nil, fromStore(err, "message", "")
+	}
+	ex, err := c.aw.CreateAsyncExecution(c.ctx, c.jwt, c.cfg.TurnFunction, body, map[string]string{
+		"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
+	})
+	if err != nil {
+		terr := &store.TurnError{Code: "turn_unavailable", Detail: "Starting the turn failed: " + err.Error()}
+		if _, ferr := c.st.FinishTurn(c.ctx, asst.ID, "", store.StatusFailed, nil, terr); ferr != nil {
+			c.rt.Error("storing the failed start of turn " + tid + ": " + ferr.Error())
+		}
+		return 0, nil, fail(http.StatusBadGateway, "appwrite_error", "starting the turn (function '%s') failed: %v", c.cfg.TurnFunction, err)
+	}
+	if err := c.st.SetExecution(c.ctx, asst.ID, ex.ID); err != nil {
+		c.rt.Error("recording execution " + ex.ID + " of turn " + tid + ": " + err.Error())
+	}
+	if conv, err = c.st.Conversation(c.ctx, c.user.ID, conv.ID); err != nil {
+		return 0, nil, fromStore(err, "conversation", conv.ID)
+	}
+	return http.StatusAccepted, map[string]any{
+		"conversation": conv,
+		"turn":         map[string]string{"id": tid, "execution_id": ex.ID, "status": store.StatusRunning},
+		"messages":     []store.Message{userMsg, asst},
+	}, nil
+}
+
+// addUserContext adds what the server keeps for the user: memories, MCP connections with their tokens and
+// the agent settings.
+func (c *call) addUserContext(req *turns.Request) *apiError {
+	mems, err := c.st.Memories(c.ctx, c.user.ID)
+	if err != nil {
+		return fromStore(err, "memories", "")
+	}
+	for _, m := range mems {
+		if m.Active {
+			req.Memories = append(req.Memories, turns.Memory{Key: m.Key, Content: m.Content, Category: m.Category, Priority: m.Priority})
+		}
+	}
+	conns, err := c.st.MCPConnections(c.ctx, c.user.ID)
+	if err != nil {
+		return fromStore(err, "MCP connections", "")
+	}
+	for _, mc := range conns {
+		req.MCPConnections = append(req.MCPConnections, turns.MCPConnection{ID: mc.ID, Name: mc.Name, URL: mc.URL,
+			Description: mc.Description, Tokens: mc.Tokens, ClientInfo: mc.ClientInfo})
+	}
+	s, err := c.st.Settings(c.ctx, c.user.ID)
+	if err != nil {
+		return fromStore(err, "settings", "")
+	}
+	if s.Model != "" || s.APIKey != "" || s.BaseURL != "" {
+		req.LLM = &turns.LLM{Model: s.Model, APIKey: s.APIKey, BaseURL: s.BaseURL}
+	}
+	return nil
+}
+
+// progressEvents reads the user's progress rows of a turn, in order: only rows whose permissions name this
+// user (a turn id is no secret).
+func (c *call) progressEvents(tid string) ([]turns.Event, error) {
+	rows, err := c.aw.ListRows(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, 0, awclient.Equal("turn_id", tid))
+	if err != nil {
+		return nil, err
+	}
+	mine := `read("user:` + c.user.ID + `")`
+	var evs []turns.Event
+	for _, r := range rows {
+		owned := false
+		for _, p := range r.Permissions {
+			if p == mine {
+				owned = true
+			}
+		}
+		if !owned || !json.Valid([]byte(r.Str("payload"))) {
+			continue
+		}
+		evs = append(evs, turns.Event{Seq: r.Int("seq"), Time: r.Str("time"), Event: json.RawMessage(r.Str("payload"))})
+	}
+	return turns.Ordered(evs), nil
+}
+
+// finish stores a running turn that has finished (its complete event arrived, or its execution ended) and
+// returns the message as stored; a turn still running is returned as it is.
+func (c *call) finish(conv store.Conversation, m store.Message) store.Message {
+	evs, err := c.progressEvents(m.TurnID)
+	if err != nil {
+		c.rt.Error("reading the progress of turn " + m.TurnID + ": " + err.Error())
+		return m
+	}
+	res := turns.Summarize(evs)
+	if !res.Complete {
+		if !c.turnEnded(m) {
+			return m
+		}
+		res.Failed, res.ErrorCode, res.ErrorDetail = true, "turn_failed", "The turn's execution ended without completing."
+	}
+	for _, cr := range res.Credentials {
+		if err := c.st.UpdateMCPTokens(c.ctx, c.user.ID, cr.ID, cr.Tokens, cr.ClientInfo); err != nil {
+			c.rt.Error("storing refreshed MCP tokens of connection " + cr.ID + ": " + err.Error())
+		}
+	}
+	for _, a := range res.Memories {
+		var err error
+		if a.Type == "set" {
+			cat := a.Category
+			if cat == "" {
+				cat = "preference"
+			}
+			err = c.st.SetMemory(c.ctx, c.user.ID, store.Memory{Key: a.Key, Content: a.Content, Category: cat, Priority: a.Priority})
+		} else {
+			_, err = c.st.ForgetMemory(c.ctx, c.user.ID, a.Key)
+		}
+		if err != nil {
+			c.rt.Error("storing memory " + a.Key + ": " + err.Error())
+		}
+	}
+	if res.Title != "" {
+		if err := c.st.SetTitleIfEmpty(c.ctx, c.user.ID, conv.ID, res.Title); err != nil {
+			c.rt.Error("storing the title of conversation " + conv.ID + ": " + err.Error())
+		}
+	}
+	timeline := make([]json.RawMessage, 0, len(evs))
+	for _, e := range evs {
+		timeline = append(timeline, e.Event)
+	}
+	status := store.StatusDone
+	var terr *store.TurnError
+	if res.Failed {
+		status, terr = store.StatusFailed, &store.TurnError{Code: res.ErrorCode, Detail: res.ErrorDetail}
+	}
+	done, err := c.st.FinishTurn(c.ctx, m.ID, res.Answer, status, timeline, terr)
+	if err != nil {
+		c.rt.Error("storing turn " + m.TurnID + ": " + err.Error())
+		return m
+	}
+	return done
+}
+
+// TurnDeadline is how long after its start a turn without a complete event is given up: turn's largest
+// function timeout (900 s) and a minute more.
+const TurnDeadline = 16 * time.Minute
+
+// turnEnded reports whether a running turn can no longer complete: its execution ended (completed or failed;
+// turn holds complete back until its sinks delivered it, so an ended execution without it lost its sink), or,
+// when its execution is unknown or unreadable, it started more than TurnDeadline ago.
+func (c *call) turnEnded(m store.Message) bool {
+	if m.ExecutionID != "" {
+		ex, err := c.aw.GetExecution(c.ctx, c.key, c.cfg.TurnFunction, m.ExecutionID)
+		if err == nil {
+			return ex.Status == "completed" || ex.Status == "failed"
+		}
+		c.rt.Error("reading execution " + m.ExecutionID + " of turn " + m.TurnID + ": " + err.Error())
+	}
+	started, err := time.Parse(time.RFC3339Nano, m.CreatedAt)
+	return err == nil && c.now().Sub(started) > TurnDeadline
+}
+
+func getTurnEvents(c *call, args []string) (int, any, *apiError) {
+	tid := args[0]
+	after := int64(0)
+	if v := c.rt.Req.Query["after"]; v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, nil, invalid("after must be a non-negative integer (got '%s')", v)
+		}
+		after = n
+	}
+	evs, err := c.progressEvents(tid)
+	if err != nil {
+		return 0, nil, fromStore(err, "turn", tid)
+	}
+	if len(evs) == 0 {
+		if _, err := c.st.MessageByTurn(c.ctx, c.user.ID, tid); err != nil {
+			return 0, nil, fromStore(err, "turn", tid)
+		}
+	}
+	out := []turns.Event{}
+	complete := false
+	for _, e := range evs {
+		var t struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(e.Event, &t)
+		complete = complete || t.Type == "complete"
+		if e.Seq > after {
+			out = append(out, e)
+		}
+	}
+	return http.StatusOK, map[string]any{"turn_id": tid, "events": out, "complete": complete}, nil
+}
+
+func settingsBody(s store.AgentSettings) map[string]any {
+	return map[string]any{"model": s.Model, "base_url": s.BaseURL, "api_key_set": s.APIKey != ""}
+}
+
+func getSettings(c *call, _ []string) (int, any, *apiError) {
+	s, err := c.st.Settings(c.ctx, c.user.ID)
+	if err != nil {
+		return 0, nil, fromStore(err, "settings", "")
+	}
+	return http.StatusOK, settingsBody(s), nil
+}
+
+func putSettings(c *call, _ []string) (int, any, *apiError) {
+	var in struct {
+		Model   *string `json:"model"`
+		BaseURL *string `json:"base_url"`
+		APIKey  *string `json:"api_key"`
+	}
+	if e := decodeBody(c, &in); e != nil {
+		return 0, nil, e
+	}
+	s, err := c.st.Settings(c.ctx, c.user.ID)
+	if err != nil {
+		return 0, nil, fromStore(err, "settings", "")
+	}
+	if in.Model != nil {
+		s.Model = strings.TrimSpace(*in.Model)
+		if len(s.Model) > 256 {
+			return 0, nil, invalid("model is longer than 256 characters")
+		}
+	}
+	if in.APIKey != nil {
+		s.APIKey = strings.TrimSpace(*in.APIKey)
+		if len(s.APIKey) > 4096 {
+			return 0, nil, invalid("api_key is longer than 4096 characters")
+		}
+	}
+	if in.BaseURL != nil {
+		s.BaseURL = strings.TrimSpace(*in.BaseURL)
+	}
+	if s.BaseURL != "" {
+		u, err := url.Parse(s.BaseURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || len(s.BaseURL) > 2048 {
+			return 0, nil, invalid("base_url must be an https:// URL with a host")
+		}
+		if s.APIKey == "" {
+			return 0, nil, invalid("api_key is required when base_url is set (the server's key is never sent to another endpoint)")
+		}
+	}
+	if err := c.st.PutSettings(c.ctx, c.user.ID, s); err != nil {
+		return 0, nil, fromStore(err, "settings", "")
+	}
+	return http.StatusOK, settingsBody(s), nil
+}
+
+func listMemories(c *call, _ []string) (int, any, *apiError) {
+	mems, err := c.st.Memories(c.ctx, c.user.ID)
+	if err != nil {
+		return 0, nil, fromStore(err, "memories", "")
+	}
+	return http.StatusOK, map[string]any{"memories": mems}, nil
+}
+
+func deleteMemory(c *call, args []string) (int, any, *apiError) {
+	ok, err := c.st.ForgetMemory(c.ctx, c.user.ID, args[0])
+	if err != nil {
+		return 0, nil, fromStore(err, "memory", args[0])
+	}
+	if !ok {
+		return 0, nil, notFound("memory", args[0])
+	}
+	return http.StatusOK, map[string]bool{"deleted": true}, nil
+}
+
+// connectionID is an MCP connection id: what turn accepts and a row can hold.
+var connectionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,36}$`)
+
+func connectionBody(mc store.MCPConnection) map[string]any {
+	return map[string]any{"id": mc.ID, "name": mc.Name, "url": mc.URL, "description": mc.Description,
+		"connected": len(mc.Tokens) > 0 && string(mc.Tokens) != "null", "updated_at": mc.UpdatedAt}
+}
+
+func listMCP(c *call, _ []string) (int, any, *apiError) {
+	conns, err := c.st.MCPConnections(c.ctx, c.user.ID)
+	if err != nil {
+		return 0, nil, fromStore(err, "MCP connections", "")
+	}
+	out := make([]map[string]any, 0, len(conns))
+	for _, mc := range conns {
+		out = append(out, connectionBody(mc))
+	}
+	return http.StatusOK, map[string]any{"connections": out}, nil
+}
+
+func putMCP(c *call, args []string) (int, any, *apiError) {
+	id := args[0]
+	if !connectionID.MatchString(id) {
+		return 0, nil, invalid("the connection id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and - (got '%s')", id)
+	}
+	var in struct {
+		Name        string          `json:"name"`
+		URL         string          `json:"url"`
+		Description string          `json:"description"`
+		Tokens      json.RawMessage `json:"tokens"`
+		ClientInfo  json.RawMessage `json:"client_info"`
+	}
+	if e := decodeBody(c, &in); e != nil {
+		return 0, nil, e
+	}
+	u, err := url.Parse(strings.TrimSpace(in.URL))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || len(in.URL) > 2048 {
+		return 0, nil, invalid("url must be an http(s) URL with a host")
+	}
+	if len(in.Name) > 256 || len(in.Description) > 2048 {
+		return 0, nil, invalid("name (256) or description (2048) is too long")
+	}
+	for field, raw := range map[string]json.RawMessage{"tokens": in.Tokens, "client_info": in.ClientInfo} {
+		t := strings.TrimSpace(string(raw))
+		if t != "" && t != "null" && !strings.HasPrefix(t, "{") {
+			return 0, nil, invalid("%s must be a JSON object", field)
+		}
+		if len(t) > 65_536 {
+			return 0, nil, invalid("%s is larger than 65536 bytes", field)
+		}
+	}
+	mc, err := c.st.PutMCPConnection(c.ctx, c.user.ID, store.MCPConnection{ID: id, Name: strings.TrimSpace(in.Name),
+		URL: u.String(), Description: in.Description, Tokens: nonNull(in.Tokens), ClientInfo: nonNull(in.ClientInfo)})
+	if err != nil {
+		return 0, nil, fromStore(err, "MCP connection", id)
+	}
+	return http.StatusOK, connectionBody(mc), nil
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if t := strings.TrimSpace(string(raw)); t == "" || t == "null" {
+		return nil
+	}
+	return raw
+}
+
+func deleteMCP(c *call, args []string) (int, any, *apiError) {
+	if err := c.st.DeleteMCPConnection(c.ctx, c.user.ID, args[0]); err != nil {
+		return 0, nil, fromStore(err, "MCP connection", args[0])
+	}
+	return http.StatusOK, map[string]bool{"deleted": true}, nil
+}
+
+// newID is a random 20-hex-character id (as Appwrite's unique()).
+func newID() string {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

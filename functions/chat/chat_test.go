@@ -1,0 +1,288 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/localruntime"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
+)
+
+// fakeTurn plays the turn function for chat's tests: it records each execution's request and, as the test
+// says, publishes progress rows the way turn's Realtime sink does (with the execution's key, readable by the
+// calling user only) or fails without any.
+type fakeTurn struct {
+	t        *testing.T
+	endpoint string
+	mu       sync.Mutex
+	requests []map[string]any
+	headers  []http.Header
+	// events are the timeline the next executions publish; nil fails the execution with no row.
+	events []map[string]any
+	// hold, when set, keeps each execution running (after its rows) until it is closed.
+	hold chan struct{}
+}
+
+func (f *fakeTurn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req map[string]any
+	_ = json.Unmarshal(body, &req)
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.headers = append(f.headers, r.Header.Clone())
+	events, hold := f.events, f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		defer func() { <-hold }()
+	}
+	if events == nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"error":"internal"}`)
+		return
+	}
+	progress, _ := req["progress"].(map[string]any)
+	turnID, _ := progress["turn_id"].(string)
+	for i, ev := range events {
+		payload, _ := json.Marshal(ev)
+		row, _ := json.Marshal(map[string]any{"rowId": "unique()", "permissions": []string{`read("user:` + r.Header.Get("X-Appwrite-User-Id") + `")`},
+			"data": map[string]any{"turn_id": turnID, "seq": i + 1, "type": ev["type"], "payload": string(payload), "time": "2026-12-02T03:00:00.000Z"}})
+		preq, _ := http.NewRequest("POST", f.endpoint+"/tablesdb/main/tables/turn_progress/rows", bytes.NewReader(row))
+		preq.Header.Set("Content-Type", "application/json")
+		preq.Header.Set("X-Appwrite-Project", "p")
+		preq.Header.Set("X-Appwrite-Key", r.Header.Get("X-Appwrite-Key"))
+		res, err := http.DefaultClient.Do(preq)
+		if err != nil {
+			f.t.Errorf("progress row: %v", err)
+			return
+		}
+		res.Body.Close()
+		if res.StatusCode != 201 {
+			f.t.Errorf("progress row: %d", res.StatusCode)
+		}
+	}
+	_, _ = io.WriteString(w, "ok")
+}
+
+func (f *fakeTurn) last() (map[string]any, http.Header) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests[len(f.requests)-1], f.headers[len(f.headers)-1]
+}
+
+type chatFixture struct {
+	t    *testing.T
+	aw   *localappwrite.Server
+	turn *fakeTurn
+	base string
+	jwt  string
+	mu   sync.Mutex
+	now  time.Time
+}
+
+func (f *chatFixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func newChatFixture(t *testing.T) *chatFixture {
+	t.Helper()
+	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf})
+	api := httptest.NewServer(aw)
+	aw.SetBaseURL(api.URL)
+	t.Cleanup(func() { api.Close(); _ = aw.Close() })
+	f := &chatFixture{t: t, aw: aw, now: time.Now()}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(aw.SeedProject(localappwrite.ProjectSpec{ID: "p"}))
+	must(aw.SeedUser("p", localappwrite.UserSpec{ID: "alice", Email: "alice@example.com", Password: "alice-password"}))
+	must(aw.SeedDatabase("p", localappwrite.DatabaseSpec{ID: "main", Tables: []localappwrite.TableSpec{{ID: "turn_progress", RowSecurity: true,
+		Columns: []localappwrite.Column{{Key: "turn_id", Type: "string", Size: 64, Required: true}, {Key: "seq", Type: "integer", Required: true},
+			{Key: "type", Type: "string", Size: 32, Required: true}, {Key: "payload", Type: "string", Size: 1_000_000, Required: true},
+			{Key: "time", Type: "datetime", Required: true}}}}}))
+	f.turn = &fakeTurn{t: t, endpoint: api.URL + "/v1"}
+	turnSrv := httptest.NewServer(f.turn)
+	t.Cleanup(turnSrv.Close)
+	must(aw.RegisterFunction("p", localappwrite.FunctionSpec{ID: "turn", URL: turnSrv.URL, Execute: []string{"any"}, Timeout: 900,
+		Scopes: []string{"tables.read", "rows.write"}}))
+	cfg := Config{SessionKey: "session-key", TurnFunction: "turn", DatabaseID: "chat", ProgressDatabase: "main", ProgressTable: "turn_progress",
+		Endpoint: api.URL + "/v1", ProjectID: "p", PublicEndpoint: api.URL + "/v1", MaxAttachments: 8, MaxAttachmentBytes: 1000, BuildID: "dev"}
+	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, cfg, fstest.MapFS{}, f.clock) },
+		localruntime.Options{LogDir: t.TempDir()})
+	chatSrv := httptest.NewServer(rt)
+	t.Cleanup(chatSrv.Close)
+	// chat's scopes, as appwrite.json gives them.
+	must(aw.RegisterFunction("p", localappwrite.FunctionSpec{ID: "chat", URL: chatSrv.URL, Execute: []string{"any"}, Timeout: 30,
+		Scopes: []string{"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read"}}))
+	f.base = aw.DomainURL("chat")
+	session, err := aw.CreateSession("p", "alice")
+	must(err)
+	f.jwt, err = aw.UserJWT("p", session, 15*time.Minute)
+	must(err)
+	return f
+}
+
+func (f *chatFixture) call(method, path string, in any, out any) (int, string) {
+	f.t.Helper()
+	var rd io.Reader
+	if in != nil {
+		b, _ := json.Marshal(in)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, f.base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+f.jwt)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if out != nil && res.StatusCode < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			f.t.Fatalf("%s %s: %s", method, path, b)
+		}
+	}
+	return res.StatusCode, string(b)
+}
+
+func (f *chatFixture) settle() {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := f.aw.Flush(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+type conversationBody struct {
+	Conversation struct{ ID, Title string }
+	Messages     []struct {
+		Role, Content, Status, TurnID string
+		Error                         *struct{ Code, Detail string }
+	}
+}
+
+// TestTurnCarriesTheUsersContextAndStoresWhatComesBack: chat sends turn the user's MCP connections with
+// their tokens, agent settings and memories, as the user, with the session key in a header Appwrite does not
+// store; it stores the refreshed MCP tokens, the answer and the title that come back in the progress rows.
+func TestTurnCarriesTheUsersContextAndStoresWhatComesBack(t *testing.T) {
+	f := newChatFixture(t)
+	if s, b := f.call("PUT", "/api/mcp/connections/aw", map[string]any{"name": "Appwrite", "url": "https://mcp.example.com/mcp",
+		"tokens": map[string]any{"access_token": "old-at", "refresh_token": "old-rt"}, "client_info": map[string]any{"client_id": "c1"}}, nil); s != 200 {
+		t.Fatalf("mcp: %d %s", s, b)
+	}
+	if s, b := f.call("PUT", "/api/settings", map[string]any{"model": "gpt-4.1", "base_url": "https://llm.example.com/v1", "api_key": "sk-user"}, nil); s != 200 ||
+		!strings.Contains(b, `"api_key_set":true`) || strings.Contains(b, "sk-user") {
+		t.Fatalf("settings: %d %s", s, b)
+	}
+	f.turn.events = []map[string]any{
+		{"type": "status", "message": "Routing request…"},
+		{"type": "mcp_credentials", "credentials": []any{map[string]any{"id": "aw", "tokens": map[string]any{"access_token": "new-at", "refresh_token": "new-rt"}}}},
+		{"type": "done", "content": "Done.", "answer": "Done."},
+		{"type": "conversation_title", "title": "Turn Title"},
+		{"type": "complete"},
+	}
+	var started struct{ Conversation struct{ ID string } }
+	if s, b := f.call("POST", "/api/turns", map[string]any{"message": "list my users"}, &started); s != 202 {
+		t.Fatalf("turn: %d %s", s, b)
+	}
+	f.settle()
+	req, hdr := f.turn.last()
+	if hdr.Get("X-Appwrite-User-Id") != "alice" || hdr.Get("X-Session-Api-Key") != "session-key" || req["async"] != true {
+		t.Fatalf("turn ran with %v %v", hdr, req)
+	}
+	if p, _ := req["progress"].(map[string]any); p["realtime"] != true || p["turn_id"] == "" {
+		t.Fatalf("progress %v", req["progress"])
+	}
+	llm, _ := req["llm"].(map[string]any)
+	conns, _ := req["mcp_connections"].([]any)
+	if llm["api_key"] != "sk-user" || llm["model"] != "gpt-4.1" || len(conns) != 1 || !strings.Contains(fmt.Sprint(conns[0]), "old-at") {
+		t.Fatalf("llm %v, connections %v", llm, conns)
+	}
+	var conv conversationBody
+	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, &conv); s != 200 || len(conv.Messages) != 2 || conv.Messages[1].Content != "Done." ||
+		conv.Messages[1].Status != "done" || conv.Conversation.Title != "Turn Title" {
+		t.Fatalf("conversation: %d %s", s, b)
+	}
+	// The next turn gets the refreshed tokens, and the history of the first.
+	f.turn.events = []map[string]any{{"type": "done", "answer": "Again."}, {"type": "complete"}}
+	if s, b := f.call("POST", "/api/turns", map[string]any{"conversation_id": started.Conversation.ID, "message": "again"}, nil); s != 202 {
+		t.Fatalf("second turn: %d %s", s, b)
+	}
+	f.settle()
+	req, _ = f.turn.last()
+	conns, _ = req["mcp_connections"].([]any)
+	if len(conns) != 1 || !strings.Contains(fmt.Sprint(conns[0]), "new-at") || !strings.Contains(fmt.Sprint(conns[0]), "c1") {
+		t.Fatalf("second turn's connections %v", conns)
+	}
+	if h, _ := req["history"].([]any); len(h) != 2 {
+		t.Fatalf("second turn's history %v", req["history"])
+	}
+}
+
+// TestATurnThatEndsWithoutCompleteIsStoredFailed: an execution that fails without publishing complete is a
+// failed turn, and the conversation takes the next turn.
+func TestATurnThatEndsWithoutCompleteIsStoredFailed(t *testing.T) {
+	f := newChatFixture(t)
+	f.turn.events = nil
+	var started struct{ Conversation struct{ ID string } }
+	if s, b := f.call("POST", "/api/turns", map[string]any{"message": "hello", "turn_id": "t1"}, &started); s != 202 {
+		t.Fatalf("turn: %d %s", s, b)
+	}
+	f.settle()
+	var conv conversationBody
+	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, &conv); s != 200 || len(conv.Messages) != 2 ||
+		conv.Messages[1].Status != "failed" || conv.Messages[1].Error == nil || conv.Messages[1].Error.Code != "turn_failed" {
+		t.Fatalf("failed turn: %d %s", s, b)
+	}
+	f.turn.events = []map[string]any{{"type": "done", "answer": "Hi."}, {"type": "complete"}}
+	if s, b := f.call("POST", "/api/turns", map[string]any{"conversation_id": started.Conversation.ID, "message": "again"}, nil); s != 202 {
+		t.Fatalf("next turn: %d %s", s, b)
+	}
+}
+
+// TestASecondTurnWaitsForTheFirst: while a turn's execution runs, another turn in the same conversation is a
+// 409; once the execution ended (here without complete: its sink was lost), the conversation goes on.
+func TestASecondTurnWaitsForTheFirst(t *testing.T) {
+	f := newChatFixture(t)
+	hold := make(chan struct{})
+	f.turn.events = []map[string]any{{"type": "status", "message": "Routing request…"}} // no complete
+	f.turn.hold = hold
+	var started struct{ Conversation struct{ ID string } }
+	if s, b := f.call("POST", "/api/turns", map[string]any{"message": "hello"}, &started); s != 202 {
+		close(hold)
+		t.Fatalf("turn: %d %s", s, b)
+	}
+	s, b := f.call("POST", "/api/turns", map[string]any{"conversation_id": started.Conversation.ID, "message": "next"}, nil)
+	close(hold)
+	if s != 409 || !strings.Contains(b, "already running") {
+		t.Fatalf("during a turn: %d %s", s, b)
+	}
+	f.settle()
+	f.turn.hold = nil
+	if s, b := f.call("POST", "/api/turns", map[string]any{"conversation_id": started.Conversation.ID, "message": "next"}, nil); s != 202 {
+		t.Fatalf("after the turn's execution ended: %d %s", s, b)
+	}
+	f.settle()
+	var conv conversationBody
+	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, &conv); s != 200 || len(conv.Messages) != 4 ||
+		conv.Messages[1].Status != "failed" || conv.Messages[1].Error.Code != "turn_failed" {
+		t.Fatalf("conversation: %d %s", s, b)
+	}
+}

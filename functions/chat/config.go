@@ -1,0 +1,70 @@
+package handler
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"appwrite-agent/shared/attachment"
+)
+
+// Config is everything chat reads from its environment. This file is the only place that reads it; Main
+// reads it once per request and passes it down.
+type Config struct {
+	// SessionKey is AGENT_API_KEY, sent to turn as X-Session-API-Key.
+	SessionKey string
+	// TurnFunction is CHAT_TURN_FUNCTION (default "turn").
+	TurnFunction string
+	// DatabaseID is CHAT_DATABASE_ID (default "chat").
+	DatabaseID string
+	// ProgressDatabase and ProgressTable are TURN_PROGRESS_DATABASE and TURN_PROGRESS_TABLE.
+	ProgressDatabase, ProgressTable string
+	// Endpoint and ProjectID are APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID.
+	Endpoint, ProjectID string
+	// PublicEndpoint is CHAT_PUBLIC_ENDPOINT, else Endpoint: what the browser's Web SDK uses.
+	PublicEndpoint string
+	// MaxAttachments and MaxAttachmentBytes are ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
+	MaxAttachments, MaxAttachmentBytes int
+	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset.
+	BuildID string
+	// Warnings lists environment values that were ignored.
+	Warnings []string
+}
+
+// LoadConfig reads the configuration from the environment.
+func LoadConfig() Config {
+	c := Config{
+		SessionKey:       os.Getenv("AGENT_API_KEY"),
+		TurnFunction:     envOr("CHAT_TURN_FUNCTION", "turn"),
+		DatabaseID:       envOr("CHAT_DATABASE_ID", "chat"),
+		ProgressDatabase: strings.TrimSpace(os.Getenv("TURN_PROGRESS_DATABASE")),
+		ProgressTable:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
+		Endpoint:         strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
+		ProjectID:        strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
+		BuildID:          envOr("APPWRITE_FUNCTION_DEPLOYMENT", "dev"),
+	}
+	c.PublicEndpoint = strings.TrimRight(envOr("CHAT_PUBLIC_ENDPOINT", c.Endpoint), "/")
+	c.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", attachment.DefaultMaxPerMessage)
+	c.MaxAttachmentBytes = c.envInt("ATTACHMENTS_MAX_BYTES", attachment.DefaultMaxBytes)
+	return c
+}
+
+func envOr(name, def string) string {
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (c *Config) envInt(name string, def int) int {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		c.Warnings = append(c.Warnings, name+"="+v+" is not a positive integer; using "+strconv.Itoa(def))
+		return def
+	}
+	return n
+}

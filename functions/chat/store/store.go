@@ -1,0 +1,233 @@
+// Package store keeps the chat's data in the project's TablesDB: conversations, messages, memories, agent
+// settings and MCP connections, each row owned by one user. It creates its database, tables and columns on
+// first use (Ensure), with the execution's API key. Every read checks the owner column, so a row of another
+// user is reported as not found (ErrNotFound), exactly like a row that does not exist.
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"appwrite-agent/functions/chat/awclient"
+)
+
+// Table ids in the chat database.
+const (
+	Conversations  = "conversations"
+	Messages       = "messages"
+	Memories       = "memories"
+	Settings       = "settings"
+	MCPConnections = "mcp_connections"
+)
+
+// Sizes of the text columns.
+const (
+	// FirstMessageChars is the conversation's first message (what title reads), cut to this many characters.
+	FirstMessageChars = 4000
+	// ContentChars bounds a message's text.
+	ContentChars = 1_000_000
+	// TimelineChars bounds a turn's stored timeline (JSON).
+	TimelineChars = 5_000_000
+)
+
+// ErrNotFound is a row that does not exist or belongs to another user.
+var ErrNotFound = errors.New("not found")
+
+// table is one table of the schema.
+type table struct {
+	id, name string
+	columns  []awclient.Column
+}
+
+func str(key string, size int) awclient.Column {
+	return awclient.Column{Key: key, Type: "string", Size: size}
+}
+
+// schema is the chat database. Every table has row security on and no table permission.
+var schema = []table{
+	{Conversations, "Conversations", []awclient.Column{
+		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("title", 256), str("message", FirstMessageChars),
+	}},
+	{Messages, "Messages", []awclient.Column{
+		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "conversation_id", Type: "string", Size: 36, Required: true},
+		{Key: "role", Type: "string", Size: 16, Required: true}, str("content", ContentChars), str("status", 16),
+		str("turn_id", 36), str("execution_id", 36), str("attachments", 100_000), str("timeline", TimelineChars),
+		str("error", 10_000),
+	}},
+	{Memories, "Memories", []awclient.Column{
+		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "key", Type: "string", Size: 128, Required: true},
+		str("content", 8192), str("category", 16), {Key: "priority", Type: "integer"}, {Key: "active", Type: "boolean"},
+	}},
+	{Settings, "Agent settings", []awclient.Column{
+		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("model", 256), str("base_url", 2048), str("api_key", 4096),
+	}},
+	{MCPConnections, "MCP connections", []awclient.Column{
+		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "connection_id", Type: "string", Size: 36, Required: true},
+		str("name", 256), str("url", 2048), str("description", 2048), str("tokens", 65_536), str("client_info", 65_536),
+	}},
+}
+
+// Store is the chat's data in one database, reached with one API key.
+type Store struct {
+	aw       *awclient.Client
+	key      string
+	database string
+}
+
+// New returns the store of database, called through aw with key.
+func New(aw *awclient.Client, key, database string) *Store {
+	return &Store{aw: aw, key: key, database: database}
+}
+
+// Database is the chat database's id.
+func (s *Store) Database() string { return s.database }
+
+// Ensure creates what is missing of the database, its tables and their columns; what exists is kept.
+func (s *Store) Ensure(ctx context.Context) error {
+	if err := s.aw.CreateDatabase(ctx, s.key, s.database, "Chat"); err != nil && awclient.TypeOf(err) != "database_already_exists" {
+		return fmt.Errorf("create database %q: %w", s.database, err)
+	}
+	for _, t := range schema {
+		if err := s.aw.CreateTable(ctx, s.key, s.database, t.id, t.name); err != nil && awclient.TypeOf(err) != "table_already_exists" {
+			return fmt.Errorf("create table %q: %w", t.id, err)
+		}
+		for _, c := range t.columns {
+			if err := s.aw.CreateColumn(ctx, s.key, s.database, t.id, c); err != nil && awclient.TypeOf(err) != "column_already_exists" {
+				return fmt.Errorf("create column %s.%s: %w", t.id, c.Key, err)
+			}
+		}
+	}
+	// Appwrite creates columns in its database worker ("processing", then "available"): rows that use them
+	// can be written once they are available.
+	for _, t := range schema {
+		if err := s.waitColumns(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// columnPoll is how often Ensure looks whether new columns are available.
+const columnPoll = 200 * time.Millisecond
+
+func (s *Store) waitColumns(ctx context.Context, t table) error {
+	for {
+		cols, err := s.aw.TableColumns(ctx, s.key, s.database, t.id)
+		if err != nil {
+			return fmt.Errorf("read table %q: %w", t.id, err)
+		}
+		pending := ""
+		for _, c := range t.columns {
+			if st := cols[c.Key]; st != "available" {
+				if st == "failed" || st == "stuck" {
+					return fmt.Errorf("column %s.%s is %s in Appwrite: delete it and retry", t.id, c.Key, st)
+				}
+				pending = c.Key
+			}
+		}
+		if pending == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("column %s.%s is not available yet: %w", t.id, pending, ctx.Err())
+		case <-time.After(columnPoll):
+		}
+	}
+}
+
+// missingSchema reports whether err says the database, a table or a column is missing.
+func missingSchema(err error) bool {
+	switch awclient.TypeOf(err) {
+	case "database_not_found", "table_not_found", "collection_not_found", "row_invalid_structure", "document_invalid_structure":
+		return true
+	}
+	return false
+}
+
+// do runs f, and when it fails because the schema is missing, creates the schema and runs f once more.
+func (s *Store) do(ctx context.Context, f func() error) error {
+	err := f()
+	if err != nil && missingSchema(err) {
+		if serr := s.Ensure(ctx); serr != nil {
+			return serr
+		}
+		err = f()
+	}
+	return err
+}
+
+// owner is the row permissions of a user's row: read, update and delete by that user only.
+func owner(userID string) []string {
+	r := "\"user:" + userID + "\""
+	return []string{"read(" + r + ")", "update(" + r + ")", "delete(" + r + ")"}
+}
+
+// readOnly lets the user read the row; only chat writes it.
+func readOnly(userID string) []string {
+	return []string{"read(\"user:" + userID + "\")"}
+}
+
+// derivedID is a row id made of the user and a key of theirs: at most 33 characters of [a-z0-9].
+func derivedID(prefix, userID, key string) string {
+	sum := sha256.Sum256([]byte(userID + "\x00" + key))
+	return prefix + hex.EncodeToString(sum[:16])
+}
+
+// get reads a row of table that must belong to userID.
+func (s *Store) get(ctx context.Context, tableID, id, userID string) (awclient.Row, error) {
+	var r awclient.Row
+	err := s.do(ctx, func() error {
+		var err error
+		r, err = s.aw.GetRow(ctx, s.key, s.database, tableID, id)
+		return err
+	})
+	if awclient.TypeOf(err) == "row_not_found" || awclient.TypeOf(err) == "document_not_found" {
+		return r, ErrNotFound
+	}
+	if err != nil {
+		return r, err
+	}
+	if r.Str("user_id") != userID {
+		return r, ErrNotFound
+	}
+	return r, nil
+}
+
+// list lists the rows of table owned by userID matching the queries.
+func (s *Store) list(ctx context.Context, tableID, userID string, queries ...awclient.Query) ([]awclient.Row, error) {
+	var rows []awclient.Row
+	q := append([]awclient.Query{awclient.Equal("user_id", userID)}, queries...)
+	err := s.do(ctx, func() error {
+		var err error
+		rows, err = s.aw.ListRows(ctx, s.key, s.database, tableID, 0, q...)
+		return err
+	})
+	return rows, err
+}
+
+func (s *Store) create(ctx context.Context, tableID, id string, data map[string]any, perms []string) (awclient.Row, error) {
+	var r awclient.Row
+	err := s.do(ctx, func() error {
+		var err error
+		r, err = s.aw.CreateRow(ctx, s.key, s.database, tableID, id, data, perms)
+		return err
+	})
+	return r, err
+}
+
+func (s *Store) update(ctx context.Context, tableID, id string, data map[string]any) (awclient.Row, error) {
+	return s.aw.UpdateRow(ctx, s.key, s.database, tableID, id, data)
+}
+
+func (s *Store) delete(ctx context.Context, tableID, id string) error {
+	err := s.aw.DeleteRow(ctx, s.key, s.database, tableID, id)
+	if awclient.TypeOf(err) == "row_not_found" {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,217 @@
+// Package turns is what chat knows of the turn function's contract (docs/turn.md): the request it sends for
+// an async turn with a Realtime progress sink, and how a finished turn's timeline is read back (the answer,
+// the error, refreshed MCP credentials, memory actions, the conversation title).
+package turns
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"appwrite-agent/shared/protocol/memory"
+)
+
+// HistoryMessages is how many past messages a turn gets: the engine keeps the last 12 messages.
+const HistoryMessages = 12
+
+// HistoryMessage is one past message.
+type HistoryMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Attachment is an attachment as turn takes it.
+type Attachment struct {
+	Name          string `json:"name"`
+	Mime          string `json:"mime,omitempty"`
+	Size          int    `json:"size,omitempty"`
+	ContentBase64 string `json:"content_base64"`
+}
+
+// MCPConnection is an MCP connection as turn takes it.
+type MCPConnection struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name,omitempty"`
+	URL         string          `json:"url,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Tokens      json.RawMessage `json:"tokens,omitempty"`
+	ClientInfo  json.RawMessage `json:"client_info,omitempty"`
+}
+
+// LLM is the per-turn model override.
+type LLM struct {
+	APIKey  string `json:"api_key,omitempty"`
+	Model   string `json:"model,omitempty"`
+	BaseURL string `json:"base_url,omitempty"`
+}
+
+// Memory is a saved memory as turn takes it.
+type Memory struct {
+	Key      string `json:"key"`
+	Content  string `json:"content"`
+	Category string `json:"category,omitempty"`
+	Priority int64  `json:"priority,omitempty"`
+}
+
+// Progress asks for the Realtime sink with a turn id.
+type Progress struct {
+	TurnID   string `json:"turn_id"`
+	Realtime bool   `json:"realtime"`
+}
+
+// Request is the body chat sends to turn.
+type Request struct {
+	Message        string           `json:"message"`
+	History        []HistoryMessage `json:"history"`
+	Attachments    []Attachment     `json:"attachments,omitempty"`
+	MCPConnections []MCPConnection  `json:"mcp_connections,omitempty"`
+	LLM            *LLM             `json:"llm,omitempty"`
+	Memories       []Memory         `json:"memories,omitempty"`
+	Async          bool             `json:"async"`
+	Progress       Progress         `json:"progress"`
+}
+
+// History keeps the last HistoryMessages of msgs that have text (role user or assistant).
+func History(msgs []HistoryMessage) []HistoryMessage {
+	var out []HistoryMessage
+	for _, m := range msgs {
+		if (m.Role == "user" || m.Role == "assistant") && strings.TrimSpace(m.Content) != "" {
+			out = append(out, m)
+		}
+	}
+	if len(out) > HistoryMessages {
+		out = out[len(out)-HistoryMessages:]
+	}
+	if out == nil {
+		out = []HistoryMessage{}
+	}
+	return out
+}
+
+// Event is one progress row: its sequence number and the event's JSON.
+type Event struct {
+	Seq   int64           `json:"seq"`
+	Time  string          `json:"time"`
+	Event json.RawMessage `json:"event"`
+}
+
+// Ordered sorts events by seq and drops repeated seqs (a row may be written twice after a retry).
+func Ordered(evs []Event) []Event {
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Seq < evs[j].Seq })
+	out := evs[:0]
+	for i, e := range evs {
+		if i > 0 && e.Seq == evs[i-1].Seq {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// MemoryAction is a validated set or forget from the agent's memory tool.
+type MemoryAction struct {
+	Type     string
+	Key      string
+	Content  string
+	Category string
+	Priority int64
+}
+
+// Result is what a timeline says.
+type Result struct {
+	// Complete: the timeline has its final complete event.
+	Complete bool
+	// Answer is done's answer, or the partial answer of an error.
+	Answer string
+	// Failed, ErrorCode and ErrorDetail describe an error event.
+	Failed      bool
+	ErrorCode   string
+	ErrorDetail string
+	// Credentials are the MCP connections whose tokens the turn refreshed (the last mcp_credentials wins).
+	Credentials []MCPConnection
+	// Memories are the memory tool's successful actions, in order.
+	Memories []MemoryAction
+	// Title is the first turn's conversation_title.
+	Title string
+}
+
+// Summarize reads a timeline (events in order).
+func Summarize(evs []Event) Result {
+	var r Result
+	for _, e := range evs {
+		var ev struct {
+			Type        string          `json:"type"`
+			Answer      *string         `json:"answer"`
+			Content     string          `json:"content"`
+			Code        string          `json:"code"`
+			Detail      string          `json:"detail"`
+			Title       string          `json:"title"`
+			Tool        string          `json:"tool"`
+			Output      string          `json:"output"`
+			Failed      bool            `json:"failed"`
+			Credentials []MCPConnection `json:"credentials"`
+		}
+		if json.Unmarshal(e.Event, &ev) != nil {
+			continue
+		}
+		switch ev.Type {
+		case "done":
+			if ev.Answer != nil {
+				r.Answer = *ev.Answer
+			} else {
+				r.Answer = ev.Content
+			}
+		case "error":
+			r.Failed, r.ErrorCode, r.ErrorDetail = true, ev.Code, ev.Detail
+			if ev.Answer != nil {
+				r.Answer = *ev.Answer
+			}
+		case "mcp_credentials":
+			r.Credentials = ev.Credentials
+		case "conversation_title":
+			r.Title = ev.Title
+		case "tool_end":
+			if ev.Tool == "memory" && !ev.Failed {
+				r.Memories = append(r.Memories, memoryActions(ev.Output)...)
+			}
+		case "complete":
+			r.Complete = true
+		}
+	}
+	return r
+}
+
+// memoryActions reads a memory tool result: the appwrite.memory/v1 envelope (docs/memory-protocol.md), or
+// nothing when it is an error text or anything else.
+func memoryActions(output string) []MemoryAction {
+	var env struct {
+		Protocol string `json:"protocol"`
+		Actions  []struct {
+			Type     string `json:"type"`
+			Key      string `json:"key"`
+			Scope    string `json:"scope"`
+			Content  string `json:"content"`
+			Category string `json:"category"`
+			Priority int64  `json:"priority"`
+		} `json:"actions"`
+	}
+	if json.Unmarshal([]byte(output), &env) != nil || env.Protocol != "appwrite.memory/v1" {
+		return nil
+	}
+	var out []MemoryAction
+	for _, a := range env.Actions {
+		if !memory.ValidKey(a.Key) || (a.Scope != "" && a.Scope != memory.ScopeUser) {
+			continue
+		}
+		switch a.Type {
+		case "set":
+			if strings.TrimSpace(a.Content) == "" {
+				continue
+			}
+			out = append(out, MemoryAction{Type: "set", Key: a.Key, Content: a.Content, Category: a.Category, Priority: a.Priority})
+		case "forget":
+			out = append(out, MemoryAction{Type: "forget", Key: a.Key})
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package staging
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+)
+
+// ConversationsTable is the chat function's conversations table (functions/chat/store), whose new rows
+// start the title function.
+const ConversationsTable = "conversations"
+
+// DefaultChatDatabase is chat's CHAT_DATABASE_ID default.
+const DefaultChatDatabase = "chat"
+
+// appwriteID is Appwrite's custom id rule (at most 36 of a-z A-Z 0-9 . - _, not starting with a special
+// character).
+var appwriteID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,35}$`)
+
+// TitleEvent is the one event title is registered for: a new row of the deployment's conversations table.
+func TitleEvent(chatDatabase string) string {
+	return "databases." + chatDatabase + ".tables." + ConversationsTable + ".rows.*.create"
+}
+
+// StagedAppwriteJSON turns the repository's appwrite.json (raw) into the one written beside the staged
+// functions (build/appwrite.json): each function's path is its staged folder relative to build/
+// (functions/<id>), and title is registered for the concrete create event of the conversations table of
+// chatDatabase only, so that no other row of the project (turn's progress rows, the user's own tables)
+// starts an execution. Every other key is kept as it is.
+func StagedAppwriteJSON(raw []byte, chatDatabase string) ([]byte, error) {
+	if !appwriteID.MatchString(chatDatabase) {
+		return nil, fmt.Errorf("chat database id %q is not an Appwrite id (at most 36 of a-z, A-Z, 0-9, '.', '-', '_', not starting with a special character)", chatDatabase)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("appwrite.json: %w", err)
+	}
+	fns, _ := doc["functions"].([]any)
+	found := false
+	for _, f := range fns {
+		fn, ok := f.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("appwrite.json: a function entry is not an object")
+		}
+		id, _ := fn["$id"].(string)
+		fn["path"] = "functions/" + id
+		if id == "title" {
+			fn["events"] = []string{TitleEvent(chatDatabase)}
+			found = true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("appwrite.json has no title function")
+	}
+	out, err := json.MarshalIndent(doc, "", "    ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
