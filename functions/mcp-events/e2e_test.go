@@ -52,18 +52,26 @@ func TestEventsListFilteredByTokenScope(t *testing.T) {
 		}
 		return out
 	}
-	if got := strings.Join(names(allScopes), ","); got != "row.created,row.updated,row.deleted,file.created,user.created,execution.failed" {
+	if got := strings.Join(names(allScopes), ","); got != "tablesdb.row.created,tablesdb.row.updated,tablesdb.row.deleted,storage.file.created,users.user.created,functions.execution.failed,functions.deployment.completed,sites.deployment.completed" {
 		t.Fatalf("all scopes: %s", got)
 	}
-	if got := strings.Join(names([]string{"webhooks.read", "webhooks.write", "users.read"}), ","); got != "user.created" {
+	if got := strings.Join(names([]string{"project:webhooks.read", "project:webhooks.write", "project:users.read"}), ","); got != "users.user.created" {
 		t.Fatalf("users only: %s", got)
+	}
+	// project:all grants every project scope (Appwrite Cloud's consent offers it).
+	if got := strings.Join(names([]string{"openid", "project:all"}), ","); got != "tablesdb.row.created,tablesdb.row.updated,tablesdb.row.deleted,storage.file.created,users.user.created,functions.execution.failed,functions.deployment.completed,sites.deployment.completed" {
+		t.Fatalf("project:all: %s", got)
+	}
+	// Bare names are API-key scopes, which no Appwrite access token carries: they grant nothing.
+	if r := rpc(t, url, st.token(userID, []string{"webhooks.read", "webhooks.write", "users.read", "all"}), "events/list", map[string]any{}); r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32012 {
+		t.Fatalf("bare scope names: %d %s", r.Status, r.Raw)
 	}
 	// A token that can use no event is asked to step up (HTTP 403, insufficient_scope), not shown an
 	// empty list.
-	r := rpc(t, url, st.token(userID, []string{"tables.read", "rows.read", "users.read"}), "events/list", map[string]any{})
+	r := rpc(t, url, st.token(userID, []string{"project:tables.read", "project:rows.read", "project:users.read"}), "events/list", map[string]any{})
 	chal := r.Header.Get("WWW-Authenticate")
 	if r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32012 ||
-		!strings.HasPrefix(chal, `Bearer error="insufficient_scope", scope="webhooks.read webhooks.write `) ||
+		!strings.HasPrefix(chal, `Bearer error="insufficient_scope", scope="project:webhooks.read project:webhooks.write `) ||
 		!strings.Contains(chal, `resource_metadata="`+publicURL+`/.well-known/oauth-protected-resource/mcp"`) {
 		t.Fatalf("without webhook scopes: %d %q %s", r.Status, chal, r.Raw)
 	}
@@ -79,7 +87,7 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	cb := st.recv.url("/hooks/client123")
 
 	before := st.now()
-	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
 	}
@@ -94,7 +102,8 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		t.Fatalf("cursor must be present and null: %s", r.Raw)
 	}
 	rb1 := mustTime(t, r.Result["refreshBefore"])
-	if d := rb1.Sub(before); d < 59*time.Minute || d > 61*time.Minute {
+	// No ttlMs: the default grant (an hour), and refreshBefore a tenth of it (6 minutes) before the expiry.
+	if d := rb1.Sub(before); d < 53*time.Minute || d > 55*time.Minute {
 		t.Fatalf("default TTL: refreshBefore %v after start", d)
 	}
 	got := st.recv.received()
@@ -122,17 +131,19 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	if wh["security"] != true && wh["tls"] != true {
 		t.Fatalf("tls: %v", wh)
 	}
-	if name := wh["name"].(string); !strings.Contains(name, "row.created") || !strings.Contains(name, "main/support_tickets") || len(name) > 128 {
+	// The name is the label: event, expiry (what cleanup reads when Appwrite returns no authPassword) and
+	// the authenticated tag.
+	if name := wh["name"].(string); !strings.HasPrefix(name, "MCP events | tablesdb.row.created | until "+rb1.Add(6*time.Minute).Format("2006-01-02T15:04:05Z")+" | ") || len(name) > 128 {
 		t.Fatalf("name %q", name)
 	}
 	sub := openEnvelope(t, st, wh)
-	if sub.CallbackURL != cb || sub.Event != "row.created" || !sub.Args.Equal(map[string]string{"database_id": dbID, "table_id": tableID}) || sub.VerifiedAt.IsZero() {
+	if sub.CallbackURL != cb || sub.Event != "tablesdb.row.created" || !sub.Args.Equal(map[string]string{"database_id": dbID, "table_id": tableID}) || sub.VerifiedAt.IsZero() {
 		t.Fatalf("envelope: %+v", sub)
 	}
 
 	// Refresh a minute later: same id, one webhook, no second challenge, TTL re-granted.
 	st.clock.Add(int64(time.Minute))
-	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r = rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil || r.Result["id"] != id {
 		t.Fatalf("refresh: %s", r.Raw)
 	}
@@ -149,19 +160,31 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	// Rotation: a new secret keeps the id and the old secret for the grace window.
 	secret2 := newSecret()
 	st.recv.accept(secret2)
-	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret2, nil))
+	r = rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret2, nil))
 	if r.Error != nil || r.Result["id"] != id {
 		t.Fatalf("rotate: %s", r.Raw)
 	}
 	sub2 := openEnvelope(t, st, st.webhooks(projectID)[0])
-	if string(sub2.Secret) == string(sub.Secret) || string(sub2.PrevSecret) != string(sub.Secret) {
-		t.Fatalf("rotation: secret not replaced or old one not kept")
-	}
-	if d := sub2.PrevSecretUntil.Sub(st.now()); d < 9*time.Minute || d > 11*time.Minute {
-		t.Fatalf("grace window %v", d)
-	}
-	if len(sub2.SigningSecrets(st.now())) != 2 {
-		t.Fatal("both secrets must sign during the grace window")
+	rot, _ := r.Result["_meta"].(map[string]any)[subscriptions.MetaRotation].(map[string]any)
+	if cloud() {
+		// Appwrite Cloud never returns authPassword: the previous secret cannot be read back to be kept, and the
+		// answer says so; the new secret signs alone.
+		if string(sub2.Secret) == string(sub.Secret) || len(sub2.PrevSecret) != 0 || rot["previousSecretKept"] != false {
+			t.Fatalf("rotation on Cloud: %s", r.Raw)
+		}
+		if n := len(st.recv.received()); n != 1 {
+			t.Fatalf("a rotation re-verified the callback: %d requests", n)
+		}
+	} else {
+		if string(sub2.Secret) == string(sub.Secret) || string(sub2.PrevSecret) != string(sub.Secret) || rot["previousSecretKept"] != true {
+			t.Fatalf("rotation: secret not replaced or old one not kept: %s", r.Raw)
+		}
+		if d := sub2.PrevSecretUntil.Sub(st.now()); d < 9*time.Minute || d > 11*time.Minute {
+			t.Fatalf("grace window %v", d)
+		}
+		if len(sub2.SigningSecrets(st.now())) != 2 {
+			t.Fatal("both secrets must sign during the grace window")
+		}
 	}
 
 	// TTL: clamped, never an error.
@@ -169,7 +192,7 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		ttl  any
 		want time.Duration
 	}{{1, 5 * time.Minute}, {int64(90 * 24 * time.Hour / time.Millisecond), 24 * time.Hour}, {7200000, 2 * time.Hour}, {"null", 24 * time.Hour}} {
-		p := subParams("row.created", rowArgs(), cb, secret2, c.ttl)
+		p := subParams("tablesdb.row.created", rowArgs(), cb, secret2, c.ttl)
 		if c.ttl == "null" {
 			p["ttlMs"] = nil
 		}
@@ -181,20 +204,21 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		if r.Error != nil {
 			t.Fatalf("ttl %v: %s", c.ttl, r.Raw)
 		}
-		if rb := mustTime(t, r.Result["refreshBefore"]); rb.Before(start.Add(c.want).Truncate(time.Second)) || rb.After(end.Add(c.want)) {
+		if rb := mustTime(t, r.Result["refreshBefore"]); rb.Before(start.Add(c.want-c.want/10).Truncate(time.Second)) || rb.After(end.Add(c.want-c.want/10)) {
 			t.Fatalf("ttl %v: refreshBefore %v, want %v after a moment in [%v, %v]", c.ttl, rb, c.want, start, end)
 		}
 	}
 
 	// A different argument set is a different subscription.
-	r = rpc(t, url, tok, "events/subscribe", subParams("row.updated", rowArgs(), cb, secret2, nil))
+	r = rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.updated", rowArgs(), cb, secret2, nil))
 	if r.Error != nil || r.Result["id"] == id {
-		t.Fatalf("row.updated: %s", r.Raw)
+		t.Fatalf("tablesdb.row.updated: %s", r.Raw)
 	}
 	id2 := r.Result["id"].(string)
 
-	// Unsubscribe removes the managed webhook; the second time it is NotFound (kind subscription).
-	unsub := map[string]any{"name": "row.created", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}}
+	// Unsubscribe removes the managed webhook; the second time there is nothing to remove, and the answer is
+	// the same empty result (idempotent, as OpenAI's guide and appwrite/mcp answer).
+	unsub := map[string]any{"name": "tablesdb.row.created", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}}
 	r = rpc(t, url, tok, "events/unsubscribe", unsub)
 	if r.Error != nil || r.Result["resultType"] != "complete" {
 		t.Fatalf("unsubscribe: %s", r.Raw)
@@ -204,11 +228,12 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 			t.Fatal("webhook still there after unsubscribe")
 		}
 	}
+	before2 := len(st.webhooks(projectID))
 	r = rpc(t, url, tok, "events/unsubscribe", unsub)
-	if r.Error == nil || r.Error.Code != -32011 || r.Error.Data["kind"] != "subscription" {
+	if r.Error != nil || string(r.Raw) == "" || len(r.Result) != 1 || r.Result["resultType"] != "complete" || len(st.webhooks(projectID)) != before2 {
 		t.Fatalf("second unsubscribe: %s", r.Raw)
 	}
-	r = rpc(t, url, tok, "events/unsubscribe", map[string]any{"name": "row.updated", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}})
+	r = rpc(t, url, tok, "events/unsubscribe", map[string]any{"name": "tablesdb.row.updated", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}})
 	if r.Error != nil {
 		t.Fatalf("unsubscribe %s: %s", id2, r.Raw)
 	}
@@ -269,7 +294,7 @@ func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 	st.recv.accept(secret)
 	// A callback URL long enough to spread the envelope over authUsername, authPassword and the URL.
 	cb := st.recv.url("/hooks/" + strings.Repeat("c", 200))
-	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
 	}
@@ -296,7 +321,7 @@ func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 	sealer, _ := seal.NewSealer(ring, seal.Budget{})
 	sub, err := sealer.Open(id, req.Header.Get("X-Appwrite-Webhook-Project-Id"), seal.Fields{Username: user, Password: pass, URLTail: tail},
 		targets(strings.Split(req.Header.Get("X-Appwrite-Webhook-Events"), ","))...)
-	if err != nil || sub.Event != "row.created" || sub.CallbackURL != cb || sub.Expired(time.Now()) {
+	if err != nil || sub.Event != "tablesdb.row.created" || sub.CallbackURL != cb || sub.Expired(time.Now()) {
 		t.Fatalf("envelope: %v %+v", err, sub)
 	}
 	keys, _ := appwritesig.ParseKeys(st.env["APPWRITE_WEBHOOK_SECRET_KEYS"])
@@ -306,7 +331,7 @@ func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 	}
 }
 
-// TestExecutionFailedWebhook: the execution.failed webhook is narrowed to the function's executions, so a
+// TestExecutionFailedWebhook: the functions.execution.failed webhook is narrowed to the function's executions, so a
 // failing execution reaches the ingress.
 func TestExecutionFailedWebhook(t *testing.T) {
 	st := newStack(t)
@@ -314,7 +339,7 @@ func TestExecutionFailedWebhook(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe",
-		subParams("execution.failed", map[string]any{"project_id": projectID, "function_id": fnID}, st.recv.url("/ex"), secret, nil))
+		subParams("functions.execution.failed", map[string]any{"project_id": projectID, "function_id": fnID}, st.recv.url("/ex"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
 	}
@@ -356,21 +381,21 @@ func TestSubscribeErrors(t *testing.T) {
 		msg    string
 	}{
 		{"unknown event", tok, subParams("row.exploded", rowArgs(), cb, secret, nil), -32011, map[string]any{"kind": "event"}, "unknown event"},
-		{"bad secret prefix", tok, subParams("row.created", rowArgs(), cb, "secret_abc", nil), -32602, map[string]any{"field": "delivery.secret"}, "whsec_"},
-		{"secret too short", tok, subParams("row.created", rowArgs(), cb, short, nil), -32602, map[string]any{"field": "delivery.secret"}, "24 to 64"},
-		{"http url", tok, subParams("row.created", rowArgs(), strings.Replace(cb, "https:", "http:", 1), secret, nil), -32602, map[string]any{"field": "delivery.url"}, "https"},
-		{"private url", tok, subParams("row.created", rowArgs(), "https://10.1.2.3/hook", secret, nil), -32602, map[string]any{"field": "delivery.url"}, "not allowed"},
-		{"link-local url", tok, subParams("row.created", rowArgs(), "https://169.254.169.254/latest", secret, nil), -32602, map[string]any{"field": "delivery.url"}, "not allowed"},
-		{"oversize envelope", tok, subParams("row.created", rowArgs(), long, secret, nil), -32602, map[string]any{"field": "delivery.url"}, "does not fit"},
-		{"missing argument", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "arguments.table_id: required"},
-		{"unknown argument", tok, subParams("user.created", map[string]any{"project_id": projectID, "table_id": "x"}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "unknown argument"},
-		{"argument not an id", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "../x"}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "Appwrite id"},
-		{"argument wrong type", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": 7}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "must be a string"},
-		{"push delivery", tok, map[string]any{"name": "row.created", "arguments": rowArgs(), "delivery": map[string]any{"mode": "push"}}, -32014, map[string]any{"feature": "deliveryMode", "value": "push"}, "only webhook"},
-		{"wrong project (not a member)", tok, subParams("row.created", map[string]any{"project_id": otherProj, "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32012, nil, "refused access"},
-		{"unknown project", tok, subParams("row.created", map[string]any{"project_id": "nope", "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32011, map[string]any{"kind": "project"}, "not found"},
-		{"unknown table", tok, subParams("row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "nope"}, cb, secret, nil), -32011, map[string]any{"kind": "table"}, "not found"},
-		{"unknown function", tok, subParams("execution.failed", map[string]any{"project_id": projectID, "function_id": "nope"}, cb, secret, nil), -32011, map[string]any{"kind": "function"}, "not found"},
+		{"bad secret prefix", tok, subParams("tablesdb.row.created", rowArgs(), cb, "secret_abc", nil), -32602, map[string]any{"field": "delivery.secret"}, "whsec_"},
+		{"secret too short", tok, subParams("tablesdb.row.created", rowArgs(), cb, short, nil), -32602, map[string]any{"field": "delivery.secret"}, "24 to 64"},
+		{"http url", tok, subParams("tablesdb.row.created", rowArgs(), strings.Replace(cb, "https:", "http:", 1), secret, nil), -32602, map[string]any{"field": "delivery.url"}, "https"},
+		{"private url", tok, subParams("tablesdb.row.created", rowArgs(), "https://10.1.2.3/hook", secret, nil), -32602, map[string]any{"field": "delivery.url"}, "not allowed"},
+		{"link-local url", tok, subParams("tablesdb.row.created", rowArgs(), "https://169.254.169.254/latest", secret, nil), -32602, map[string]any{"field": "delivery.url"}, "not allowed"},
+		{"oversize envelope", tok, subParams("tablesdb.row.created", rowArgs(), long, secret, nil), -32602, map[string]any{"field": "delivery.url"}, "does not fit"},
+		{"missing argument", tok, subParams("tablesdb.row.created", map[string]any{"project_id": projectID, "database_id": dbID}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "arguments.table_id: required"},
+		{"unknown argument", tok, subParams("users.user.created", map[string]any{"project_id": projectID, "table_id": "x"}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "unknown argument"},
+		{"argument not an id", tok, subParams("tablesdb.row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "../x"}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "Appwrite id"},
+		{"argument wrong type", tok, subParams("tablesdb.row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": 7}, cb, secret, nil), -32602, map[string]any{"field": "arguments"}, "must be a string"},
+		{"push delivery", tok, map[string]any{"name": "tablesdb.row.created", "arguments": rowArgs(), "delivery": map[string]any{"mode": "push"}}, -32014, map[string]any{"feature": "deliveryMode", "value": "push"}, "only webhook"},
+		{"wrong project (not a member)", tok, subParams("tablesdb.row.created", map[string]any{"project_id": otherProj, "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32012, nil, "refused access"},
+		{"unknown project", tok, subParams("tablesdb.row.created", map[string]any{"project_id": "nope", "database_id": dbID, "table_id": tableID}, cb, secret, nil), -32011, map[string]any{"kind": "project"}, "not found"},
+		{"unknown table", tok, subParams("tablesdb.row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "nope"}, cb, secret, nil), -32011, map[string]any{"kind": "table"}, "not found"},
+		{"unknown function", tok, subParams("functions.execution.failed", map[string]any{"project_id": projectID, "function_id": "nope"}, cb, secret, nil), -32011, map[string]any{"kind": "function"}, "not found"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -437,7 +462,7 @@ func TestCallbackEndpointReasons(t *testing.T) {
 			if c.mode == "hang" {
 				u = hangURL
 			}
-			r := rpc(t, u, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+			r := rpc(t, u, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 			if r.Error == nil || r.Error.Code != -32015 || r.Error.Data["reason"] != c.reason {
 				t.Fatalf("got %s", r.Raw)
 			}
@@ -448,7 +473,7 @@ func TestCallbackEndpointReasons(t *testing.T) {
 		t.Fatalf("failed verifications left %d webhooks", n)
 	}
 	// Once answered, the same subscription succeeds.
-	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/wrong"), secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/wrong"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("answered: %s", r.Raw)
 	}
@@ -519,7 +544,7 @@ func TestTwoInstancesAndRestart(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/alt")
-	p := subParams("file.created", map[string]any{"project_id": projectID, "bucket_id": bucketID}, cb, secret, nil)
+	p := subParams("storage.file.created", map[string]any{"project_id": projectID, "bucket_id": bucketID}, cb, secret, nil)
 
 	r1 := rpc(t, a, tok, "events/subscribe", p)
 	r2 := rpc(t, b, tok, "events/subscribe", p)
@@ -537,7 +562,7 @@ func TestTwoInstancesAndRestart(t *testing.T) {
 	if n := len(st.webhooks(projectID)); n != 1 {
 		t.Fatalf("%d webhooks", n)
 	}
-	r4 := rpc(t, b, tok, "events/unsubscribe", map[string]any{"name": "file.created", "arguments": p["arguments"], "delivery": map[string]any{"url": cb}})
+	r4 := rpc(t, b, tok, "events/unsubscribe", map[string]any{"name": "storage.file.created", "arguments": p["arguments"], "delivery": map[string]any{"url": cb}})
 	if r4.Error != nil {
 		t.Fatalf("unsubscribe on the other instance: %s", r4.Raw)
 	}
@@ -585,7 +610,7 @@ func TestAppwrite500OnWebhookWriteIsExplained(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/" + strings.Repeat("p", 250))
-	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error == nil || r.Error.Code != -32603 || r.Error.Data["appwriteStatus"] != float64(500) ||
 		r.Error.Data["appwriteType"] != "general_unknown" || r.Error.Data["operation"] != "webhook create" ||
 		!strings.Contains(r.Error.Message, "255-character column") || !strings.Contains(r.Error.Message, "MCP_EVENTS_SEAL_PASSWORD_BUDGET") {
@@ -605,13 +630,13 @@ func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
-	r := rpc(t, url, tok, "events/subscribe", subParams("row.deleted", rowArgs(), st.recv.url("/old"), secret, 1000))
+	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.deleted", rowArgs(), st.recv.url("/old"), secret, 1000))
 	if r.Error != nil {
 		t.Fatalf("%s", r.Raw)
 	}
 	old := r.Result["id"]
 	st.clock.Add(int64(5 * time.Second)) // the one-second subscription has expired
-	r = rpc(t, url, tok, "events/subscribe", subParams("user.created", map[string]any{"project_id": projectID}, st.recv.url("/new"), secret, nil))
+	r = rpc(t, url, tok, "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, st.recv.url("/new"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("%s", r.Raw)
 	}

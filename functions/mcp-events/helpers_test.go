@@ -37,12 +37,25 @@ const (
 	tableID   = "support_tickets"
 	bucketID  = "uploads"
 	fnID      = "worker"
+	siteID    = "landing"
 )
 
 // allScopes is what a fully-authorized token carries.
 var allScopes = []string{
-	"webhooks.read", "webhooks.write", "tables.read", "rows.read", "buckets.read", "files.read",
-	"users.read", "functions.read", "executions.read",
+	"project:webhooks.read", "project:webhooks.write", "project:tables.read", "project:rows.read", "project:buckets.read", "project:files.read",
+	"project:users.read", "project:functions.read", "project:executions.read", "project:sites.read",
+}
+
+// profile is the stand-in profile of this pass over the package's tests: TestMain runs every test once
+// against Appwrite Cloud's behaviour (authPassword never returned, plan limits) and once against the
+// open-source server's.
+var profile localappwrite.Profile
+
+// cloud reports whether this pass plays Appwrite Cloud.
+func cloud() bool { return profile == localappwrite.ProfileCloud }
+
+func TestMain(m *testing.M) {
+	os.Exit(localappwrite.EachProfile(m, func(p localappwrite.Profile) { profile = p }))
 }
 
 func key32() string {
@@ -87,6 +100,8 @@ func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
 		Clock:                    st.now,
 		Logf:                     func(string, ...any) {},
 		AllowLoopbackWebhookURLs: true,
+		Profile:                  profile,
+		WebhookLimit:             50, // Cloud's Start plan; the plan-limit tests set Free's
 	}
 	if opt != nil {
 		opt(&opts)
@@ -111,6 +126,7 @@ func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
 		Columns: []localappwrite.Column{{Key: "title", Type: "string", Size: 200}},
 	}}}))
 	must(t, st.la.SeedBucket(projectID, localappwrite.BucketSpec{ID: bucketID, Name: "Uploads"}))
+	must(t, st.la.SeedSite(projectID, localappwrite.SiteSpec{ID: siteID, Name: "Landing"}))
 	must(t, st.la.RegisterFunction(projectID, localappwrite.FunctionSpec{ID: fnID, Name: "Worker", Fail: true}))
 	var err error
 	st.apiKey, err = st.la.CreateKey(projectID, []string{"webhooks.read", "webhooks.write", "rows.write", "rows.read", "tables.read", "executions.write", "execution.write"})
@@ -196,7 +212,9 @@ func (st *stack) call(project, key, method, path, contentType string, body io.Re
 	return resp.StatusCode, raw
 }
 
-// webhooks lists the project's webhooks with the API key (both field spellings of format 1.8.0).
+// webhooks lists the project's webhooks with the API key (both field spellings of format 1.8.0), with
+// authPassword (httpPass) as the stand-in stores it: in the Cloud profile Appwrite returns it blank, and the
+// tests inspect what was written.
 func (st *stack) webhooks(project string) []map[string]any {
 	st.t.Helper()
 	_, raw := st.call(project, st.apiKey, "GET", "/webhooks", "", nil)
@@ -204,6 +222,12 @@ func (st *stack) webhooks(project string) []map[string]any {
 		Webhooks []map[string]any `json:"webhooks"`
 	}
 	must(st.t, json.Unmarshal(raw, &out))
+	for _, w := range out.Webhooks {
+		id, _ := w["$id"].(string)
+		if stored, ok := st.la.StoredWebhook(project, id); ok {
+			w["httpPass"] = stored.AuthPassword
+		}
+	}
 	return out.Webhooks
 }
 

@@ -24,7 +24,7 @@ func TestMainReadsTheEnvironment(t *testing.T) {
 	tok := st.token(userID, allScopes)
 
 	r := rpc(t, ts.URL, tok, "events/list", map[string]any{})
-	if r.Error != nil || len(r.Result["events"].([]any)) != 6 {
+	if r.Error != nil || len(r.Result["events"].([]any)) != 8 {
 		t.Fatalf("events on: %s", r.Raw)
 	}
 	t.Setenv("MCP_EVENTS_ENABLED", "false")

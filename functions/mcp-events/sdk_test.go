@@ -67,7 +67,7 @@ func TestOfficialSDKDiscoverAndInitialize(t *testing.T) {
 
 	secret := newSecret()
 	st.recv.accept(secret)
-	r := rpc(t, url, tok, "events/subscribe", subParams("user.created", map[string]any{"project_id": projectID}, st.recv.url("/sdk"), secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, st.recv.url("/sdk"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe after SDK handshake: %s", r.Raw)
 	}

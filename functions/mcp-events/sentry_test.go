@@ -35,10 +35,10 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 	// Not server faults, on a working stack.
 	healthy := st.instance(st.server(mcpserver.Options{Faults: reporter(t, fake)}))
 	rpc(t, healthy, tok, "events/subscribe", subParams("row.exploded", rowArgs(), st.recv.url("/a"), secret, nil))
-	rpc(t, healthy, tok, "events/subscribe", subParams("row.created", rowArgs(), "https://localhost./a", secret, nil))
-	rpc(t, healthy, st.token(userID, []string{"webhooks.read"}), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/a"), secret, nil))
+	rpc(t, healthy, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), "https://localhost./a", secret, nil))
+	rpc(t, healthy, st.token(userID, []string{"project:webhooks.read"}), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/a"), secret, nil))
 	st.recv.setMode("500")
-	if r := rpc(t, healthy, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/failing"), secret, nil)); r.Error == nil || r.Error.Code != -32015 {
+	if r := rpc(t, healthy, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/failing"), secret, nil)); r.Error == nil || r.Error.Code != -32015 {
 		t.Fatalf("subscriber failure: %s", r.Raw)
 	}
 	st.recv.setMode("answer")
@@ -50,7 +50,7 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 	// Appwrite failing: server faults.
 	st.appwriteDown()
 	broken := st.instance(st.server(mcpserver.Options{Faults: reporter(t, fake)}))
-	if r := rpc(t, broken, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/b"), secret, nil)); r.Error == nil || r.Error.Code != -32603 {
+	if r := rpc(t, broken, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/b"), secret, nil)); r.Error == nil || r.Error.Code != -32603 {
 		t.Fatalf("subscribe with Appwrite down: %s", r.Raw)
 	}
 	callTool(t, connect(t, broken, tok, "2026-07-28"), "get_execution", map[string]any{"project_id": projectID, "function_id": fnID, "execution_id": "e1"})
@@ -60,7 +60,7 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 		t.Fatalf("events %+v, problems %v", evs, fake.Problems())
 	}
 	for i, want := range []map[string]string{
-		{"function": "mcp-events", "operation": "events/subscribe", "event": "row.created", "project_id": projectID, "outcome": "error", "reason": "appwrite_503"},
+		{"function": "mcp-events", "operation": "events/subscribe", "event": "tablesdb.row.created", "project_id": projectID, "outcome": "error", "reason": "appwrite_503"},
 		{"function": "mcp-events", "operation": "tools/call get_execution", "project_id": projectID, "outcome": "unavailable", "reason": "appwrite_503"},
 	} {
 		for k, v := range want {

@@ -78,7 +78,7 @@ func TestOfficialSDKStepsUp(t *testing.T) {
 	url := st.instance(st.server(mcpserver.Options{}))
 	c := &consentingClient{t: t, st: st, instance: url}
 	// The user grants everything but users.read at first (a real consent screen may drop scopes).
-	c.scopes = slices.DeleteFunc(slices.Clone(allScopes), func(s string) bool { return s == "users.read" })
+	c.scopes = slices.DeleteFunc(slices.Clone(allScopes), func(s string) bool { return s == "project:users.read" })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -104,10 +104,10 @@ func TestOfficialSDKStepsUp(t *testing.T) {
 	if _, ok := c.challenges[0].Params["error"]; ok {
 		t.Fatalf("the no-credentials challenge carries an error code: %+v", c.challenges[0])
 	}
-	if e, s := c.challenges[1].Params["error"], c.challenges[1].Params["scope"]; e != "insufficient_scope" || s != "users.read" {
+	if e, s := c.challenges[1].Params["error"], c.challenges[1].Params["scope"]; e != "insufficient_scope" || s != "project:users.read" {
 		t.Fatalf("step-up challenge: %+v", c.challenges[1])
 	}
-	if !slices.Contains(c.scopes, "users.read") {
+	if !slices.Contains(c.scopes, "project:users.read") {
 		t.Fatalf("scopes after step-up: %v", c.scopes)
 	}
 }
@@ -127,7 +127,7 @@ func (o oneScopeDropped) Authorize(ctx context.Context, req *http.Request, resp 
 	}
 	if first {
 		o.c.mu.Lock()
-		o.c.scopes = slices.DeleteFunc(o.c.scopes, func(s string) bool { return s == "users.read" })
+		o.c.scopes = slices.DeleteFunc(o.c.scopes, func(s string) bool { return s == "project:users.read" })
 		o.c.token = o.c.st.token(userID, o.c.scopes)
 		o.c.mu.Unlock()
 	}

@@ -105,7 +105,7 @@ func TestSecretRotationOnStrictAppwrite(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/hooks/strict")
-	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
 	}
@@ -121,7 +121,7 @@ func TestSecretRotationOnStrictAppwrite(t *testing.T) {
 	if st.lastDeliveryVerifies(id) {
 		t.Fatal("the out-of-band secret must break the signature (test premise)")
 	}
-	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r = rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil || r.Result["id"] != id {
 		t.Fatalf("refresh: %s", r.Raw)
 	}
@@ -132,7 +132,7 @@ func TestSecretRotationOnStrictAppwrite(t *testing.T) {
 	// Rotation of the subscriber's secret goes through the same update.
 	secret2 := newSecret()
 	st.recv.accept(secret2)
-	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret2, nil))
+	r = rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret2, nil))
 	if r.Error != nil || r.Result["id"] != id {
 		t.Fatalf("rotation: %s", r.Raw)
 	}
@@ -172,7 +172,7 @@ func TestConflictRecoveryOnStrictAppwrite(t *testing.T) {
 	url := st.instance(st.server(mcpserver.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
-	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/race"), secret, nil))
+	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/race"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe after a 409: %s", r.Raw)
 	}
@@ -197,7 +197,7 @@ func TestOldAppwriteIsRefused(t *testing.T) {
 	url := st.instance(st.server(mcpserver.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
-	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/old"), secret, nil))
+	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/old"), secret, nil))
 	if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != "1.9.0" || r.Error.Data["minimumAppwriteVersion"] != "1.9.5" ||
 		!strings.Contains(r.Error.Message, "Appwrite 1.9.0") || !strings.Contains(r.Error.Message, "1.9.5 or later") {
 		t.Fatalf("%s", r.Raw)
@@ -220,7 +220,7 @@ func TestAppwriteVersionReadOncePerInstance(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	for i := range 3 {
-		if r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url(fmt.Sprintf("/v%d", i)), secret, nil)); r.Error != nil {
+		if r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url(fmt.Sprintf("/v%d", i)), secret, nil)); r.Error != nil {
 			t.Fatalf("subscribe %d: %s", i, r.Raw)
 		}
 	}
@@ -228,7 +228,7 @@ func TestAppwriteVersionReadOncePerInstance(t *testing.T) {
 		t.Fatalf("version read %d times by one instance", n)
 	}
 	url2 := st.instance(st.server(mcpserver.Options{}))
-	if r := rpc(t, url2, tok, "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/v9"), secret, nil)); r.Error != nil {
+	if r := rpc(t, url2, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/v9"), secret, nil)); r.Error != nil {
 		t.Fatalf("second instance: %s", r.Raw)
 	}
 	if n := proxy.count("GET /v1/health/version"); n != 2 {
@@ -249,6 +249,7 @@ func TestManagedWebhookURLsHaveNoPercent(t *testing.T) {
 		eventcatalog.ArgDatabase: {eventcatalog.ArgDatabase: dbID, eventcatalog.ArgTable: tableID},
 		eventcatalog.ArgBucket:   {eventcatalog.ArgBucket: bucketID},
 		eventcatalog.ArgFunction: {eventcatalog.ArgFunction: fnID},
+		eventcatalog.ArgSite:     {eventcatalog.ArgSite: siteID},
 	}
 	made := 0
 	for _, ev := range eventcatalog.All() {
@@ -297,7 +298,7 @@ func TestSubscribeChecksTheSecretAppwriteKept(t *testing.T) {
 			url := st.instance(st.server(mcpserver.Options{}))
 			secret := newSecret()
 			st.recv.accept(secret)
-			r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/kept"), secret, nil))
+			r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/kept"), secret, nil))
 			if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != tc.reports || r.Error.Data["minimumAppwriteVersion"] != "1.9.5" ||
 				!strings.Contains(r.Error.Message, "ignored the webhook secret mcp-events sent") || !strings.Contains(r.Error.Message, "reporting Appwrite "+tc.reports) ||
 				!strings.Contains(r.Error.Message, "1.9.5 or later") {
@@ -324,7 +325,7 @@ func TestSubscribeChecksTheSecretAppwriteKept(t *testing.T) {
 		url := st.instance(st.server(mcpserver.Options{}))
 		secret := newSecret()
 		st.recv.accept(secret)
-		r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("row.created", rowArgs(), st.recv.url("/cloud"), secret, nil))
+		r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/cloud"), secret, nil))
 		if r.Error != nil {
 			t.Fatalf("an unparseable version with a server that keeps the secret: %s", r.Raw)
 		}
@@ -356,12 +357,12 @@ func TestRotationChecksTheSecretAppwriteKept(t *testing.T) {
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/rotate")
-	r := rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
 	}
 	strip.Store(true)
-	r = rpc(t, url, tok, "events/subscribe", subParams("row.created", rowArgs(), cb, secret, nil))
+	r = rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != "1.9.6" ||
 		!strings.Contains(r.Error.Message, "ignored the webhook secret mcp-events sent") {
 		t.Fatalf("refresh on a server that ignored the rotation's secret: %s", r.Raw)

@@ -58,24 +58,24 @@ func TestVerificationPerPrincipalAndURL(t *testing.T) {
 		}
 	}
 
-	sub(a, tok, "row.created", rowArgs(), cb)
+	sub(a, tok, "tablesdb.row.created", rowArgs(), cb)
 	if n := challenges(st.recv); n != 1 {
 		t.Fatalf("first subscribe: %d challenges", n)
 	}
 	// Same principal and URL: another event, other arguments, another instance. No challenge.
-	sub(b, tok, "row.deleted", rowArgs(), cb)
-	sub(a, tok, "row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "other"}, cb)
-	sub(b, tok, "user.created", map[string]any{"project_id": projectID}, cb)
+	sub(b, tok, "tablesdb.row.deleted", rowArgs(), cb)
+	sub(a, tok, "tablesdb.row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "other"}, cb)
+	sub(b, tok, "users.user.created", map[string]any{"project_id": projectID}, cb)
 	if n := challenges(st.recv); n != 1 {
 		t.Fatalf("the same (principal, URL) was challenged again: %d challenges", n)
 	}
 	// Another URL: challenged.
-	sub(a, tok, "user.created", map[string]any{"project_id": projectID}, st.recv.url("/other"))
+	sub(a, tok, "users.user.created", map[string]any{"project_id": projectID}, st.recv.url("/other"))
 	if n := challenges(st.recv); n != 2 {
 		t.Fatalf("another URL: %d challenges, want 2", n)
 	}
 	// Another principal, same URL: its own proof is needed.
-	sub(a, st.token("user-2", allScopes), "user.created", map[string]any{"project_id": projectID}, cb)
+	sub(a, st.token("user-2", allScopes), "users.user.created", map[string]any{"project_id": projectID}, cb)
 	if n := challenges(st.recv); n != 3 {
 		t.Fatalf("another principal: %d challenges, want 3", n)
 	}
@@ -84,14 +84,14 @@ func TestVerificationPerPrincipalAndURL(t *testing.T) {
 		event string
 		args  map[string]any
 	}{
-		{"row.created", rowArgs()}, {"row.deleted", rowArgs()}, {"user.created", map[string]any{"project_id": projectID}},
-		{"row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "other"}},
+		{"tablesdb.row.created", rowArgs()}, {"tablesdb.row.deleted", rowArgs()}, {"users.user.created", map[string]any{"project_id": projectID}},
+		{"tablesdb.row.created", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "other"}},
 	} {
 		if r := rpc(t, a, tok, "events/unsubscribe", map[string]any{"name": u.event, "arguments": u.args, "delivery": map[string]any{"url": cb}}); r.Error != nil {
 			t.Fatalf("unsubscribe %s: %s", u.event, r.Raw)
 		}
 	}
-	sub(b, tok, "file.created", map[string]any{"project_id": projectID, "bucket_id": bucketID}, cb)
+	sub(b, tok, "storage.file.created", map[string]any{"project_id": projectID, "bucket_id": bucketID}, cb)
 	if n := challenges(st.recv); n != 4 {
 		t.Fatalf("after every proof was removed: %d challenges, want 4", n)
 	}
@@ -115,11 +115,11 @@ func TestChallengeRateLimit(t *testing.T) {
 	st.recv.accept(secret)
 	args := map[string]any{"project_id": projectID}
 	for i, path := range []string{"/r1", "/r2"} {
-		if r := rpc(t, url, tok, "events/subscribe", subParams("user.created", args, st.recv.url(path), secret, nil)); r.Error != nil {
+		if r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url(path), secret, nil)); r.Error != nil {
 			t.Fatalf("challenge %d: %s", i+1, r.Raw)
 		}
 	}
-	r := rpc(t, url, tok, "events/subscribe", subParams("user.created", args, st.recv.url("/r3"), secret, nil))
+	r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url("/r3"), secret, nil))
 	if r.Error == nil || r.Error.Code != -32013 || r.Error.Data["resource"] != "verificationChallenges" ||
 		r.Error.Data["limit"] != float64(2) || !strings.Contains(r.Error.Message, "too many verification challenges to 127.0.0.1") {
 		t.Fatalf("third challenge within the minute: %s", r.Raw)
@@ -128,16 +128,16 @@ func TestChallengeRateLimit(t *testing.T) {
 		t.Fatalf("the limited subscribe reached the host: %d challenges", n)
 	}
 	// Refreshing an existing subscription sends no challenge, so the limit does not apply to it.
-	if r := rpc(t, url, tok, "events/subscribe", subParams("user.created", args, st.recv.url("/r1"), secret, nil)); r.Error != nil {
+	if r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url("/r1"), secret, nil)); r.Error != nil {
 		t.Fatalf("refresh under the limit: %s", r.Raw)
 	}
 	// Another instance counts on its own.
 	other := st.instance(st.server(mcpserver.Options{Now: clk.now}))
-	if r := rpc(t, other, tok, "events/subscribe", subParams("user.created", args, st.recv.url("/r4"), secret, nil)); r.Error != nil {
+	if r := rpc(t, other, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url("/r4"), secret, nil)); r.Error != nil {
 		t.Fatalf("another instance: %s", r.Raw)
 	}
 	clk.advance(time.Minute)
-	if r := rpc(t, url, tok, "events/subscribe", subParams("user.created", args, st.recv.url("/r3"), secret, nil)); r.Error != nil {
+	if r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url("/r3"), secret, nil)); r.Error != nil {
 		t.Fatalf("after the window: %s", r.Raw)
 	}
 	if n := len(st.webhooks(projectID)); n != 4 {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -47,8 +48,17 @@ type offsetClock struct{ offset atomic.Int64 }
 func (c *offsetClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
+// profile is the stand-in profile of this pass over the package's tests: TestMain runs every test against
+// Appwrite Cloud's behaviour and against the open-source server's.
+var profile localappwrite.Profile
+
+func TestMain(m *testing.M) {
+	os.Exit(localappwrite.EachProfile(m, func(p localappwrite.Profile) { profile = p }))
+}
+
 func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	t.Helper()
+	opts.Profile, opts.WebhookLimit = profile, -1
 	st := &stack{t: t, receiver: webhookreceiver.New(subSecret), clock: &offsetClock{}}
 	t.Cleanup(st.receiver.Close)
 	opts.Logf = t.Logf
@@ -152,7 +162,7 @@ func TestAppwriteWebhookToSubscriberOnTheStandIn(t *testing.T) {
 
 func webhookToSubscriber(t *testing.T, cloud bool) {
 	st := newStack(t, localappwrite.Options{DeliveryIDHeader: cloud})
-	st.subscribe("sub-standin-1", "row.created", rowArgs, time.Now().Add(time.Hour))
+	st.subscribe("sub-standin-1", eventcatalog.RowCreated, rowArgs, time.Now().Add(time.Hour))
 
 	rowID := st.createRow("tickets")
 	st.createRow("other")
@@ -164,10 +174,10 @@ func webhookToSubscriber(t *testing.T, cloud bool) {
 	}
 	occ, err := events[0].Event()
 	must(t, err)
-	if occ.Name != "row.created" || occ.Data["row_id"] != rowID || occ.Data["table_id"] != "tickets" {
+	if occ.Name != eventcatalog.RowCreated || occ.Data["row_id"] != rowID || occ.Data["table_id"] != "tickets" {
 		t.Fatalf("%+v", occ)
 	}
-	checkPayloadSchema(t, "row.created", occ.Data)
+	checkPayloadSchema(t, eventcatalog.RowCreated, occ.Data)
 
 	var ours []localappwrite.Delivery
 	for _, d := range st.aw.Deliveries() {
@@ -279,3 +289,85 @@ func TestDelayedRetryOnTheStandIn(t *testing.T) {
 // sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
 // average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
 const sdkTimeout = 2 * time.Minute
+
+// TestExpiredDeliveriesNeverPauseTheWebhook: Appwrite pauses a webhook after ten failed deliveries in a row
+// and emails every member of the project. Ten deliveries to an expired subscription are answered 2xx
+// (counted, dropped): the webhook stays enabled with no failed attempt, and the subscriber gets nothing.
+func TestExpiredDeliveriesNeverPauseTheWebhook(t *testing.T) {
+	st := newStack(t, localappwrite.Options{MaxFailedAttempts: 10})
+	st.subscribe("sub-standin-expired", "row.created", rowArgs, time.Now().Add(-time.Minute))
+	for range 10 {
+		st.createRow("tickets")
+	}
+	st.flush()
+	var n int
+	for _, d := range st.aw.Deliveries() {
+		if d.WebhookID != "sub-standin-expired" {
+			continue
+		}
+		n++
+		if last := d.Attempts[len(d.Attempts)-1]; last.StatusCode != 200 {
+			t.Fatalf("delivery answered %d", last.StatusCode)
+		}
+	}
+	wh, ok := st.aw.StoredWebhook(projectID, "sub-standin-expired")
+	if n != 10 || !ok || !wh.Enabled || wh.Attempts != 0 {
+		t.Fatalf("%d deliveries; webhook %+v", n, wh)
+	}
+	if got := st.receiver.Deliveries(); len(got) != 0 {
+		t.Fatalf("an expired subscription delivered %d requests", len(got))
+	}
+}
+
+// TestLegacySubscriptionKeepsDelivering: a subscription sealed under the first catalog's name (row.created,
+// before the renaming) keeps delivering through Appwrite's worker, under its own name, until it expires.
+func TestLegacySubscriptionKeepsDelivering(t *testing.T) {
+	st := newStack(t, localappwrite.Options{})
+	st.subscribe("sub-standin-legacy", eventcatalog.LegacyRowCreated, rowArgs, time.Now().Add(time.Hour))
+	rowID := st.createRow("tickets")
+	st.flush()
+	events := st.receiver.Events()
+	if len(events) != 1 || !events[0].Verified {
+		t.Fatalf("%d events", len(events))
+	}
+	occ, err := events[0].Event()
+	must(t, err)
+	if occ.Name != "row.created" || occ.Data["row_id"] != rowID {
+		t.Fatalf("%+v", occ)
+	}
+}
+
+// TestSiteDeploymentCompletedOnTheStandIn: a site's build ending fires sites.[siteId].deployments.[id].update
+// with the Deployment model; the subscriber of sites.deployment.completed gets the ready and the failed one,
+// a subscriber filtering on failed only the failed one, and another site's deployment reaches neither.
+func TestSiteDeploymentCompletedOnTheStandIn(t *testing.T) {
+	st := newStack(t, localappwrite.Options{})
+	must(t, st.aw.SeedSite(projectID, localappwrite.SiteSpec{ID: "landing", Name: "Landing"}))
+	must(t, st.aw.SeedSite(projectID, localappwrite.SiteSpec{ID: "docs", Name: "Docs"}))
+	st.subscribe("sub-site-all", eventcatalog.SiteDeployment, map[string]string{"site_id": "landing"}, time.Now().Add(time.Hour))
+	st.subscribe("sub-site-failed", eventcatalog.SiteDeployment, map[string]string{"site_id": "landing", "status": "failed"}, time.Now().Add(time.Hour))
+	ready, err := st.aw.SiteDeploymentDone(projectID, "landing", "ready")
+	must(t, err)
+	failed, err := st.aw.SiteDeploymentDone(projectID, "landing", "failed")
+	must(t, err)
+	_, err = st.aw.SiteDeploymentDone(projectID, "docs", "ready")
+	must(t, err)
+	st.flush()
+	got := map[string][]string{}
+	for _, ev := range st.receiver.Events() {
+		occ, err := ev.Event()
+		must(t, err)
+		if !ev.Verified || occ.Name != eventcatalog.SiteDeployment || occ.Data["site_id"] != "landing" {
+			t.Fatalf("%+v", occ)
+		}
+		checkPayloadSchema(t, eventcatalog.SiteDeployment, occ.Data)
+		sub := ev.Header.Get("X-MCP-Subscription-Id")
+		got[sub] = append(got[sub], occ.Data["deployment_id"].(string)+"/"+occ.Data["status"].(string))
+	}
+	slices.Sort(got["sub-site-all"]) // Appwrite's two workers deliver in either order
+	want := []string{ready + "/ready", failed + "/failed"}
+	slices.Sort(want)
+	if fmt.Sprint(got["sub-site-all"]) != fmt.Sprint(want) || fmt.Sprint(got["sub-site-failed"]) != fmt.Sprint([]string{failed + "/failed"}) {
+		t.Fatalf("deliveries: %v", got)
+	}
+}

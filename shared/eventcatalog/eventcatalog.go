@@ -18,14 +18,29 @@ import (
 	"appwrite-agent/shared/ident"
 )
 
-// Event names of the v1 catalog.
+// Event names of the catalog: appwrite/mcp's names (docs/events.md "Catalog"), so that one name means one
+// thing across Appwrite's MCP servers.
 const (
-	RowCreated      = "row.created"
-	RowUpdated      = "row.updated"
-	RowDeleted      = "row.deleted"
-	FileCreated     = "file.created"
-	UserCreated     = "user.created"
-	ExecutionFailed = "execution.failed"
+	RowCreated          = "tablesdb.row.created"
+	RowUpdated          = "tablesdb.row.updated"
+	RowDeleted          = "tablesdb.row.deleted"
+	FileCreated         = "storage.file.created"
+	UserCreated         = "users.user.created"
+	ExecutionFailed     = "functions.execution.failed"
+	DeploymentCompleted = "functions.deployment.completed"
+	SiteDeployment      = "sites.deployment.completed"
+)
+
+// Names of the first catalog, before the renaming. Subscriptions made under them keep delivering, with
+// their payload as it was, until they expire; they cannot be subscribed to again (Lookup finds them,
+// Renamed says what replaces them).
+const (
+	LegacyRowCreated      = "row.created"
+	LegacyRowUpdated      = "row.updated"
+	LegacyRowDeleted      = "row.deleted"
+	LegacyFileCreated     = "file.created"
+	LegacyUserCreated     = "user.created"
+	LegacyExecutionFailed = "execution.failed"
 )
 
 // Argument names.
@@ -35,6 +50,10 @@ const (
 	ArgTable    = "table_id"
 	ArgBucket   = "bucket_id"
 	ArgFunction = "function_id"
+	ArgSite     = "site_id"
+	// ArgStatus is the optional deployment status filter (ready or failed) of the deployment events. It is
+	// not an id and Appwrite's events do not name it.
+	ArgStatus = "status"
 )
 
 // ScopeWebhooksWrite is needed for every subscription: it is a webhook in the caller's project.
@@ -61,6 +80,7 @@ const (
 	TargetBucket   Target = "bucket"
 	TargetFunction Target = "function"
 	TargetUsers    Target = "users"
+	TargetSite     Target = "site"
 )
 
 // Event is one catalog entry.
@@ -73,6 +93,15 @@ type Event struct {
 	Args []string
 	// Patterns are the Appwrite event patterns, with {arg} placeholders, the webhook subscribes to.
 	Patterns []string
+	// Aliases are other forms of the same Appwrite events that a delivery may name instead (the
+	// collections/documents aliases, and Appwrite 2.1's tablesdb. form): matched and bound like Patterns,
+	// never subscribed to.
+	Aliases []string
+	// Filters are optional arguments that Appwrite's events do not name (a deployment's status), each with
+	// its allowed values.
+	Filters []Filter
+	// RenamedTo, on a legacy event, is the catalog name that replaced it.
+	RenamedTo string
 	// Scopes are the OAuth scopes needed: every inner list must be satisfied by one of its members.
 	Scopes [][]string
 	// Target is the resource read to authorize the subscription.
@@ -90,8 +119,49 @@ type Event struct {
 	wholeSegments bool
 }
 
+// Filter is an optional subscription argument that narrows what is delivered.
+type Filter struct {
+	Name        string
+	Values      []string
+	Description string
+}
+
 // webhookScopes are needed for every event: the subscription is a project webhook.
-var webhookScopes = [][]string{{"webhooks.read"}, {"webhooks.write"}}
+var webhookScopes = [][]string{{"project:webhooks.read"}, {"project:webhooks.write"}}
+
+// ScopePrefix starts the name of every project scope an Appwrite Cloud OAuth token carries
+// ("project:rows.read"); the part after it is the API-key scope of the same name. Appwrite Cloud's
+// authorization server grants only these names (and ScopeAll): bare names ("rows.read") are API-key scopes,
+// which no access token carries.
+const ScopePrefix = "project:"
+
+// ScopeAll is Appwrite Cloud's scope that grants every project scope.
+const ScopeAll = "project:all"
+
+// ScopeRequirements returns every scope requirement of the catalog, the webhook scopes first, each once:
+// every inner list is met by any one of its alternatives (Cloud names).
+func ScopeRequirements() [][]string {
+	out := append([][]string(nil), webhookScopes...)
+	seen := map[string]bool{}
+	for _, g := range out {
+		seen[strings.Join(g, " ")] = true
+	}
+	for _, e := range All() {
+		for _, g := range e.Scopes {
+			if k := strings.Join(g, " "); !seen[k] {
+				seen[k] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// HasScope reports whether granted (the scopes of an access token) satisfies scope (a Cloud name,
+// "project:<scope>"): it holds scope itself or ScopeAll.
+func HasScope(granted map[string]bool, scope string) bool {
+	return granted[scope] || (strings.HasPrefix(scope, ScopePrefix) && granted[ScopeAll])
+}
 
 var argDescriptions = map[string]string{
 	ArgProject:  "Appwrite project id.",
@@ -99,6 +169,7 @@ var argDescriptions = map[string]string{
 	ArgTable:    "Table id in that database.",
 	ArgBucket:   "Storage bucket id.",
 	ArgFunction: "Function id.",
+	ArgSite:     "Site id.",
 }
 
 func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
@@ -121,13 +192,49 @@ func rowPayload(extra map[string]map[string]any) map[string]map[string]any {
 	return p
 }
 
+// rowAliases are the other forms of a row pattern's events: Appwrite 2.1's tablesdb. form and the
+// collections/documents alias every version sends beside the tables/rows form.
+func rowAliases(action string) []string {
+	return []string{
+		"tablesdb.{database_id}.tables.{table_id}.rows.*." + action,
+		"databases.{database_id}.collections.{table_id}.documents.*." + action,
+	}
+}
+
+var rowScopes = [][]string{{"project:tables.read", "project:collections.read"}, {"project:rows.read", "project:documents.read"}}
+
+func filePayload(size string) map[string]map[string]any {
+	return map[string]map[string]any{
+		ArgProject:   str("Project id."),
+		ArgBucket:    str("Bucket id."),
+		"file_id":    str("File id."),
+		"mime_type":  str("MIME type of the file."),
+		size:         {"type": "integer", "description": "Size of the file in bytes."},
+		"created_at": ts("When the file was created."),
+	}
+}
+
+var deploymentStatus = Filter{Name: ArgStatus, Values: []string{"ready", "failed"},
+	Description: "Deliver only deployments that end with this status (ready or failed); both when absent."}
+
+func deploymentPayload(resourceArg, resource string) map[string]map[string]any {
+	return map[string]map[string]any{
+		ArgProject:      str("Project id."),
+		resourceArg:     str(resource + " id."),
+		"deployment_id": str("Deployment id."),
+		"status":        str("How the build ended: ready or failed."),
+		"updated_at":    ts("When the deployment reached that status."),
+	}
+}
+
 var events = []Event{
 	{
 		Name:        RowCreated,
 		Description: "Fires when a row is created in a TablesDB table of an Appwrite project.",
 		Args:        []string{ArgDatabase, ArgTable},
 		Patterns:    []string{"databases.{database_id}.tables.{table_id}.rows.*.create"},
-		Scopes:      [][]string{{"tables.read", "collections.read"}, {"rows.read", "documents.read"}},
+		Aliases:     rowAliases("create"),
+		Scopes:      rowScopes,
 		Target:      TargetTable,
 		Payload:     rowPayload(nil),
 		PayloadRequired: []string{
@@ -143,7 +250,8 @@ var events = []Event{
 			"databases.{database_id}.tables.{table_id}.rows.*.update",
 			"databases.{database_id}.tables.{table_id}.rows.*.upsert",
 		},
-		Scopes:          [][]string{{"tables.read", "collections.read"}, {"rows.read", "documents.read"}},
+		Aliases:         append(rowAliases("update"), rowAliases("upsert")...),
+		Scopes:          rowScopes,
 		Target:          TargetTable,
 		Payload:         rowPayload(nil),
 		PayloadRequired: []string{ArgProject, ArgDatabase, ArgTable, "row_id", "updated_at"},
@@ -154,36 +262,30 @@ var events = []Event{
 		Description:     "Fires when a row is deleted from a TablesDB table.",
 		Args:            []string{ArgDatabase, ArgTable},
 		Patterns:        []string{"databases.{database_id}.tables.{table_id}.rows.*.delete"},
-		Scopes:          [][]string{{"tables.read", "collections.read"}, {"rows.read", "documents.read"}},
+		Aliases:         rowAliases("delete"),
+		Scopes:          rowScopes,
 		Target:          TargetTable,
 		Payload:         rowPayload(nil),
 		PayloadRequired: []string{ArgProject, ArgDatabase, ArgTable, "row_id"},
 		filter:          rowFilter, project: rowProjection,
 	},
 	{
-		Name:        FileCreated,
-		Description: "Fires when a file is uploaded to a Storage bucket.",
-		Args:        []string{ArgBucket},
-		Patterns:    []string{"buckets.{bucket_id}.files.*.create"},
-		Scopes:      [][]string{{"buckets.read"}, {"files.read"}},
-		Target:      TargetBucket,
-		Payload: map[string]map[string]any{
-			ArgProject:   str("Project id."),
-			ArgBucket:    str("Bucket id."),
-			"file_id":    str("File id."),
-			"mime_type":  str("MIME type of the file."),
-			"size_bytes": {"type": "integer", "description": "Size of the file in bytes."},
-			"created_at": ts("When the file was created."),
-		},
+		Name:            FileCreated,
+		Description:     "Fires when a file is uploaded to a Storage bucket.",
+		Args:            []string{ArgBucket},
+		Patterns:        []string{"buckets.{bucket_id}.files.*.create"},
+		Scopes:          [][]string{{"project:buckets.read"}, {"project:files.read"}},
+		Target:          TargetBucket,
+		Payload:         filePayload("size"),
 		PayloadRequired: []string{ArgProject, ArgBucket, "file_id", "created_at"},
-		filter:          fileFilter, project: fileProjection,
+		filter:          fileFilter, project: fileProjection("size"),
 	},
 	{
 		Name:        UserCreated,
 		Description: "Fires when a user signs up or is created in an Appwrite project (IDs only: no email, phone or prefs).",
 		Args:        nil,
 		Patterns:    []string{"users.*.create"},
-		Scopes:      [][]string{{"users.read"}},
+		Scopes:      [][]string{{"project:users.read"}},
 		Target:      TargetUsers,
 		Payload: map[string]map[string]any{
 			ArgProject:   str("Project id."),
@@ -200,7 +302,7 @@ var events = []Event{
 			"through function domains fire no Appwrite event and are not covered.",
 		Args:     []string{ArgFunction},
 		Patterns: []string{"functions.{function_id}.executions.*.create", "functions.{function_id}.executions.*.update"},
-		Scopes:   [][]string{{"functions.read"}, {"executions.read", "execution.read"}},
+		Scopes:   [][]string{{"project:functions.read"}, {"project:executions.read", "project:execution.read"}},
 		Target:   TargetFunction,
 		Payload: map[string]map[string]any{
 			ArgProject:             str("Project id."),
@@ -217,17 +319,76 @@ var events = []Event{
 		PayloadRequired: []string{ArgProject, ArgFunction, "execution_id", "status"},
 		filter:          executionFailedFilter, project: executionProjection,
 	},
+	{
+		Name: DeploymentCompleted,
+		Description: "Fires when a deployment of an Appwrite function finishes building: ready or failed (or only " +
+			"the status given).",
+		Args:            []string{ArgFunction},
+		Patterns:        []string{"functions.{function_id}.deployments.*.update"},
+		Filters:         []Filter{deploymentStatus},
+		Scopes:          [][]string{{"project:functions.read"}},
+		Target:          TargetFunction,
+		Payload:         deploymentPayload(ArgFunction, "Function"),
+		PayloadRequired: []string{ArgProject, ArgFunction, "deployment_id", "status"},
+		filter:          deploymentFilter("functions", ArgFunction), project: deploymentProjection(ArgFunction),
+	},
+	{
+		Name: SiteDeployment,
+		Description: "Fires when a deployment of an Appwrite site finishes building: ready or failed (or only " +
+			"the status given).",
+		Args:            []string{ArgSite},
+		Patterns:        []string{"sites.{site_id}.deployments.*.update"},
+		Filters:         []Filter{deploymentStatus},
+		Scopes:          [][]string{{"project:sites.read"}},
+		Target:          TargetSite,
+		Payload:         deploymentPayload(ArgSite, "Site"),
+		PayloadRequired: []string{ArgProject, ArgSite, "deployment_id", "status"},
+		filter:          deploymentFilter("sites", ArgSite), project: deploymentProjection(ArgSite),
+	},
 }
+
+// legacy are the events of the first catalog under their old names: as they were (the file's size in
+// size_bytes), for the subscriptions made before the renaming.
+var legacy = func() []Event {
+	renames := []struct{ old, current string }{
+		{LegacyRowCreated, RowCreated}, {LegacyRowUpdated, RowUpdated}, {LegacyRowDeleted, RowDeleted},
+		{LegacyFileCreated, FileCreated}, {LegacyUserCreated, UserCreated}, {LegacyExecutionFailed, ExecutionFailed},
+	}
+	out := make([]Event, 0, len(renames))
+	for _, r := range renames {
+		e := *lookupIn(events, r.current)
+		e.Name, e.RenamedTo = r.old, r.current
+		if r.current == FileCreated {
+			e.Payload, e.project = filePayload("size_bytes"), fileProjection("size_bytes")
+		}
+		out = append(out, e)
+	}
+	return out
+}()
+
+func lookupIn(list []Event, name string) *Event {
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// Legacy returns the events of the first catalog under their old names (RenamedTo set): what subscriptions
+// made before the renaming were sealed for.
+func Legacy() []Event { return append([]Event(nil), legacy...) }
 
 // All returns the catalog in its fixed order.
 func All() []Event { return append([]Event(nil), events...) }
 
-// Lookup returns the event called name.
+// Lookup returns the event called name: a catalog event, or a legacy one (RenamedTo set).
 func Lookup(name string) (Event, bool) {
-	for i := range events { // by index: an Event is a large value to copy
-		if events[i].Name == name {
-			return events[i], true
-		}
+	if e := lookupIn(events, name); e != nil {
+		return *e, true
+	}
+	if e := lookupIn(legacy, name); e != nil {
+		return *e, true
 	}
 	return Event{}, false
 }
@@ -243,6 +404,9 @@ func (e Event) InputSchema() map[string]any {
 			"type": "string", "description": argDescriptions[a],
 			"pattern": IDPattern, "minLength": 1, "maxLength": MaxIDLength,
 		}
+	}
+	for _, f := range e.Filters {
+		props[f.Name] = map[string]any{"type": "string", "description": f.Description, "enum": f.Values}
 	}
 	return map[string]any{
 		"type":                 "object",
@@ -290,7 +454,7 @@ func (e Event) MissingScopes(scopes map[string]bool) []string {
 	for _, group := range append(append([][]string(nil), webhookScopes...), e.Scopes...) {
 		ok := false
 		for _, s := range group {
-			if scopes[s] {
+			if HasScope(scopes, s) {
 				ok = true
 				break
 			}
@@ -307,7 +471,7 @@ func (e Event) MissingScopes(scopes map[string]bool) []string {
 func (e Event) StepUpScopes(scopes map[string]bool) []string {
 	var out []string
 	for _, group := range append(append([][]string(nil), webhookScopes...), e.Scopes...) {
-		if !slices.ContainsFunc(group, func(s string) bool { return scopes[s] }) {
+		if !slices.ContainsFunc(group, func(s string) bool { return HasScope(scopes, s) }) {
 			out = append(out, group[0])
 		}
 	}
@@ -325,8 +489,13 @@ func (e Event) ValidateArgs(raw json.RawMessage) (map[string]string, error) {
 		return nil, fmt.Errorf("arguments: must be an object")
 	}
 	allowed := map[string]bool{}
-	for _, a := range e.RequiredArgs() {
+	names := e.RequiredArgs()
+	for _, a := range names {
 		allowed[a] = true
+	}
+	for _, f := range e.Filters {
+		allowed[f.Name] = true
+		names = append(names, f.Name)
 	}
 	var extra []string
 	for k := range m {
@@ -336,9 +505,20 @@ func (e Event) ValidateArgs(raw json.RawMessage) (map[string]string, error) {
 	}
 	if len(extra) > 0 {
 		sort.Strings(extra)
-		return nil, fmt.Errorf("arguments: unknown argument %q for %s (allowed: %s)", extra[0], e.Name, strings.Join(e.RequiredArgs(), ", "))
+		return nil, fmt.Errorf("arguments: unknown argument %q for %s (allowed: %s)", extra[0], e.Name, strings.Join(names, ", "))
 	}
 	out := map[string]string{}
+	for _, f := range e.Filters {
+		v, ok := m[f.Name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil || !slices.Contains(f.Values, s) {
+			return nil, fmt.Errorf("arguments.%s: must be one of %s", f.Name, strings.Join(f.Values, ", "))
+		}
+		out[f.Name] = s
+	}
 	for _, a := range e.RequiredArgs() {
 		v, ok := m[a]
 		if !ok {
@@ -358,8 +538,13 @@ func (e Event) ValidateArgs(raw json.RawMessage) (map[string]string, error) {
 
 // AppwriteEvents returns the event's Appwrite patterns with the arguments filled in.
 func (e Event) AppwriteEvents(args map[string]string) []string {
-	out := make([]string, 0, len(e.Patterns))
-	for _, p := range e.Patterns {
+	return fill(e.Patterns, args)
+}
+
+// fill returns patterns with the arguments filled in.
+func fill(patterns []string, args map[string]string) []string {
+	out := make([]string, 0, len(patterns))
+	for _, p := range patterns {
 		for k, v := range args {
 			p = strings.ReplaceAll(p, "{"+k+"}", v)
 		}

@@ -61,6 +61,12 @@ func TestProjectionNeverLeaksAndFilters(t *testing.T) {
 	execFailed := `{"$id":"e1","functionId":"fn1","deploymentId":"d1","trigger":"http","status":"failed","responseStatusCode":500,"responseBody":"stack trace","logs":"secret log","errors":"boom","duration":0.25,"$createdAt":"2026-12-01T10:00:00.000+00:00","$updatedAt":"2026-12-01T10:00:02.000+00:00"}`
 	execNewModel := `{"$id":"e2","resourceId":"fn1","resourceType":"functions","status":"failed","$updatedAt":"2026-12-01T10:00:02.000+00:00"}`
 	execOK := `{"$id":"e3","functionId":"fn1","status":"completed"}`
+	dep := func(id, typ, res, status string) string {
+		return `{"$id":"` + id + `","resourceId":"` + res + `","resourceType":"` + typ + `","status":"` + status + `","buildLogs":"secret log","$createdAt":"2026-12-01T10:00:00.000+00:00","$updatedAt":"2026-12-01T10:01:00.000+00:00"}`
+	}
+	depReady, depFailed, depBuilding := dep("d1", "functions", "fn1", "ready"), dep("d1", "functions", "fn1", "failed"), dep("d1", "functions", "fn1", "building")
+	siteReady := dep("d2", "sites", "s1", "ready")
+	fnModel := `{"$id":"fn1","name":"Worker","deploymentId":"d1","$updatedAt":"2026-12-01T10:01:00.000+00:00"}`
 
 	cases := []struct {
 		event, body string
@@ -76,6 +82,21 @@ func TestProjectionNeverLeaksAndFilters(t *testing.T) {
 		{"execution.failed", execNewModel, map[string]string{"function_id": "fn1"}, `{"execution_id":"e2","function_id":"fn1","project_id":"P","status":"failed","updated_at":"2026-12-01T10:00:02.000+00:00"}`, nil},
 		{"execution.failed", execOK, map[string]string{"function_id": "fn1"}, "", eventcatalog.ErrNotThisSubscription},
 		{"execution.failed", execFailed, map[string]string{"function_id": "fn2"}, "", eventcatalog.ErrNotThisSubscription},
+		// The renamed catalog: the same projections, and the file's size in "size" (appwrite/mcp's name); the
+		// legacy name above keeps size_bytes for the subscriptions made under it.
+		{"storage.file.created", fileBody, map[string]string{"bucket_id": "b1"}, `{"bucket_id":"b1","created_at":"2026-12-01T10:00:00.000+00:00","file_id":"f1","mime_type":"application/pdf","project_id":"P","size":1234}`, nil},
+		{"tablesdb.row.created", rowBody, map[string]string{"database_id": "db", "table_id": "t1"}, `{"created_at":"2026-12-01T10:00:00.000+00:00","database_id":"db","project_id":"P","row_id":"r1","table_id":"t1","updated_at":"2026-12-01T10:00:00.000+00:00"}`, nil},
+		// Deployments: the Deployment model (resourceType, resourceId) ending ready or failed; the status
+		// filter narrows to one; builds in progress, activations (a function model) and other resources drop.
+		{"functions.deployment.completed", depReady, map[string]string{"function_id": "fn1"}, `{"deployment_id":"d1","function_id":"fn1","project_id":"P","status":"ready","updated_at":"2026-12-01T10:01:00.000+00:00"}`, nil},
+		{"functions.deployment.completed", depReady, map[string]string{"function_id": "fn1", "status": "failed"}, "", eventcatalog.ErrNotThisSubscription},
+		{"functions.deployment.completed", depFailed, map[string]string{"function_id": "fn1", "status": "failed"}, `{"deployment_id":"d1","function_id":"fn1","project_id":"P","status":"failed","updated_at":"2026-12-01T10:01:00.000+00:00"}`, nil},
+		{"functions.deployment.completed", depBuilding, map[string]string{"function_id": "fn1"}, "", eventcatalog.ErrNotThisSubscription},
+		{"functions.deployment.completed", fnModel, map[string]string{"function_id": "fn1"}, "", eventcatalog.ErrNotThisSubscription},
+		{"functions.deployment.completed", depReady, map[string]string{"function_id": "fn2"}, "", eventcatalog.ErrNotThisSubscription},
+		{"functions.deployment.completed", siteReady, map[string]string{"function_id": "s1"}, "", eventcatalog.ErrNotThisSubscription},
+		{"sites.deployment.completed", siteReady, map[string]string{"site_id": "s1"}, `{"deployment_id":"d2","project_id":"P","site_id":"s1","status":"ready","updated_at":"2026-12-01T10:01:00.000+00:00"}`, nil},
+		{"sites.deployment.completed", depReady, map[string]string{"site_id": "fn1"}, "", eventcatalog.ErrNotThisSubscription},
 	}
 	for i, tc := range cases {
 		e, _ := eventcatalog.Lookup(tc.event)
@@ -120,18 +141,40 @@ func TestBindingsFromDeliveredAndStoredEvents(t *testing.T) {
 		"databases.db1.tables.t1.rows.r1.create", "databases.db1.tables.t1.rows.*.create", "databases.*.tables.*.rows.*.create",
 		"databases.db1.tables.*.rows.r1.create", "databases.db1.tables.t1.rows.r1", "databases.db1.tables.t1", "databases.db1",
 	}
-	got := eventcatalog.Bindings(delivered)
-	if len(got) != 1 || got[0].Event != eventcatalog.RowCreated || got[0].Args[eventcatalog.ArgDatabase] != "db1" || got[0].Args[eventcatalog.ArgTable] != "t1" || len(got[0].Args) != 2 {
+	// The catalog event first, then its legacy name (subscriptions sealed before the renaming).
+	rowCreated := func(got []eventcatalog.Binding) bool {
+		return len(got) == 2 && got[0].Event == eventcatalog.RowCreated && got[1].Event == eventcatalog.LegacyRowCreated &&
+			got[0].Args[eventcatalog.ArgDatabase] == "db1" && got[0].Args[eventcatalog.ArgTable] == "t1" && len(got[0].Args) == 2
+	}
+	if got := eventcatalog.Bindings(delivered); !rowCreated(got) {
 		t.Fatalf("row create: %+v", got)
+	}
+	// Appwrite 2.1's tablesdb. form, and the collections/documents form alone, bind the same.
+	for _, only := range [][]string{
+		{"tablesdb.db1.tables.t1.rows.r1.create", "tablesdb.db1.tables.t1.rows.*.create", "tablesdb.*.tables.*.rows.*.create"},
+		{"databases.db1.collections.t1.documents.r1.create", "databases.db1.collections.*.documents.*.create"},
+	} {
+		if got := eventcatalog.Bindings(only); !rowCreated(got) {
+			t.Fatalf("%v: %+v", only, got)
+		}
+		e, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
+		if !e.MatchesEvents(map[string]string{"database_id": "db1", "table_id": "t1"}, only) || e.MatchesEvents(map[string]string{"database_id": "db1", "table_id": "t2"}, only) {
+			t.Fatalf("%v: match", only)
+		}
 	}
 	// A webhook's stored events give the same binding.
 	e, _ := eventcatalog.Lookup(eventcatalog.ExecutionFailed)
 	stored := e.AppwriteEvents(map[string]string{eventcatalog.ArgFunction: "worker"})
-	if got := eventcatalog.Bindings(stored); len(got) != 1 || got[0].Event != eventcatalog.ExecutionFailed || got[0].Args[eventcatalog.ArgFunction] != "worker" {
+	if got := eventcatalog.Bindings(stored); len(got) != 2 || got[0].Event != eventcatalog.ExecutionFailed || got[0].Args[eventcatalog.ArgFunction] != "worker" || got[1].Event != eventcatalog.LegacyExecutionFailed {
 		t.Fatalf("stored execution.failed: %+v", got)
 	}
-	if got := eventcatalog.Bindings([]string{"users.u1.create", "users.*.create"}); len(got) != 1 || got[0].Event != eventcatalog.UserCreated || len(got[0].Args) != 0 {
+	if got := eventcatalog.Bindings([]string{"users.u1.create", "users.*.create"}); len(got) != 2 || got[0].Event != eventcatalog.UserCreated || len(got[0].Args) != 0 {
 		t.Fatalf("user: %+v", got)
+	}
+	// A deployment event binds every status filter a subscription may have: none, ready, failed.
+	got := eventcatalog.Bindings([]string{"functions.fn1.deployments.d1.update", "functions.fn1.deployments.*.update"})
+	if len(got) != 3 || got[0].Event != eventcatalog.DeploymentCompleted || len(got[0].Args) != 1 || got[1].Args["status"] != "ready" || got[2].Args["status"] != "failed" || got[2].Args["function_id"] != "fn1" {
+		t.Fatalf("deployment: %+v", got)
 	}
 	for name, evs := range map[string][]string{
 		"two tables":       {"databases.db1.tables.t1.rows.r1.create", "databases.db1.tables.t2.rows.r2.create"},

@@ -56,10 +56,10 @@ func FuzzMatchesEventsAsBefore(f *testing.F) {
 // then compared with the split patterns segment by segment.
 func refBindings(appwriteEvents []string) []eventcatalog.Binding {
 	var out []eventcatalog.Binding
-	for _, e := range eventcatalog.All() {
+	for _, e := range append(eventcatalog.All(), eventcatalog.Legacy()...) {
 		var args map[string]string
 		matched, ok := false, true
-		for _, p := range e.Patterns {
+		for _, p := range append(append([]string(nil), e.Patterns...), e.Aliases...) {
 			ps := strings.Split(p, ".")
 			for _, ev := range appwriteEvents {
 				es := strings.Split(strings.TrimSpace(ev), ".")
@@ -102,6 +102,15 @@ func refBindings(appwriteEvents []string) []eventcatalog.Binding {
 		}
 		if ok {
 			out = append(out, eventcatalog.Binding{Event: e.Name, Args: args})
+			for _, f := range e.Filters {
+				for _, v := range f.Values {
+					with := map[string]string{f.Name: v}
+					for k, a := range args {
+						with[k] = a
+					}
+					out = append(out, eventcatalog.Binding{Event: e.Name, Args: with})
+				}
+			}
 		}
 	}
 	return out
@@ -113,6 +122,8 @@ func FuzzBindingsAsBefore(f *testing.F) {
 	for _, h := range append(bindingHeaders,
 		" databases.db1.tables.t1.rows.*.update ,databases.db1.tables.t1.rows.r1.upsert",
 		"functions.fn.executions.e1.update,functions.fn.executions.*.create",
+		"tablesdb.db1.tables.t1.rows.r1.create,tablesdb.db1.tables.t1.rows.*.create",
+		"functions.fn.deployments.d1.update,sites.s1.deployments.d2.update",
 		"databases..tables.t1.rows.r1.create,databases.db1.tables.t1.rows.r1.create.") {
 		f.Add(h)
 	}

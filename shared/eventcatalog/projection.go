@@ -65,13 +65,39 @@ func rowProjection(p payload, f fieldList) fieldList {
 
 func fileFilter(a map[string]string, p payload) bool { return p.ID != "" && p.BucketID == a[ArgBucket] }
 
-// fileProjection leaves out the file's name: names are user content.
-func fileProjection(p payload, f fieldList) fieldList {
-	f = f.str(ArgBucket, p.BucketID).str("file_id", p.ID).str("mime_type", p.MimeType).str("created_at", p.CreatedAt)
-	if p.SizeOriginal != nil {
-		f = f.add(Field{Name: "size_bytes", Kind: Integer, Int: *p.SizeOriginal})
+// fileProjection leaves out the file's name: names are user content. size names the size field ("size";
+// the first catalog's "size_bytes").
+func fileProjection(size string) func(p payload, f fieldList) fieldList {
+	return func(p payload, f fieldList) fieldList {
+		f = f.str(ArgBucket, p.BucketID).str("file_id", p.ID).str("mime_type", p.MimeType).str("created_at", p.CreatedAt)
+		if p.SizeOriginal != nil {
+			f = f.add(Field{Name: size, Kind: Integer, Int: *p.SizeOriginal})
+		}
+		return f
 	}
-	return f
+}
+
+// deploymentFilter passes deployments of the subscribed function or site (resourceType, resourceId: the
+// Deployment model) whose build ended with the status asked for, or ready or failed when none was. Appwrite
+// fires the same update event when a deployment is activated, with the function or site model (no
+// resourceType: dropped), and while it builds (processing, building: dropped).
+func deploymentFilter(resourceType, arg string) func(a map[string]string, p payload) bool {
+	return func(a map[string]string, p payload) bool {
+		if p.ID == "" || p.ResourceType != resourceType || p.ResourceID != a[arg] {
+			return false
+		}
+		st := p.statusString()
+		if want, ok := a[ArgStatus]; ok {
+			return st == want
+		}
+		return st == "ready" || st == "failed"
+	}
+}
+
+func deploymentProjection(arg string) func(p payload, f fieldList) fieldList {
+	return func(p payload, f fieldList) fieldList {
+		return f.str(arg, p.ResourceID).str("deployment_id", p.ID).str("status", p.statusString()).str("updated_at", p.UpdatedAt)
+	}
 }
 
 func userFilter(_ map[string]string, p payload) bool { return p.ID != "" }
@@ -113,13 +139,17 @@ func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 	for _, v := range args {
 		simple = simple && !strings.ContainsAny(v, ".{}")
 	}
+	patterns := e.Patterns
+	if len(e.Aliases) > 0 {
+		patterns = append(slices.Clip(e.Patterns), e.Aliases...)
+	}
 	if !e.wholeSegments {
-		for _, p := range e.Patterns {
+		for _, p := range patterns {
 			simple = simple && wholeSegmentPlaceholders(p)
 		}
 	}
 	if simple {
-		for _, pattern := range e.Patterns {
+		for _, pattern := range patterns {
 			for _, ev := range delivered {
 				if matchFilled(pattern, args, strings.TrimSpace(ev)) {
 					return true
@@ -128,7 +158,7 @@ func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 		}
 		return false
 	}
-	for _, pattern := range e.AppwriteEvents(args) {
+	for _, pattern := range fill(patterns, args) {
 		for _, ev := range delivered {
 			if MatchPattern(pattern, strings.TrimSpace(ev)) {
 				return true
@@ -284,32 +314,52 @@ func AppendBindings(dst []Binding, appwriteEvents []string) []Binding {
 	}
 	out := dst
 	patterns := splitPatterns()
-	for i := range events {
-		if args, ok := events[i].argsFrom(patterns[i], trimmed); ok {
-			out = append(out, Binding{Event: events[i].Name, Args: args})
+	all := allEvents()
+	for i := range all {
+		args, ok := all[i].argsFrom(patterns[i], trimmed)
+		if !ok {
+			continue
+		}
+		out = append(out, Binding{Event: all[i].Name, Args: args})
+		// Filters are not named by Appwrite's events: every value they may hold is a candidate.
+		for _, f := range all[i].Filters {
+			for _, v := range f.Values {
+				withFilter := make(map[string]string, len(args)+1)
+				for k, a := range args {
+					withFilter[k] = a
+				}
+				withFilter[f.Name] = v
+				out = append(out, Binding{Event: all[i].Name, Args: withFilter})
+			}
 		}
 	}
 	return out
 }
 
+// allEvents is the catalog followed by the legacy events, made once (index-aligned with splitPatterns).
+var allEvents = sync.OnceValue(func() []Event { return append(slices.Clip(events), legacy...) })
+
 // init notes which catalog events have placeholders only as whole segments (all of them, as written), so
 // that MatchesEvents need not check their patterns on every delivery.
 func init() {
-	for i := range events {
-		whole := true
-		for _, p := range events[i].Patterns {
-			whole = whole && wholeSegmentPlaceholders(p)
+	for _, list := range [][]Event{events, legacy} {
+		for i := range list {
+			whole := true
+			for _, p := range append(slices.Clip(list[i].Patterns), list[i].Aliases...) {
+				whole = whole && wholeSegmentPlaceholders(p)
+			}
+			list[i].wholeSegments = whole
 		}
-		events[i].wholeSegments = whole
 	}
 }
 
-// splitPatterns holds every catalog event's Patterns split on dots (index-aligned with events), made once:
-// Bindings runs for every delivery the ingress receives.
+// splitPatterns holds every event's Patterns and Aliases split on dots (index-aligned with allEvents), made
+// once: Bindings runs for every delivery the ingress receives.
 var splitPatterns = sync.OnceValue(func() [][][]string {
-	out := make([][][]string, len(events))
-	for i, e := range events {
-		for _, p := range e.Patterns {
+	all := allEvents()
+	out := make([][][]string, len(all))
+	for i, e := range all {
+		for _, p := range append(slices.Clip(e.Patterns), e.Aliases...) {
 			out[i] = append(out[i], strings.Split(p, "."))
 		}
 	}

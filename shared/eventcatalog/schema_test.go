@@ -10,7 +10,8 @@ import (
 )
 
 func TestCatalogShape(t *testing.T) {
-	want := []string{"row.created", "row.updated", "row.deleted", "file.created", "user.created", "execution.failed"}
+	want := []string{"tablesdb.row.created", "tablesdb.row.updated", "tablesdb.row.deleted", "storage.file.created", "users.user.created",
+		"functions.execution.failed", "functions.deployment.completed", "sites.deployment.completed"}
 	all := eventcatalog.All()
 	if len(all) != len(want) {
 		t.Fatalf("%d events", len(all))
@@ -35,6 +36,33 @@ func TestCatalogShape(t *testing.T) {
 	}
 }
 
+// TestStatusFilter: the deployment events take an optional status (ready or failed), listed in the input
+// schema as an enum and not required.
+func TestStatusFilter(t *testing.T) {
+	ev, _ := eventcatalog.Lookup(eventcatalog.DeploymentCompleted)
+	for _, c := range []struct{ in, want, err string }{
+		{`{"project_id":"p","function_id":"f"}`, `{"function_id":"f","project_id":"p"}`, ""},
+		{`{"project_id":"p","function_id":"f","status":"failed"}`, `{"function_id":"f","project_id":"p","status":"failed"}`, ""},
+		{`{"project_id":"p","function_id":"f","status":null}`, `{"function_id":"f","project_id":"p"}`, ""},
+		{`{"project_id":"p","function_id":"f","status":"building"}`, "", "arguments.status: must be one of ready, failed"},
+		{`{"project_id":"p","function_id":"f","status":1}`, "", "arguments.status"},
+		{`{"project_id":"p","function_id":"f","state":"ready"}`, "", "unknown argument \"state\""},
+	} {
+		got, err := ev.ValidateArgs(json.RawMessage(c.in))
+		if (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) || (err == nil && eventcatalog.Canonical(got) != c.want) {
+			t.Errorf("%s: %v %v", c.in, got, err)
+		}
+	}
+	props := ev.InputSchema()["properties"].(map[string]any)
+	if st := props["status"].(map[string]any); fmt.Sprint(st["enum"]) != "[ready failed]" || strings.Contains(fmt.Sprint(ev.InputSchema()["required"]), "status") {
+		t.Fatalf("schema: %v", ev.InputSchema())
+	}
+	// A status-filtered subscription's webhook events are the same as an unfiltered one's.
+	if got := ev.AppwriteEvents(map[string]string{"project_id": "p", "function_id": "f", "status": "ready"}); fmt.Sprint(got) != "[functions.f.deployments.*.update]" {
+		t.Fatalf("patterns: %v", got)
+	}
+}
+
 func TestValidateArgs(t *testing.T) {
 	ev, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
 	for _, c := range []struct{ in, err string }{
@@ -56,13 +84,20 @@ func TestValidateArgs(t *testing.T) {
 
 func TestMissingScopes(t *testing.T) {
 	ev, _ := eventcatalog.Lookup(eventcatalog.ExecutionFailed)
-	got := ev.MissingScopes(map[string]bool{"webhooks.read": true, "webhooks.write": true, "functions.read": true, "execution.read": true})
+	got := ev.MissingScopes(map[string]bool{"project:webhooks.read": true, "project:webhooks.write": true, "project:functions.read": true, "project:execution.read": true})
 	if len(got) != 0 {
 		t.Fatalf("alternative scope not accepted: %v", got)
 	}
-	got = ev.MissingScopes(map[string]bool{"functions.read": true})
-	if strings.Join(got, "|") != "webhooks.read|webhooks.write|executions.read or execution.read" {
+	got = ev.MissingScopes(map[string]bool{"project:functions.read": true})
+	if strings.Join(got, "|") != "project:webhooks.read|project:webhooks.write|project:executions.read or project:execution.read" {
 		t.Fatalf("%v", got)
+	}
+	// project:all grants every project scope; bare names (API-key scopes) and organization:all grant none.
+	if got := ev.MissingScopes(map[string]bool{eventcatalog.ScopeAll: true}); len(got) != 0 {
+		t.Fatalf("project:all: %v", got)
+	}
+	if got := ev.MissingScopes(map[string]bool{"webhooks.read": true, "webhooks.write": true, "functions.read": true, "executions.read": true, "organization:all": true, "all": true}); len(got) != 4 {
+		t.Fatalf("bare names: %v", got)
 	}
 }
 

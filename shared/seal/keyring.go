@@ -39,6 +39,8 @@ type Keyring struct {
 	ids   []string
 	aeads map[string]cipher.AEAD
 	list  []cipher.AEAD // aeads in the order of ids: Seal and Open find theirs without a map lookup
+	// labelKeys are the label MAC keys derived from each key, in the order of ids (label.go).
+	labelKeys [][]byte
 }
 
 // ParseKeyring parses a key list:
@@ -71,6 +73,7 @@ func ParseKeyring(s string) (*Keyring, error) {
 		r.ids = append(r.ids, k.ID)
 		r.aeads[k.ID] = aead
 		r.list = append(r.list, aead)
+		r.labelKeys = append(r.labelKeys, labelKey(k.Bytes))
 	}
 	return r, nil
 }

@@ -309,6 +309,11 @@ func (p *Project) GetFunction(ctx context.Context, functionID string) error {
 	return p.do(ctx, http.MethodGet, "/functions/"+seg(functionID), nil, nil, nil)
 }
 
+// GetSite reads a site (the authorization read of the site events).
+func (p *Project) GetSite(ctx context.Context, siteID string) error {
+	return p.do(ctx, http.MethodGet, "/sites/"+seg(siteID), nil, nil, nil)
+}
+
 // ListUsers lists at most one user: enough to prove the caller may read the project's users.
 func (p *Project) ListUsers(ctx context.Context) error {
 	q := url.Values{"queries[]": {`{"method":"limit","values":[1]}`}}
@@ -434,6 +439,18 @@ func (p *Project) ListWebhooks(ctx context.Context, prefix string) ([]Webhook, e
 		}
 	}
 	return out, nil
+}
+
+// CountWebhooks returns how many webhooks the project has (the list's total).
+func (p *Project) CountWebhooks(ctx context.Context) (int, error) {
+	q := url.Values{"queries[]": {`{"method":"limit","values":[1]}`}}
+	var res struct {
+		Total int `json:"total"`
+	}
+	if err := p.do(ctx, http.MethodGet, "/webhooks", q, nil, &res); err != nil {
+		return 0, err
+	}
+	return res.Total, nil
 }
 
 // CreateWebhook creates a webhook with the given id and signature secret. It fails with a *VersionError on an

@@ -59,10 +59,12 @@ const (
 )
 
 // defaultScopes are advertised in the protected-resource metadata and the 401 challenge when
-// MCP_EVENTS_OAUTH_SCOPES is unset: what the six events need.
+// MCP_EVENTS_OAUTH_SCOPES is unset and the authorization server publishes no scopes_supported: what the
+// catalog's events need, in Appwrite Cloud's names.
 var defaultScopes = []string{
-	"webhooks.read", "webhooks.write", "tables.read", "rows.read", "buckets.read", "files.read",
-	"users.read", "functions.read", "executions.read",
+	"project:webhooks.read", "project:webhooks.write", "project:tables.read", "project:rows.read",
+	"project:buckets.read", "project:files.read", "project:users.read", "project:functions.read",
+	"project:executions.read", "project:sites.read",
 }
 
 // Config is the whole configuration.
@@ -78,12 +80,15 @@ type Config struct {
 	JWKSURL string
 	// Audiences are the accepted aud values (default PublicURL, PublicURL + "/", PublicURL + "/mcp").
 	Audiences []string
-	// Scopes are advertised as scopes_supported.
+	// Scopes are advertised as scopes_supported and asked for by the 401 challenge.
 	Scopes []string
 	// AllowedOrigins are the browser origins (scheme://host[:port], lower case) whose pages may call the MCP
 	// endpoint; a request with any other Origin is refused with 403. Empty: only requests without an Origin
 	// (server-side clients) are served.
 	AllowedOrigins []string
+	// ScopesSet reports that MCP_EVENTS_OAUTH_SCOPES set Scopes: the authorization server's published
+	// scopes_supported are then not read.
+	ScopesSet bool
 	// AppwriteEndpoint is the Appwrite API endpoint, ending in /v1.
 	AppwriteEndpoint string
 	// IngressURL is the webhook-ingress function's public base URL; webhooks point at
@@ -142,6 +147,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 		c.Audiences = []string{c.PublicURL, c.PublicURL + "/", c.PublicURL + "/mcp"}
 	}
 	c.Scopes = list(getenv(EnvScopes))
+	c.ScopesSet = len(c.Scopes) > 0
 	if len(c.Scopes) == 0 {
 		c.Scopes = append([]string(nil), defaultScopes...)
 	}

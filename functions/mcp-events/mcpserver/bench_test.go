@@ -22,7 +22,7 @@ func benchServer(b *testing.B) (*mcpserver.Server, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tok := is.Mint(testissuer.Token{Sub: "u", Aud: benchAud, Scopes: []string{"webhooks.read", "webhooks.write", "users.read"}})
+	tok := is.Mint(testissuer.Token{Sub: "u", Aud: benchAud, Scopes: []string{"project:webhooks.read", "project:webhooks.write", "project:users.read"}})
 	return srv, tok
 }
 

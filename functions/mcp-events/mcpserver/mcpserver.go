@@ -71,11 +71,14 @@ type Options struct {
 type Server struct {
 	cfg      config.Config
 	resource oauth.Resource
-	verifier *oauth.Verifier
-	mcp      *server.MCPServer
-	http     *server.StreamableHTTPServer
-	subs     *subscriptions.Service // nil when events are off
-	faults   *faultreport.Reporter  // nil when SENTRY_DSN is unset
+	// discovery reads the authorization server's published scopes_supported; nil when
+	// MCP_EVENTS_OAUTH_SCOPES names the scopes.
+	discovery *oauth.Discovery
+	verifier  *oauth.Verifier
+	mcp       *server.MCPServer
+	http      *server.StreamableHTTPServer
+	subs      *subscriptions.Service // nil when events are off
+	faults    *faultreport.Reporter  // nil when SENTRY_DSN is unset
 }
 
 // New builds a server from the environment read through getenv (os.Getenv when nil).
@@ -93,9 +96,12 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	}
 	s := &Server{
 		cfg:      cfg,
-		resource: oauth.Resource{PublicURL: cfg.PublicURL, Issuer: cfg.Issuer, Scopes: cfg.Scopes},
+		resource: oauth.Resource{PublicURL: cfg.PublicURL, Issuer: cfg.Issuer, Scopes: cfg.Scopes, Needs: eventcatalog.ScopeRequirements()},
 		verifier: oauth.NewVerifier(cfg.Issuer, cfg.Audiences, oauth.NewJWKS(cfg.JWKSURL, hc)),
 		faults:   o.Faults,
+	}
+	if !cfg.ScopesSet {
+		s.discovery = oauth.NewDiscovery(cfg.Issuer, hc, o.Now)
 	}
 	opts := []server.ServerOption{server.WithInstructions(Instructions)}
 	if cfg.Enabled {
@@ -149,7 +155,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	}
 	aw := appwriteapi.New(cfg.AppwriteEndpoint, hc)
 	s.subs, err = subscriptions.New(subscriptions.Options{
-		Appwrite: aw, Sealer: sealer, SigKeys: keys,
+		Appwrite: aw, Sealer: sealer, Keyring: ring, SigKeys: keys,
 		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,
 		TTLDefault: cfg.TTLDefault, TTLMin: cfg.TTLMin, TTLMax: cfg.TTLMax, RotationGrace: cfg.RotationGrace,
 		ChallengeTimeout: cfg.ChallengeTimeout, ChallengeRate: cfg.ChallengeRate, Now: o.Now,
@@ -207,7 +213,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed", "message": "use GET"})
 			return
 		}
-		writeJSON(w, http.StatusOK, s.resource.Metadata(strings.TrimPrefix(r.URL.Path, oauth.MetadataPath)))
+		writeJSON(w, http.StatusOK, s.res(r.Context()).Metadata(strings.TrimPrefix(r.URL.Path, oauth.MetadataPath)))
 	case "/", "/mcp":
 		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin) {
 			// Streamable HTTP: servers MUST validate Origin (DNS rebinding). A browser page of another site
@@ -228,6 +234,14 @@ func (s *Server) originAllowed(origin string) bool {
 	return slices.Contains(s.cfg.AllowedOrigins, config.NormalizeOrigin(origin))
 }
 
+// res is the resource description, advertising what the authorization server publishes when it does.
+func (s *Server) res(ctx context.Context) oauth.Resource {
+	if s.discovery == nil {
+		return s.resource
+	}
+	return s.resource.Published(s.discovery.Scopes(ctx))
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")
@@ -235,8 +249,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-func (s *Server) unauthorized(w http.ResponseWriter, path, desc string) {
-	w.Header().Set("WWW-Authenticate", s.resource.Challenge(path, desc))
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, desc string) {
+	w.Header().Set("WWW-Authenticate", s.res(r.Context()).Challenge(r.URL.Path, desc))
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
 }
 
@@ -251,8 +265,8 @@ func (s *Server) keysUnavailable(w http.ResponseWriter, ue *oauth.UnavailableErr
 
 // noCredentials answers a request without a bearer token: the challenge carries no error code (RFC 6750
 // §3.1), only where the metadata is and which scopes to ask for.
-func (s *Server) noCredentials(w http.ResponseWriter, path string) {
-	w.Header().Set("WWW-Authenticate", s.resource.NoCredentials(path))
+func (s *Server) noCredentials(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("WWW-Authenticate", s.res(r.Context()).NoCredentials(r.URL.Path))
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized",
 		"error_description": "Authentication required: send an OAuth access token as Authorization: Bearer <token>"})
 }
@@ -260,8 +274,8 @@ func (s *Server) noCredentials(w http.ResponseWriter, path string) {
 // insufficientScope answers a call the token lacks scopes for: HTTP 403 with an insufficient_scope
 // challenge naming the scopes the call needs (so the client can ask the user for them), and the JSON-RPC
 // Forbidden error in the body.
-func (s *Server) insufficientScope(w http.ResponseWriter, path string, id json.RawMessage, merr *mcperr.Error) {
-	w.Header().Set("WWW-Authenticate", s.resource.InsufficientScope(path, merr.StepUp, merr.Message))
+func (s *Server) insufficientScope(w http.ResponseWriter, r *http.Request, id json.RawMessage, merr *mcperr.Error) {
+	w.Header().Set("WWW-Authenticate", s.res(r.Context()).InsufficientScope(r.URL.Path, merr.StepUp, merr.Message))
 	we := s.cfg.Codes.Wire(merr)
 	if len(id) == 0 {
 		id = json.RawMessage("null")
@@ -281,7 +295,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	tok, ok := oauth.BearerToken(r.Header.Get("Authorization"))
 	if !ok {
-		s.noCredentials(w, r.URL.Path)
+		s.noCredentials(w, r)
 		return
 	}
 	principal, err := s.verifier.Verify(ctx, tok)
@@ -294,7 +308,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		desc := strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
-		s.unauthorized(w, r.URL.Path, desc)
+		s.unauthorized(w, r, desc)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -327,7 +341,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(head.Params, &call)
 		if missing, stepUp := tools.StepUp(call.Name, principal.Scopes); len(stepUp) > 0 {
 			s.toolDone(ctx, tools.Result{Tool: call.Name, Outcome: "forbidden"})
-			s.insufficientScope(w, r.URL.Path, head.ID, mcperr.InsufficientScope(missing, stepUp,
+			s.insufficientScope(w, r, head.ID, mcperr.InsufficientScope(missing, stepUp,
 				"the access token lacks the scopes %s needs: %s", call.Name, strings.Join(missing, ", ")))
 			return
 		}
@@ -520,7 +534,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 			s.reportEventsFault(head, merr)
 		}
 		if merr.Kind == mcperr.Forbidden && len(merr.StepUp) > 0 {
-			s.insufficientScope(w, r.URL.Path, head.ID, merr)
+			s.insufficientScope(w, r, head.ID, merr)
 			return
 		}
 		we := s.cfg.Codes.Wire(merr)

@@ -15,10 +15,12 @@ const ToolCallsTotal = "mcp_events_tool_calls_total"
 
 // Outcomes of SubscriptionsTotal.
 const (
-	OutcomeCreated       = "created"
-	OutcomeRefreshed     = "refreshed"
-	OutcomeRotated       = "rotated"
-	OutcomeUnsubscribed  = "unsubscribed"
+	OutcomeCreated      = "created"
+	OutcomeRefreshed    = "refreshed"
+	OutcomeRotated      = "rotated"
+	OutcomeUnsubscribed = "unsubscribed"
+	// OutcomeAbsent: an unsubscribe found nothing to remove (answered {}: unsubscribe is idempotent).
+	OutcomeAbsent        = "absent"
 	OutcomeInvalidParams = "invalid_params"
 	OutcomeForbidden     = "forbidden"
 	OutcomeNotFound      = "not_found"

@@ -8,6 +8,6 @@ import (
 
 func ExampleCount() {
 	sink := func(line string) { fmt.Println(line) }
-	metrics.Count(sink, metrics.SubscriptionsTotal, "op", "subscribe", "event", "row.created", "outcome", metrics.OutcomeCreated)
-	// Output: {"metric":"mcp_events_subscriptions_total","event":"row.created","op":"subscribe","outcome":"created","inc":1}
+	metrics.Count(sink, metrics.SubscriptionsTotal, "op", "subscribe", "event", "tablesdb.row.created", "outcome", metrics.OutcomeCreated)
+	// Output: {"metric":"mcp_events_subscriptions_total","event":"tablesdb.row.created","op":"subscribe","outcome":"created","inc":1}
 }

@@ -384,8 +384,15 @@ type Resource struct {
 	PublicURL string
 	// Issuer is the authorization server.
 	Issuer string
-	// Scopes are advertised as scopes_supported and in the challenge's scope.
+	// Scopes are what the challenges ask for (the 401's scope): Appwrite Cloud's names of what the events
+	// and tools need, the first alternative of each requirement.
 	Scopes []string
+	// Supported is advertised as scopes_supported; Scopes when nil. Published sets it to what the
+	// authorization server publishes.
+	Supported []string
+	// Needs are the scope requirements (each met by any one of its alternatives) behind Scopes: a
+	// challenge asks for the alternative the authorization server publishes.
+	Needs [][]string
 }
 
 // MetadataPath is the well-known path of the metadata for the root resource; MetadataPath + "/mcp" is the
@@ -402,9 +409,16 @@ func (r Resource) Metadata(path string) Metadata {
 	}
 	return Metadata{
 		Resource: res, AuthorizationServers: []string{r.Issuer},
-		ScopesSupported: append([]string{}, r.Scopes...), BearerMethodsSupported: []string{"header"},
+		ScopesSupported: r.supported(), BearerMethodsSupported: []string{"header"},
 		ResourceName: "Appwrite MCP events",
 	}
+}
+
+func (r Resource) supported() []string {
+	if r.Supported != nil {
+		return append([]string{}, r.Supported...)
+	}
+	return append([]string{}, r.Scopes...)
 }
 
 // MetadataURL returns the URL of the metadata document for a request to path ("/" or "/mcp").
@@ -432,6 +446,11 @@ func (r Resource) Challenge(path, description string) string {
 // scopes a call needs: error="insufficient_scope" with the scopes the call needs (the client adds them to
 // what it holds and asks the user again), the metadata URL and description.
 func (r Resource) InsufficientScope(path string, scopes []string, description string) string {
+	asked := make([]string, 0, len(scopes))
+	for _, s := range scopes {
+		asked = append(asked, r.pick(s, r.Supported))
+	}
+	scopes = asked
 	return fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
 		strings.Join(scopes, " "), r.MetadataURL(path), description)
 }

@@ -5,7 +5,9 @@ import (
 	"sort"
 	"time"
 
+	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/eventcatalog"
 )
 
 // Listed is one of the caller's subscriptions as the list_subscriptions tool shows it: what, where and until
@@ -17,8 +19,9 @@ type Listed struct {
 	Event string `json:"event"`
 	// Arguments are the subscription's arguments, project_id included.
 	Arguments map[string]string `json:"arguments"`
-	// CallbackURL is where deliveries go.
-	CallbackURL string `json:"callback_url"`
+	// CallbackURL is where deliveries go; empty when Appwrite does not return the webhook's authPassword
+	// (Appwrite Cloud never does), where it is sealed.
+	CallbackURL string `json:"callback_url,omitempty"`
 	// RefreshBefore is when the subscription expires unless refreshed (RFC 3339, UTC).
 	RefreshBefore string `json:"refresh_before"`
 	// Expired reports that RefreshBefore has passed (the webhook is deleted on the next cleanup).
@@ -31,9 +34,10 @@ type Listed struct {
 	Rotating bool `json:"rotating"`
 }
 
-// List returns the caller's subscriptions in project: the managed webhooks whose envelope opens and whose id
-// is the one the caller's principal gets for that envelope (so other principals' subscriptions in the same
-// project are never shown), sorted by event and id.
+// List returns the caller's subscriptions in project, sorted by event and id: the managed webhooks whose
+// envelope opens and whose id is the one the caller's principal gets for that envelope, or, when Appwrite
+// does not return authPassword (Appwrite Cloud), whose label's owner MAC verifies for the caller (label.go).
+// Other principals' subscriptions in the same project are never shown.
 func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *mcperr.Error) {
 	proj := s.o.Appwrite.Project(project, c.Principal.Token)
 	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
@@ -48,6 +52,9 @@ func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *
 		}
 		sub, err := s.openWebhook(&w, project)
 		if err != nil {
+			if l, ok := s.listedByLabel(&w, project, c.Principal.Subject, now); ok {
+				out = append(out, l)
+			}
 			continue
 		}
 		args, mine := ownArgs(c.Principal.Subject, project, w.ID, sub)
@@ -71,4 +78,28 @@ func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// listedByLabel is webhook w as listed from its label, when the label is principal's.
+func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal string, now time.Time) (Listed, bool) {
+	l, ok := parseLabel(w.Name)
+	if !ok {
+		return Listed{}, false
+	}
+	args, mine := s.ownedByAny(l, w, project, principal)
+	if !mine {
+		return Listed{}, false
+	}
+	full := map[string]string{eventcatalog.ArgProject: project}
+	for k, v := range args {
+		full[k] = v
+	}
+	out := Listed{
+		ID: w.ID, Event: l.Event, Arguments: full, RefreshBefore: l.Expiry.UTC().Format(time.RFC3339),
+		Expired: !now.Before(l.Expiry), Enabled: w.Enabled, Rotating: !l.PrevUntil.IsZero() && now.Before(l.PrevUntil),
+	}
+	if !l.VerifiedAt.IsZero() {
+		out.VerifiedAt = l.VerifiedAt.UTC().Format(time.RFC3339)
+	}
+	return out, true
 }

@@ -37,7 +37,7 @@ import (
 const IDPrefix = "mcpev_"
 
 // ScopeWebhooksWrite is the scope events/unsubscribe needs (it deletes a project webhook).
-const ScopeWebhooksWrite = "webhooks.write"
+const ScopeWebhooksWrite = eventcatalog.ScopePrefix + "webhooks.write"
 
 // IDLength is the length of a subscription id: IDPrefix + 30 hex digits (120 bits), Appwrite's 36-character
 // custom-id limit.
@@ -58,6 +58,8 @@ type Options struct {
 	Appwrite *appwriteapi.Client
 	// Sealer seals envelopes.
 	Sealer *seal.Sealer
+	// Keyring is the Sealer's keyring: it authenticates the webhook's label (label.go).
+	Keyring *seal.Keyring
 	// SigKeys derive webhook signature secrets.
 	SigKeys *appwritesig.Keys
 	// Callback is the SSRF-safe client for verification POSTs, built from CallbackOptions.
@@ -88,8 +90,8 @@ type Service struct {
 
 // New returns a Service.
 func New(o Options) (*Service, error) {
-	if o.Appwrite == nil || o.Sealer == nil || o.SigKeys == nil || o.Callback == nil {
-		return nil, errors.New("subscriptions: Appwrite, Sealer, SigKeys and Callback are required")
+	if o.Appwrite == nil || o.Sealer == nil || o.Keyring == nil || o.SigKeys == nil || o.Callback == nil {
+		return nil, errors.New("subscriptions: Appwrite, Sealer, Keyring, SigKeys and Callback are required")
 	}
 	if n := len(strings.TrimRight(o.IngressURL, "/")) + len(WebhookPath) + IDLength; n > MaxWebhookURL {
 		return nil, fmt.Errorf("subscriptions: ingress URL too long: webhook URLs would be %d characters, Appwrite stores %d", n, MaxWebhookURL)
@@ -309,6 +311,12 @@ func (s *Service) prepare(ctx context.Context, c Call, name string, rawArgs json
 	if !ok {
 		return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "event"}, "unknown event %q", name)
 	}
+	// A renamed event: its subscriptions keep delivering until they expire and can be unsubscribed, but a
+	// subscribe (or refresh) must use the catalog's name.
+	if ev.RenamedTo != "" && checkURL {
+		return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "event", "renamedTo": ev.RenamedTo},
+			"event %q was renamed %q (the names of Appwrite's MCP servers): subscribe to %q; subscriptions made under the old name deliver until they expire", name, ev.RenamedTo, ev.RenamedTo)
+	}
 	if d == nil {
 		return nil, mcperr.Invalid("delivery", "delivery: required object (mode, url and, to subscribe, secret)")
 	}
@@ -376,6 +384,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	}
 
 	now := s.o.Now().UTC().Truncate(time.Second)
+	principal := c.Principal.Subject
 	existing, err := proj.GetWebhook(ctx, pr.id)
 	if err != nil && appwriteapi.StatusOf(err) != http.StatusNotFound {
 		return nil, "", mapAppwrite(err, "webhook", "")
@@ -383,21 +392,29 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	if err != nil {
 		existing = nil
 	}
+	argsNoProject := withoutProject(pr.args)
+	// What the existing webhook says: its envelope, when Appwrite returns authPassword (the open-source
+	// server does, Appwrite Cloud never), or else its label (label.go), when it verifies for this caller.
 	var prev *seal.Subscription
+	var prevLabel *label
 	if existing != nil {
-		if sub, oerr := s.openWebhook(existing, pr.project, seal.Target{Event: pr.event.Name, Args: seal.ArgsOf(withoutProject(pr.args))}); oerr == nil {
+		if sub, oerr := s.openWebhook(existing, pr.project, seal.Target{Event: pr.event.Name, Args: seal.ArgsOf(argsNoProject)}); oerr == nil {
 			prev = &sub
+		} else if l, ok := parseLabel(existing.Name); ok && l.Event == pr.event.Name && s.ownedBy(l, pr.id, pr.project, principal, argsNoProject) {
+			prevLabel = &l
 		} else {
-			c.logf("events/subscribe: existing webhook %s does not open (%v); replacing it", pr.id, oerr)
+			c.logf("events/subscribe: existing webhook %s neither opens nor carries this caller's label (%v); replacing it", pr.id, oerr)
 		}
 	}
 
 	sub := seal.Subscription{
-		CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: seal.ArgsOf(withoutProject(pr.args)),
+		CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: seal.ArgsOf(argsNoProject),
 		ProjectID: pr.project, Expiry: now.Add(ttl),
 	}
 	outcome := metrics.OutcomeCreated
-	if prev != nil {
+	var rotation *Rotation
+	switch {
+	case prev != nil:
 		outcome = metrics.OutcomeRefreshed
 		if !bytes.Equal(prev.Secret, secret) {
 			outcome = metrics.OutcomeRotated
@@ -405,34 +422,51 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		} else if len(prev.PrevSecret) > 0 && now.Before(prev.PrevSecretUntil) {
 			sub.PrevSecret, sub.PrevSecretUntil = prev.PrevSecret, prev.PrevSecretUntil
 		}
+	case prevLabel != nil:
+		// The label says whether the secret changed, but the previous secret is sealed in authPassword, which
+		// this Appwrite does not return: it cannot be kept for a grace window.
+		outcome = metrics.OutcomeRefreshed
+		if !bytes.Equal(prevLabel.Fingerprint, s.fingerprint(pr.id, secret)) {
+			outcome = metrics.OutcomeRotated
+			rotation = &Rotation{PreviousSecretKept: false, Reason: reasonUnreadable}
+		} else if !prevLabel.PrevUntil.IsZero() && now.Before(prevLabel.PrevUntil) {
+			rotation = &Rotation{PreviousSecretKept: false, Reason: reasonUnreadableGrace}
+		}
 	}
-	// An existing, unexpired envelope for the same (principal, url) that records a verification proves the
-	// handshake already happened: refreshes skip it on every replica. A lapsed subscription is re-verified.
-	verified := prev != nil && !prev.VerifiedAt.IsZero() && prev.CallbackURL == pr.url && !prev.Expired(now)
-	var hooks []appwriteapi.Webhook // the project's managed webhooks, when listed here (cleanup reuses them)
-	listed := false
-	if verified {
+	// An existing, unexpired subscription of this principal that records a verification of the same URL
+	// proves the handshake already happened: refreshes skip it on every replica. A lapsed one is re-verified.
+	// (The id is a hash over the principal and the URL, and the label's URL MAC binds both.)
+	verified := false
+	switch {
+	case prev != nil:
+		verified = !prev.VerifiedAt.IsZero() && prev.CallbackURL == pr.url && !prev.Expired(now)
 		sub.VerifiedAt = prev.VerifiedAt
-	} else {
+	case prevLabel != nil:
+		verified = now.Before(prevLabel.Expiry) && s.provesURL(*prevLabel, pr.id, pr.project, principal, pr.url, argsNoProject)
+		sub.VerifiedAt = prevLabel.VerifiedAt
+	}
+	if !verified {
 		sub.VerifiedAt = now
-		// Verification is per (principal, URL): another live subscription of this principal to this URL in
-		// this project proves it too.
-		lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
-		hooks, err = proj.ListWebhooks(lctx, IDPrefix)
-		lcancel()
-		if err != nil {
-			c.logf("events/subscribe %s: list webhooks: %v (the callback is challenged)", pr.id, err)
-		} else {
-			listed = true
-			if at, from, ok := s.verifiedSibling(hooks, c.Principal.Subject, pr, now); ok {
+	}
+	// The project's managed webhooks: another live subscription of this principal to this URL proves the
+	// verification too (per (principal, URL)), and the caller's expired subscriptions are deleted before the
+	// write, so that they never hold a slot of the plan's webhook limit.
+	lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
+	hooks, err := proj.ListWebhooks(lctx, IDPrefix)
+	lcancel()
+	if err != nil {
+		c.logf("events/subscribe %s: list webhooks: %v (no cleanup; the callback is challenged unless this subscription proves it)", pr.id, err)
+	} else {
+		if !verified {
+			if at, from, ok := s.verifiedSibling(hooks, principal, pr, now); ok {
 				verified, sub.VerifiedAt = true, at
 				c.logf("events/subscribe %s: callback already verified by subscription %s", pr.id, from)
 			}
 		}
+		s.cleanup(ctx, c, proj, principal, pr.id, hooks)
 	}
 	// Seal first, so that a subscription that cannot fit is refused before the endpoint is contacted.
 	f, err := s.o.Sealer.Seal(pr.id, sub)
-	var rotation *Rotation
 	var tooLong *seal.TooLongError
 	if errors.As(err, &tooLong) && len(sub.PrevSecret) > 0 {
 		// Both secrets do not fit: rotate without a grace window rather than fail, and say so in the answer.
@@ -460,15 +494,14 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		return nil, "", mcperr.As(err)
 	}
 	in := appwriteapi.WebhookInput{
-		Name: webhookName(pr), URL: s.webhookURL(pr.id, f.URLTail), Events: pr.event.AppwriteEvents(pr.args),
+		Name: s.labelFor(pr.id, principal, sub).String(), URL: s.webhookURL(pr.id, f.URLTail), Events: pr.event.AppwriteEvents(pr.args),
 		TLS: true, AuthUsername: f.Username, AuthPassword: f.Password,
 	}
 	if err := s.upsert(ctx, proj, pr.id, whSecret, in, existing != nil); err != nil {
 		return nil, "", err
 	}
-	s.cleanup(ctx, c, proj, pr.id, hooks, listed)
 	res := &SubscribeResult{
-		ResultType: "complete", ID: pr.id, RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339),
+		ResultType: "complete", ID: pr.id, RefreshBefore: RefreshBefore(sub.Expiry, ttl).UTC().Format(time.RFC3339),
 		Cursor: nil, Truncated: false,
 	}
 	if rotation != nil {
@@ -476,6 +509,22 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	}
 	return res, outcome, nil
 }
+
+// RefreshBefore is the refreshBefore of a grant of ttl that expires at expiry: a tenth of the grant earlier
+// (rounded up to whole seconds), so that a client refreshing at refreshBefore, however slowly, never lets
+// deliveries lapse (6 minutes for an hour, 30 s at a 5-minute floor; appwrite/mcp docs/events.md "TTL").
+func RefreshBefore(expiry time.Time, ttl time.Duration) time.Time {
+	margin := (ttl/10 + time.Second - 1).Truncate(time.Second)
+	return expiry.Add(-margin)
+}
+
+// What a rotation answers when the previous secret cannot be read back.
+const (
+	reasonUnreadable = "the previous secret was not kept (deliveries are signed with the new secret only): " +
+		"it is sealed in the webhook's authPassword, which this Appwrite does not return (Appwrite Cloud never does)"
+	reasonUnreadableGrace = "the previous secret's grace window ends now (deliveries are signed with the current secret only): " +
+		"it is sealed in the webhook's authPassword, which this Appwrite does not return (Appwrite Cloud never does)"
+)
 
 func withoutProject(args map[string]string) map[string]string {
 	out := map[string]string{}
@@ -485,32 +534,6 @@ func withoutProject(args map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// webhookName is what the Console shows: the event, its target and the callback host, at most 128 characters.
-func webhookName(pr *prepared) string {
-	target := ""
-	switch pr.event.Target {
-	case eventcatalog.TargetTable:
-		target = pr.args[eventcatalog.ArgDatabase] + "/" + pr.args[eventcatalog.ArgTable]
-	case eventcatalog.TargetBucket:
-		target = pr.args[eventcatalog.ArgBucket]
-	case eventcatalog.TargetFunction:
-		target = pr.args[eventcatalog.ArgFunction]
-	}
-	host := pr.url
-	if u, err := url.Parse(pr.url); err == nil {
-		host = u.Host
-	}
-	name := "MCP events: " + pr.event.Name
-	if target != "" {
-		name += " on " + target
-	}
-	name += " -> " + host
-	if len(name) > 128 {
-		name = name[:125] + "..."
-	}
-	return name
 }
 
 // authorize reads the subscription's target with the caller's token.
@@ -524,6 +547,8 @@ func (s *Service) authorize(ctx context.Context, proj *appwriteapi.Project, pr *
 		err = proj.GetBucket(ctx, pr.args[eventcatalog.ArgBucket])
 	case eventcatalog.TargetFunction:
 		err = proj.GetFunction(ctx, pr.args[eventcatalog.ArgFunction])
+	case eventcatalog.TargetSite:
+		err = proj.GetSite(ctx, pr.args[eventcatalog.ArgSite])
 	case eventcatalog.TargetUsers:
 		err = proj.ListUsers(ctx)
 	}
@@ -635,12 +660,36 @@ func (s *Service) sealError(err error, sub seal.Subscription) *mcperr.Error {
 	return mcperr.As(err)
 }
 
+// TypePlanLimit is Appwrite Cloud's error type for a create beyond what the project's plan allows (403;
+// appwrite/mcp docs/events.md "Free plan": 2 webhooks per project on Free, 50 on Start, unlimited on Pro and
+// Scale).
+const TypePlanLimit = "additional_resource_not_allowed"
+
+// planLimit is the answer to a webhook create refused by the plan: ResourceExhausted with data
+// {"limit": "webhooks", "max": <webhooks the project has>} and what to do about it. The caller's expired
+// subscriptions were deleted before the create, so what fills the plan is live.
+func (s *Service) planLimit(ctx context.Context, proj *appwriteapi.Project) *mcperr.Error {
+	data := map[string]any{"limit": "webhooks"}
+	of := ""
+	if n, err := proj.CountWebhooks(ctx); err == nil {
+		data["max"] = n
+		of = fmt.Sprintf(" of %d", n)
+	}
+	return mcperr.New(mcperr.ResourceExhausted, data,
+		"project %s has reached its Appwrite plan's limit%s webhooks, and every event subscription uses one: unsubscribe from another event (or delete a webhook in the Appwrite Console), or upgrade the plan (Free allows 2 webhooks per project, Start 50, Pro and Scale unlimited)",
+		proj.ID(), of)
+}
+
 // upsert creates the webhook or updates it in place, and sets its derived signature secret.
 func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, secret string, in appwriteapi.WebhookInput, exists bool) *mcperr.Error {
 	if !exists {
 		_, err := proj.CreateWebhook(ctx, id, secret, in)
 		if err == nil {
 			return nil
+		}
+		var ae *appwriteapi.Error
+		if errors.As(err, &ae) && ae.Type == TypePlanLimit {
+			return s.planLimit(ctx, proj)
 		}
 		if appwriteapi.StatusOf(err) != http.StatusConflict {
 			return mapWebhookWrite(err, "create", proj.ID())
@@ -656,26 +705,27 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 	return nil
 }
 
-// cleanup deletes managed webhooks of the project whose envelopes opened and expired. Envelopes this
-// server cannot open (another deployment's keys) are left alone. Failures only log.
-// When listed is true, hooks is the project's managed webhooks as listed earlier in the same call.
-func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, keep string, hooks []appwriteapi.Webhook, listed bool) {
+// cleanup deletes the expired subscriptions among hooks (the project's managed webhooks, as listed in the same
+// call): the caller's, known by their label (its owner MAC verifies for principal), and any whose envelope
+// opens (when Appwrite returns authPassword, as the open-source server does). Webhooks this deployment cannot
+// read (another deployment's keys, another principal's label) are left alone. Bounded by cleanupBudget;
+// failures only log.
+func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, principal, keep string, hooks []appwriteapi.Webhook) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupBudget)
 	defer cancel()
-	if !listed {
-		var err error
-		if hooks, err = proj.ListWebhooks(ctx, IDPrefix); err != nil {
-			c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
-			return
-		}
-	}
 	now := s.o.Now()
 	for _, w := range hooks {
 		if w.ID == keep || len(w.ID) != IDLength {
 			continue
 		}
-		sub, err := s.openWebhook(&w, proj.ID())
-		if err != nil || !sub.Expired(now) {
+		expired := false
+		if sub, err := s.openWebhook(&w, proj.ID()); err == nil {
+			expired = sub.Expired(now)
+		} else if l, ok := parseLabel(w.Name); ok {
+			_, mine := s.ownedByAny(l, &w, proj.ID(), principal)
+			expired = mine && !now.Before(l.Expiry)
+		}
+		if !expired {
 			continue
 		}
 		if err := proj.DeleteWebhook(ctx, w.ID); err != nil && appwriteapi.StatusOf(err) != http.StatusNotFound {
@@ -686,10 +736,21 @@ func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project
 	}
 }
 
+// argsFor returns the candidate arguments (without project_id) that webhook w's Appwrite events give event:
+// one set, or one per value of a filter Appwrite's events do not name (a deployment's status).
+func argsFor(w *appwriteapi.Webhook, event string) []map[string]string {
+	var out []map[string]string
+	for _, b := range eventcatalog.Bindings(w.Events) {
+		if b.Event == event {
+			out = append(out, b.Args)
+		}
+	}
+	return out
+}
+
 // Unsubscribe serves events/unsubscribe.
 func (s *Service) Unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
-	res, err := s.unsubscribe(ctx, c, p)
-	outcome := metrics.OutcomeUnsubscribed
+	res, outcome, err := s.unsubscribe(ctx, c, p)
 	if err != nil {
 		outcome = outcomeOf(err)
 		c.logf("events/unsubscribe %s: %s", p.Name, err.Error())
@@ -702,13 +763,13 @@ func (s *Service) Unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	return res, err
 }
 
-func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
+func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, string, *mcperr.Error) {
 	pr, merr := s.prepare(ctx, c, p.Name, p.Arguments, p.Delivery, false)
 	if merr != nil {
-		return nil, merr
+		return nil, "", merr
 	}
-	if !c.Principal.Scopes[ScopeWebhooksWrite] {
-		return nil, mcperr.InsufficientScope([]string{ScopeWebhooksWrite}, []string{ScopeWebhooksWrite},
+	if !eventcatalog.HasScope(c.Principal.Scopes, ScopeWebhooksWrite) {
+		return nil, "", mcperr.InsufficientScope([]string{ScopeWebhooksWrite}, []string{ScopeWebhooksWrite},
 			"the access token lacks the scope unsubscribing needs: %s", ScopeWebhooksWrite)
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
@@ -716,13 +777,20 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		if appwriteapi.StatusOf(err) == http.StatusNotFound {
 			var ae *appwriteapi.Error
 			if errors.As(err, &ae) && strings.HasPrefix(ae.Type, "project_") {
-				return nil, mapAppwrite(err, "project", pr.project)
+				return nil, "", mapAppwrite(err, "project", pr.project)
 			}
-			return nil, mcperr.New(mcperr.NotFound, map[string]any{"kind": "subscription"},
-				"no subscription to %s for these arguments and this delivery URL", pr.event.Name)
+			// Nothing to remove: unsubscribe is idempotent (OpenAI's MCP events guide; appwrite/mcp).
+			return &EmptyResult{ResultType: "complete"}, metrics.OutcomeAbsent, nil
 		}
-		return nil, mapAppwrite(err, "webhook", pr.project)
+		return nil, "", mapAppwrite(err, "webhook", pr.project)
 	}
-	s.cleanup(ctx, c, proj, pr.id, nil, false)
-	return &EmptyResult{ResultType: "complete"}, nil
+	lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
+	hooks, err := proj.ListWebhooks(lctx, IDPrefix)
+	lcancel()
+	if err != nil {
+		c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)
+	} else {
+		s.cleanup(ctx, c, proj, c.Principal.Subject, pr.id, hooks)
+	}
+	return &EmptyResult{ResultType: "complete"}, metrics.OutcomeUnsubscribed, nil
 }

@@ -9,23 +9,22 @@ import (
 
 	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
-	"appwrite-agent/shared/eventcatalog"
 )
 
 func TestIDIsDeterministicAndKeyed(t *testing.T) {
 	args := map[string]string{"project_id": "p", "database_id": "d", "table_id": "t"}
-	a := ID("user-1", "https://cb/x", "row.created", args)
-	if a != ID("user-1", "https://cb/x", "row.created", map[string]string{"table_id": "t", "project_id": "p", "database_id": "d"}) {
+	a := ID("user-1", "https://cb/x", "tablesdb.row.created", args)
+	if a != ID("user-1", "https://cb/x", "tablesdb.row.created", map[string]string{"table_id": "t", "project_id": "p", "database_id": "d"}) {
 		t.Fatal("argument order changed the id")
 	}
 	if len(a) != IDLength || !strings.HasPrefix(a, IDPrefix) {
 		t.Fatalf("id %q", a)
 	}
 	for _, other := range []string{
-		ID("user-2", "https://cb/x", "row.created", args),
-		ID("user-1", "https://cb/y", "row.created", args),
-		ID("user-1", "https://cb/x", "row.updated", args),
-		ID("user-1", "https://cb/x", "row.created", map[string]string{"project_id": "p", "database_id": "d", "table_id": "u"}),
+		ID("user-2", "https://cb/x", "tablesdb.row.created", args),
+		ID("user-1", "https://cb/y", "tablesdb.row.created", args),
+		ID("user-1", "https://cb/x", "tablesdb.row.updated", args),
+		ID("user-1", "https://cb/x", "tablesdb.row.created", map[string]string{"project_id": "p", "database_id": "d", "table_id": "u"}),
 	} {
 		if other == a {
 			t.Fatal("a key part did not change the id")
@@ -79,16 +78,6 @@ func TestMapAppwrite(t *testing.T) {
 		if c.field != "" && !strings.Contains(e.Data["field"].(string), c.field) {
 			t.Errorf("%v: field %v", c.err, e.Data["field"])
 		}
-	}
-}
-
-func TestWebhookNameFits(t *testing.T) {
-	ev, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
-	long := strings.Repeat("a", 36)
-	name := webhookName(&prepared{event: ev, url: "https://" + strings.Repeat("h", 200) + "/x",
-		args: map[string]string{"project_id": "p", "database_id": long, "table_id": long}})
-	if len(name) > 128 {
-		t.Fatalf("%d characters", len(name))
 	}
 }
 

@@ -20,19 +20,30 @@ import (
 
 // verifiedSibling looks among hooks (the project's managed webhooks) for another subscription of principal
 // to the same callback URL that proves a verification, and returns when it happened and that webhook's id.
+// The proof is the envelope when Appwrite returns authPassword, else the label's URL MAC (label.go).
 func (s *Service) verifiedSibling(hooks []appwriteapi.Webhook, principal string, pr *prepared, now time.Time) (time.Time, string, bool) {
 	for _, w := range hooks {
 		if w.ID == pr.id || len(w.ID) != IDLength || !w.Enabled {
 			continue // a webhook Appwrite disabled after failed deliveries proves nothing about the URL today
 		}
-		sub, err := s.openWebhook(&w, pr.project)
-		if err != nil || sub.CallbackURL != pr.url || sub.VerifiedAt.IsZero() || sub.Expired(now) {
+		if sub, err := s.openWebhook(&w, pr.project); err == nil {
+			if sub.CallbackURL != pr.url || sub.VerifiedAt.IsZero() || sub.Expired(now) {
+				continue
+			}
+			if _, mine := ownArgs(principal, pr.project, w.ID, sub); !mine {
+				continue // another principal's subscription to the same URL
+			}
+			return sub.VerifiedAt, w.ID, true
+		}
+		l, ok := parseLabel(w.Name)
+		if !ok || !now.Before(l.Expiry) {
 			continue
 		}
-		if _, mine := ownArgs(principal, pr.project, w.ID, sub); !mine {
-			continue // another principal's subscription to the same URL
+		for _, args := range argsFor(&w, l.Event) {
+			if s.provesURL(l, w.ID, pr.project, principal, pr.url, args) {
+				return l.VerifiedAt, w.ID, true
+			}
 		}
-		return sub.VerifiedAt, w.ID, true
 	}
 	return time.Time{}, "", false
 }

@@ -11,7 +11,7 @@ import (
 	"appwrite-agent/shared/seal"
 )
 
-func testSealer(t *testing.T) *seal.Sealer {
+func testSealerRing(t *testing.T) (*seal.Sealer, *seal.Keyring) {
 	t.Helper()
 	k := make([]byte, 32)
 	_, _ = rand.Read(k)
@@ -23,14 +23,21 @@ func testSealer(t *testing.T) *seal.Sealer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return s, ring
 }
 
 // TestVerifiedSibling: only a live, enabled webhook of the same principal, project and URL that records a
-// verification is a proof.
+// verification is a proof, whether its envelope is read back (the open-source server returns authPassword)
+// or only its label (Appwrite Cloud never returns authPassword).
 func TestVerifiedSibling(t *testing.T) {
-	sealer := testSealer(t)
-	svc := &Service{o: Options{Sealer: sealer}}
+	for _, blank := range []bool{false, true} {
+		t.Run(map[bool]string{false: "envelope", true: "label"}[blank], func(t *testing.T) { testVerifiedSibling(t, blank) })
+	}
+}
+
+func testVerifiedSibling(t *testing.T, blankPassword bool) {
+	sealer, ring := testSealerRing(t)
+	svc := &Service{o: Options{Sealer: sealer, Keyring: ring}}
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	verifiedAt := now.Add(-time.Hour)
 	const url, project = "https://hooks.example/cb", "p1"
@@ -39,16 +46,20 @@ func TestVerifiedSibling(t *testing.T) {
 		t.Helper()
 		args := map[string]string{"project_id": project}
 		id := ID(principal, url, eventcatalog.UserCreated, args)
-		f, err := sealer.Seal(id, seal.Subscription{
+		sub := seal.Subscription{
 			CallbackURL: url, Secret: secret, Event: eventcatalog.UserCreated,
 			ProjectID: project, Expiry: expiry, VerifiedAt: verified,
-		})
+		}
+		f, err := sealer.Seal(id, sub)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if blankPassword {
+			f.Password = ""
+		}
 		ev, _ := eventcatalog.Lookup(eventcatalog.UserCreated)
 		return appwriteapi.Webhook{ID: id, Enabled: enabled, AuthUsername: f.Username, AuthPassword: f.Password, URL: "https://ingress.example" + WebhookPath + id,
-			Events: ev.AppwriteEvents(nil)}
+			Events: ev.AppwriteEvents(nil), Name: svc.labelFor(id, principal, sub).String()}
 	}
 	ev, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
 	args := map[string]string{"project_id": project, "database_id": "d", "table_id": "t"}

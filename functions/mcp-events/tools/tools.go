@@ -44,11 +44,11 @@ const (
 // scopes lists, per tool, the scope requirements of its read: every inner list must be met by one of its
 // members (the first is asked for in a step-up).
 var scopes = map[string][][]string{
-	GetRow:            {{"rows.read", "documents.read"}},
-	GetFile:           {{"files.read"}},
-	GetUser:           {{"users.read"}},
-	GetExecution:      {{"executions.read", "execution.read"}},
-	ListSubscriptions: {{"webhooks.read"}},
+	GetRow:            {{"project:rows.read", "project:documents.read"}},
+	GetFile:           {{"project:files.read"}},
+	GetUser:           {{"project:users.read"}},
+	GetExecution:      {{"project:executions.read", "project:execution.read"}},
+	ListSubscriptions: {{"project:webhooks.read"}},
 }
 
 // StepUp returns, for a call of tool by a token with scopes have, the scopes the token lacks (the first
@@ -58,7 +58,7 @@ func StepUp(tool string, have map[string]bool) (missing []string, stepUp []strin
 	for _, group := range scopes[tool] {
 		ok := false
 		for _, s := range group {
-			ok = ok || have[s]
+			ok = ok || eventcatalog.HasScope(have, s)
 		}
 		if !ok {
 			missing = append(missing, strings.Join(group, " or "))

@@ -191,6 +191,12 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	// opens only for the ones it was sealed for.
 	bindings := eventcatalog.AppendBindings(bindingBuf[:0], delivered)
 	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, AppendTargets(targetBuf[:0], bindings)...)
+	if errors.Is(err, seal.ErrUnknownKey) {
+		// Signed by Appwrite and sealed with a key no longer listed: keys are removed once every envelope
+		// sealed with them has expired (docs/events.md §5), so this is an expired subscription awaiting
+		// cleanup. Answered 200 like one (see below).
+		return d.ignore("retired_key")
+	}
 	if err != nil {
 		// Appwrite's signature over the URL and body verified: the webhook is ours, so an envelope that does
 		// not open means SEAL_KEYS differ from mcp-events' (or a key was removed too early).
@@ -199,14 +205,16 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "subscription_rejected", "the sealed subscription does not open for this webhook and project")
 	}
 	now := d.Now()
+	// A genuine delivery (signed by Appwrite, envelope opened) is answered 2xx whatever becomes of it:
+	// Appwrite counts every status >= 400, and after ten in a row it pauses the webhook and emails every
+	// member of the project (Workers/Webhooks.php, sendAlert). A subscription that lapsed is working as
+	// designed: it is counted and dropped, and mcp-events deletes its webhook at its owner's next subscribe.
 	if sub.Expired(now) {
-		// 410 counts as a failed delivery at Appwrite, which disables the webhook after ten: what an expired
-		// subscription should come to (mcp-events also deletes it when it next acts in the project).
-		return d.reject(http.StatusGone, "subscription_expired", "the subscription expired at "+sub.Expiry.Format(time.RFC3339))
+		return d.ignore("subscription_expired")
 	}
 	event, ok := eventcatalog.Lookup(sub.Event)
 	if !ok {
-		return d.reject(http.StatusGone, "unknown_event", "the subscription's event "+sub.Event+" is no longer offered")
+		return d.ignore("unknown_event")
 	}
 	args := boundArgs(bindings, sub)
 	if !event.MatchesEvents(args, delivered) {
@@ -216,9 +224,9 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if errors.Is(err, eventcatalog.ErrNotThisSubscription) {
 		return d.ignore("filtered")
 	} else if err != nil {
-		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "bad_payload",
+		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "ignored", Reason: "bad_payload",
 			Detail: "Appwrite sent a payload the event catalog cannot project: " + err.Error()})
-		return d.reject(http.StatusUnprocessableEntity, "bad_payload", err.Error())
+		return d.ignore("bad_payload")
 	}
 	eventID := EventID(id, r.Body)
 	timestamp := occ.Timestamp

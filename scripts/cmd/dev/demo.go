@@ -46,7 +46,7 @@ func newDemoReceiver(stateDir string) (*demoReceiver, error) {
 	return &demoReceiver{Receiver: r, secret: secret, caFile: caFile}, nil
 }
 
-// runDemo does what ChatGPT does with mcp-events: discover, list, subscribe the receiver to row.created
+// runDemo does what ChatGPT does with mcp-events: discover, list, subscribe the receiver to tablesdb.row.created
 // (answering the signed challenge), then creates a row and prints the event the receiver got.
 func runDemo(ctx context.Context, out io.Writer, st *stack.Stack, rcv *demoReceiver) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -73,9 +73,9 @@ func runDemo(ctx context.Context, out io.Writer, st *stack.Stack, rcv *demoRecei
 	}
 	fmt.Fprintf(out, "   %s\n", strings.Join(names, ", "))
 
-	step(out, "3. events/subscribe row.created → "+rcv.URL())
+	step(out, "3. events/subscribe tablesdb.row.created → "+rcv.URL())
 	args := map[string]string{"project_id": d.ProjectID, "database_id": d.DatabaseID, "table_id": d.TableID}
-	sub, err := mcp.Subscribe(ctx, "row.created", args, rcv.URL(), rcv.secret, 0)
+	sub, err := mcp.Subscribe(ctx, "tablesdb.row.created", args, rcv.URL(), rcv.secret, 0)
 	if err != nil {
 		return fmt.Errorf("events/subscribe: %w", err)
 	}

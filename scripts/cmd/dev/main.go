@@ -41,7 +41,9 @@ func main() {
 	}
 	model := flag.String("model", "", `"scripted" runs turn and title against a scripted demo model (no key needed); empty uses LLM_API_KEY, LLM_MODEL and LLM_BASE_URL from the shell`)
 	appwriteAddr := flag.String("appwrite", "127.0.0.1:8080", "address of the local Appwrite stand-in (API under /v1)")
-	demo := flag.Bool("demo", false, "subscribe a local signed-webhook receiver to row.created through mcp-events, create a row, print the delivered event, and exit")
+	profile := flag.String("appwrite-profile", "cloud", "what the stand-in plays: cloud (Appwrite Cloud: authPassword never returned, per-project webhook limit) or oss (open-source Appwrite 1.9.6)")
+	webhookLimit := flag.Int("webhook-limit", 0, "webhooks per project in the cloud profile: 0 is the Free plan's 2, 50 Start, -1 unlimited (Pro, Scale)")
+	demo := flag.Bool("demo", false, "subscribe a local signed-webhook receiver to tablesdb.row.created through mcp-events, create a row, print the delivered event, and exit")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -54,13 +56,19 @@ func main() {
 		fmt.Fprintf(os.Stderr, "dev: -model %q: the only model is \"scripted\" (or none, for LLM_API_KEY's)\n", *model)
 		os.Exit(2)
 	}
-	if err := run(ctx, os.Stdout, *host, p, *appwriteAddr, *demo, *model == "scripted"); err != nil && !errors.Is(err, context.Canceled) {
+	prof, err := localappwrite.ParseProfile(*profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		os.Exit(2)
+	}
+	aw := localappwrite.Options{Profile: prof, WebhookLimit: *webhookLimit}
+	if err := run(ctx, os.Stdout, *host, p, *appwriteAddr, aw, *demo, *model == "scripted"); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "dev:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer, host string, ports map[string]int, appwriteAddr string, demo, scripted bool) error {
+func run(ctx context.Context, out io.Writer, host string, ports map[string]int, appwriteAddr string, aw localappwrite.Options, demo, scripted bool) error {
 	root, err := staging.FindRoot(".")
 	if err != nil {
 		return err
@@ -68,7 +76,7 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 	devDir := filepath.Join(root, ".dev")
 	// Like LLM_API_KEY, a session key set in the shell is used as is; otherwise the one in .dev/secrets.json.
 	opts := stack.Options{Root: root, Host: host, Ports: ports, AppwriteAddr: appwriteAddr, StateDir: devDir, Output: out,
-		SessionKey: strings.TrimSpace(os.Getenv("AGENT_API_KEY"))}
+		SessionKey: strings.TrimSpace(os.Getenv("AGENT_API_KEY")), Appwrite: aw}
 	opts.Env = map[string][]string{}
 	if scripted {
 		model := scriptedllm.New()
@@ -116,6 +124,17 @@ func run(ctx context.Context, out io.Writer, host string, ports map[string]int, 
 	}
 }
 
+// profileLine says what the stand-in plays (-appwrite-profile, -webhook-limit).
+func profileLine(s *localappwrite.Server) string {
+	if s.Profile() != localappwrite.ProfileCloud {
+		return "open-source Appwrite"
+	}
+	if n := s.WebhookLimit(); n >= 0 {
+		return fmt.Sprintf("Appwrite Cloud, %d webhooks per project", n)
+	}
+	return "Appwrite Cloud, unlimited webhooks"
+}
+
 func printStack(w io.Writer, st *stack.Stack, scripted bool) {
 	d := st.Demo
 	fmt.Fprintln(w)
@@ -131,7 +150,7 @@ func printStack(w io.Writer, st *stack.Stack, scripted bool) {
 	for _, name := range staging.Functions {
 		fmt.Fprintf(w, "  %-16s %s   (GET %s/health; domain %s)\n", name, st.URLs[name], st.URLs[name], d.Domains[name])
 	}
-	fmt.Fprintf(w, "  %-16s %s   (project %s)\n", "appwrite", d.Endpoint, d.ProjectID)
+	fmt.Fprintf(w, "  %-16s %s   (project %s; plays %s)\n", "appwrite", d.Endpoint, d.ProjectID, profileLine(st.Appwrite.Server))
 	fmt.Fprintf(w, "    API key          %s…   (every scope; full value in %s)\n", d.APIKey[:min(24, len(d.APIKey))], filepath.Join(st.StateDir, "stack.json"))
 	fmt.Fprintf(w, "    database/table   %s / %s\n", d.DatabaseID, d.TableID)
 	fmt.Fprintf(w, "    progress table   %s / %s   (turn's Realtime sink; the demo user's session is in %s)\n", d.DatabaseID, d.ProgressTableID, filepath.Join(st.StateDir, "stack.json"))

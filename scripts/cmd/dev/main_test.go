@@ -47,7 +47,9 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	// dev's output (the functions' own lines among it) is shown when the test fails: a function that never
 	// listens says why there.
 	var out lockedBuffer
-	go func() { done <- run(ctx, &out, "127.0.0.1", ports, appwriteAddr, false, true) }()
+	go func() {
+		done <- run(ctx, &out, "127.0.0.1", ports, appwriteAddr, localappwrite.Options{Profile: localappwrite.ProfileCloud}, false, true)
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -143,10 +145,10 @@ func TestDemoPrintsAVerifiedDelivery(t *testing.T) {
 	var out strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := run(ctx, &out, "127.0.0.1", ports, "127.0.0.1:"+strconv.Itoa(freePort(t)), true, false); err != nil {
+	if err := run(ctx, &out, "127.0.0.1", ports, "127.0.0.1:"+strconv.Itoa(freePort(t)), localappwrite.Options{Profile: localappwrite.ProfileCloud}, true, false); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"server/discover", "row.created, row.updated", "the receiver answered the signed challenge", `"name": "row.created"`, "signature verified with the Standard Webhooks library: yes"} {
+	for _, want := range []string{"server/discover", "tablesdb.row.created, tablesdb.row.updated", "the receiver answered the signed challenge", `"name": "tablesdb.row.created"`, "signature verified with the Standard Webhooks library: yes"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out.String())
 		}

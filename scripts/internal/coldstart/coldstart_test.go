@@ -60,7 +60,7 @@ func TestColdStartAndMemory(t *testing.T) {
 	}
 	args := map[string]string{"project_id": d.ProjectID, "database_id": d.DatabaseID, "table_id": "coldstart"}
 	mcp := &eventsclient.Client{Endpoint: st.URLs["mcp-events"] + "/mcp", Token: d.OAuthToken}
-	if _, err := mcp.Subscribe(ctx, "row.created", args, rcv.URL(), secret, 0); err != nil {
+	if _, err := mcp.Subscribe(ctx, "tablesdb.row.created", args, rcv.URL(), secret, 0); err != nil {
 		t.Fatal(err)
 	}
 	model := scriptedllm.New()

@@ -66,7 +66,7 @@ func whsec(n int) string {
 }
 
 // TestSubscriptionCapacity measures, through events/subscribe on the stand-in with the staged functions
-// and an ingress URL of Cloud length, the longest callback URL a row.created subscription on 36-character
+// and an ingress URL of Cloud length, the longest callback URL a tablesdb.row.created subscription on 36-character
 // database and table ids takes, for 24-, 32- and 64-byte secrets, with and without a rotation grace window;
 // each maximum is subscribed and gets a real delivery that the Standard Webhooks library verifies (with
 // both secrets during the grace window), and one byte more is refused or, for the grace window, answered
@@ -120,7 +120,7 @@ func TestSubscriptionCapacity(t *testing.T) {
 		var out result
 		err := mcp.Call(ctx, "events/subscribe", map[string]any{
 			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": eventsclient.ProtocolVersion},
-			"name":  "row.created", "arguments": args, "cursor": nil,
+			"name":  "tablesdb.row.created", "arguments": args, "cursor": nil,
 			"delivery": map[string]any{"mode": "webhook", "url": cb, "secret": secret},
 		}, &out)
 		return out, err
@@ -129,7 +129,7 @@ func TestSubscriptionCapacity(t *testing.T) {
 		base := rcv.URL() + "/"
 		err := mcp.Call(ctx, "events/unsubscribe", map[string]any{
 			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": eventsclient.ProtocolVersion},
-			"name":  "row.created", "arguments": args, "delivery": map[string]any{"url": base + strings.Repeat("u", n-len(base))},
+			"name":  "tablesdb.row.created", "arguments": args, "delivery": map[string]any{"url": base + strings.Repeat("u", n-len(base))},
 		}, nil)
 		if err != nil {
 			t.Fatalf("unsubscribe: %v", err)
@@ -237,7 +237,7 @@ func TestSubscriptionCapacity(t *testing.T) {
 	}
 
 	var report bytes.Buffer
-	fmt.Fprintf(&report, "ingress %s (%d characters), row.created, 36-character database and table ids:\n", cloudIngress, len(cloudIngress))
+	fmt.Fprintf(&report, "ingress %s (%d characters), tablesdb.row.created, 36-character database and table ids:\n", cloudIngress, len(cloudIngress))
 	fmt.Fprintln(&report, "| secret | longest callback URL | during a rotation grace window |")
 	for _, c := range cases {
 		fmt.Fprintf(&report, "| %d bytes | %d bytes (>= %d) | %d bytes (>= %d) |\n", c.secret, c.gotSingle, c.single, c.gotBoth, c.rotating)

@@ -89,7 +89,7 @@ func TestDashboardQueriesNameEmittedCounters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	if _, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 0); err != nil {
+	if _, err := w.mcp.Subscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL(), w.sec, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.mcp.Subscribe(ctx, "row.exploded", w.args(), w.rcv.URL(), w.sec, 0); err == nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func start(t *testing.T, env map[string][]string) *world {
 	env["*"] = append(env["*"], "SAFEHTTP_CA_FILE="+ca)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true}})
+	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true, Profile: localappwrite.ProfileCloud, WebhookLimit: 50}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +104,12 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	ctx := context.Background()
 
 	list, err := w.mcp.List(ctx)
-	if err != nil || len(list) != 6 {
+	if err != nil || len(list) != 8 {
 		t.Fatalf("events/list: %v %v", list, err)
 	}
 	var schema map[string]json.RawMessage
 	for _, e := range list {
-		if e.Name == "row.created" {
+		if e.Name == "tablesdb.row.created" {
 			var s struct {
 				Properties map[string]json.RawMessage `json:"properties"`
 			}
@@ -119,7 +120,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 		}
 	}
 
-	sub, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 0)
+	sub, err := w.mcp.Subscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL(), w.sec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	}
 	ev := evs[0]
 	occ, err := ev.Event()
-	if err != nil || !ev.Verified || occ.Name != "row.created" || occ.Data["row_id"] != rowID || ev.Header.Get("X-MCP-Subscription-Id") != sub.ID {
+	if err != nil || !ev.Verified || occ.Name != "tablesdb.row.created" || occ.Data["row_id"] != rowID || ev.Header.Get("X-MCP-Subscription-Id") != sub.ID {
 		t.Fatalf("%+v %+v %v", ev, occ, err)
 	}
 	for k := range occ.Data {
@@ -171,7 +172,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	}
 
 	// After events/unsubscribe nothing is delivered.
-	if err := w.mcp.Unsubscribe(ctx, "row.created", w.args(), w.rcv.URL()); err != nil {
+	if err := w.mcp.Unsubscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL()); err != nil {
 		t.Fatal(err)
 	}
 	w.row(w.st.Demo.TableID)
@@ -181,14 +182,15 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	}
 }
 
-// TestExpiredSubscriptionDeliversNothing: a grant that ran out is refused by the ingress.
+// TestExpiredSubscriptionDeliversNothing: a grant that ran out delivers nothing, and the ingress answers
+// Appwrite 200 (counted and dropped), so that Appwrite never pauses the webhook and emails the team.
 func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
 	// A one-millisecond grant: the envelope keeps whole seconds (rounded down), so it ends at most 1 ms
 	// after it was granted, at the refreshBefore the answer states. The functions run as separate
 	// processes on the wall clock, so the test waits for that instant (at most 1 ms), not a guessed time.
 	w := start(t, map[string][]string{"mcp-events": {"MCP_EVENTS_TTL_MIN=1ms"}})
 	ctx := context.Background()
-	sub, err := w.mcp.Subscribe(ctx, "row.created", w.args(), w.rcv.URL(), w.sec, 1)
+	sub, err := w.mcp.Subscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL(), w.sec, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,16 +211,18 @@ func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
 	if n := len(w.events()); n != 0 {
 		t.Fatalf("an expired subscription delivered %d events", n)
 	}
-	var refused int
+	var dropped int
 	for _, d := range w.st.Appwrite.Server.Deliveries() {
 		for _, a := range d.Attempts {
-			if a.StatusCode == 410 {
-				refused++
+			if a.StatusCode == 200 && strings.Contains(a.ResponseBody, "subscription_expired") {
+				dropped++
+			} else {
+				t.Fatalf("the ingress answered %d %s", a.StatusCode, a.ResponseBody)
 			}
 		}
 	}
-	if refused != 1 {
-		t.Fatalf("the ingress answered 410 %d times, want 1", refused)
+	if dropped != 1 {
+		t.Fatalf("the ingress dropped %d deliveries as expired, want 1", dropped)
 	}
 }
 

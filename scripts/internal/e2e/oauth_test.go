@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -134,27 +133,6 @@ func (w *world) accessClaims(tok, aud string) jwt.MapClaims {
 	return c
 }
 
-// needCloudScopeNames skips a sign-in flow while mcp-events asks for API-key scope names, which Appwrite
-// Cloud's authorization server (and so the stand-in's) never grants: issue 29 moves mcp-events to Cloud's
-// project:<scope> names; until it has landed the flow cannot get past the consent.
-func (w *world) needCloudScopeNames() {
-	w.t.Helper()
-	resp, err := http.Get(w.st.URLs["mcp-events"] + "/.well-known/oauth-protected-resource/mcp")
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var prm struct {
-		Scopes []string `json:"scopes_supported"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&prm); err != nil {
-		w.t.Fatal(err)
-	}
-	if !slices.ContainsFunc(prm.Scopes, func(s string) bool { return strings.HasPrefix(s, "project:") }) {
-		w.t.Skipf("mcp-events advertises %v, not Appwrite Cloud's project: scope names (issue 29)", prm.Scopes)
-	}
-}
-
 // TestGoSDKOAuthFlow: the official MCP Go SDK's OAuth client (auth.AuthorizationCodeHandler) against the
 // staged mcp-events and the stand-in's authorization server, from a bare 401 to a subscription and a
 // verified delivery; then the access token expires and is refreshed (rotating the refresh token) and the
@@ -162,7 +140,6 @@ func (w *world) needCloudScopeNames() {
 // and asks the user again.
 func TestGoSDKOAuthFlow(t *testing.T) {
 	w := start(t, nil)
-	w.needCloudScopeNames()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	d := w.st.Demo

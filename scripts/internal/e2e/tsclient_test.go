@@ -106,7 +106,6 @@ func (c *tsClient) send(v any) {
 // is refused with the step-up 403 and goes through a second consent.
 func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 	w := start(t, nil)
-	w.needCloudScopeNames()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	d := w.st.Demo

@@ -227,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// Projects, tables, subscribers (users, members of every project) and their tokens.
 	projects := make([]string, cfg.Projects)
 	keys := map[string]string{}
-	scopes := []string{"webhooks.read", "webhooks.write", "tables.read", "rows.read", "databases.read"}
+	scopes := localappwrite.CloudScopes("webhooks.read", "webhooks.write", "tables.read", "rows.read", "databases.read")
 	users := make([]string, len(f.profiles))
 	for i := range users {
 		users[i] = fmt.Sprintf("subscriber-%d", i)
@@ -274,7 +274,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := parallel(ctx, nsubs, 4, func(k int) error {
 		p, j, s := k/cfg.SubsPerProject, k%cfg.SubsPerProject, subOf(k)
 		c := &eventsclient.Client{Endpoint: mcpURLs[k%2], Token: clients[s].Token, HTTP: clients[s].HTTP}
-		sub, err := c.Subscribe(ctx, "row.created", map[string]string{"project_id": projects[p], "database_id": databaseID, "table_id": tables[j].ID}, f.url(s), f.secrets[s], 0)
+		sub, err := c.Subscribe(ctx, "tablesdb.row.created", map[string]string{"project_id": projects[p], "database_id": databaseID, "table_id": tables[j].ID}, f.url(s), f.secrets[s], 0)
 		subIDs[k] = sub.ID
 		return err
 	}); err != nil {
@@ -442,7 +442,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.CompareRounds > 0 {
 		f.calm.Store(true)
 		c := clients[cleanSub]
-		if _, err := c.Subscribe(ctx, "row.created", map[string]string{"project_id": benchProject, "database_id": databaseID, "table_id": "ingress"}, f.url(cleanSub), f.secrets[cleanSub], 0); err != nil {
+		if _, err := c.Subscribe(ctx, "tablesdb.row.created", map[string]string{"project_id": benchProject, "database_id": databaseID, "table_id": "ingress"}, f.url(cleanSub), f.secrets[cleanSub], 0); err != nil {
 			return rep, fmt.Errorf("subscribe the clean subscriber: %w", err)
 		}
 		for _, fn := range []string{"relay", "inproc"} {

@@ -56,7 +56,7 @@ func TestAdminEndpoints(t *testing.T) {
 	if status, _ := adminCall(t, base, "POST", "/projects", map[string]any{"projectId": "-bad"}); status != http.StatusBadRequest {
 		t.Fatalf("invalid project id accepted: %d", status)
 	}
-	tok := mustCreated(adminCall(t, base, "POST", "/oauth/token", map[string]any{"sub": "u1", "aud": "https://mcp.test/mcp", "scopes": []string{"users.read"}, "ttlSeconds": 60}))
+	tok := mustCreated(adminCall(t, base, "POST", "/oauth/token", map[string]any{"sub": "u1", "aud": "https://mcp.test/mcp", "scopes": []string{"project:users.read"}, "ttlSeconds": 60}))
 	if tok["token_type"] != "Bearer" || tok["expires_in"] != float64(60) {
 		t.Fatalf("token: %v", tok)
 	}

@@ -29,6 +29,7 @@ type project struct {
 	webhookOrder []string
 	databases    map[string]*database
 	buckets      map[string]*bucket
+	sites        map[string]*site
 	users        map[string]*user
 	userOrder    []string
 	functions    map[string]*function
@@ -70,7 +71,7 @@ func (s *Server) SeedProject(p ProjectSpec) error {
 			id: p.ID, name: name,
 			keys: map[string]*apiKey{}, members: map[string]bool{},
 			webhooks: map[string]*webhook{}, databases: map[string]*database{},
-			buckets: map[string]*bucket{}, users: map[string]*user{}, functions: map[string]*function{},
+			buckets: map[string]*bucket{}, sites: map[string]*site{}, users: map[string]*user{}, functions: map[string]*function{},
 		}
 		s.projects[p.ID] = pr
 	}
@@ -207,7 +208,7 @@ func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIErr
 				}
 			}
 		}
-		return &principal{kind: "oauth", scopes: scopeSet(scopes), userID: sub, label: sub, role: "owner"}, nil
+		return &principal{kind: "oauth", scopes: oauthScopes(scopes), userID: sub, label: sub, role: "owner"}, nil
 	}
 	return guest, nil
 }
@@ -238,6 +239,45 @@ func (s *Server) authDynamic(token string, pr *project, guest *principal) (*prin
 		}
 	}
 	return &principal{kind: "dynamic", scopes: scopeSet(scopes), label: s.keyLabel(pr), role: "applications"}, nil
+}
+
+// CloudScopePrefix starts the project scopes of an Appwrite Cloud OAuth access token: "project:rows.read"
+// grants the API-key scope "rows.read" (the Console's OAuth consent test fixture lists the names; appwrite/mcp
+// docs/events.md "OAuth scopes"). CloudScopeAll grants every project scope.
+const (
+	CloudScopePrefix = "project:"
+	CloudScopeAll    = "project:all"
+)
+
+// oauthScopes is what an OAuth access token's scopes grant, as API-key scopes: "project:<scope>" grants
+// <scope>, "project:all" every project scope. Bare names grant nothing: Appwrite Cloud's authorization server
+// never issues them (they are API-key scopes), and organization: scopes do not apply to project routes.
+func oauthScopes(list []string) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range list {
+		switch {
+		case s == CloudScopeAll:
+			for _, p := range projectScopes {
+				out[p] = true
+			}
+		case strings.HasPrefix(s, CloudScopePrefix) && len(s) > len(CloudScopePrefix):
+			out[strings.TrimPrefix(s, CloudScopePrefix)] = true
+		}
+	}
+	return out
+}
+
+// CloudScopes returns the Cloud names of API-key scopes ("rows.read" → "project:rows.read"), for minting
+// tokens as Appwrite Cloud's authorization server grants them.
+func CloudScopes(scopes ...string) []string {
+	out := make([]string, 0, len(scopes))
+	for _, s := range scopes {
+		if !strings.HasPrefix(s, CloudScopePrefix) {
+			s = CloudScopePrefix + s
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // missingScope is Appwrite's 401 for a role without the route's scope (app/controllers/shared/api.php):
@@ -332,7 +372,17 @@ var projectScopes = []string{
 	"rows.read", "rows.write", "documents.read", "documents.write",
 	"files.read", "files.write", "buckets.read", "buckets.write",
 	"functions.read", "functions.write", "executions.read", "execution.read", "executions.write", "execution.write",
+	"sites.read", "sites.write",
 	"webhooks.read", "webhooks.write", "locale.read", "avatars.read", "health.read", "rules.read", "rules.write",
+}
+
+// cloudScopesSupported is the discovery document's scopes_supported: what Appwrite Cloud's consent screen
+// offers an MCP client (the Console's OAuth consent test fixture, MCP_SCOPES): the OpenID scopes,
+// project:all and project:<scope> for the project scopes this stand-in knows. The organization: scopes of
+// that list are left out: the stand-in has no organization routes.
+func cloudScopesSupported() []string {
+	out := []string{"openid", "profile", "email", CloudScopeAll}
+	return append(out, CloudScopes(sortedScopes()...)...)
 }
 
 func sortedScopes() []string {

@@ -137,7 +137,7 @@ func TestOAuthIssuerAndAdminMode(t *testing.T) {
 	}
 	pub, kid := jwksKey(t, disc["jwks_uri"].(string))
 
-	tok, err := f.s.MintToken("user-1", "https://mcp.example.test/mcp", []string{"webhooks.read", "webhooks.write", "rows.read"}, time.Hour)
+	tok, err := f.s.MintToken("user-1", "https://mcp.example.test/mcp", CloudScopes("webhooks.read", "webhooks.write", "rows.read"), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestOAuthIssuerAndAdminMode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("independent verification: %v", err)
 	}
-	if parsed.Header["kid"] != kid || claims["sub"] != "user-1" || claims["scope"] != "webhooks.read webhooks.write rows.read" {
+	if parsed.Header["kid"] != kid || claims["sub"] != "user-1" || claims["scope"] != "project:webhooks.read project:webhooks.write project:rows.read" {
 		t.Fatalf("claims: %v header %v", claims, parsed.Header)
 	}
 
@@ -167,10 +167,19 @@ func TestOAuthIssuerAndAdminMode(t *testing.T) {
 	wantErr(t, err, 401, ErrGeneralUnauthorizedScope)
 	_, err = c.Call("GET", "/tablesdb/db1/tables/t1", bearer(tok, true), nil)
 	wantErr(t, err, 401, ErrGeneralUnauthorizedScope)
-	stranger, _ := f.s.MintToken("user-2", "", []string{"webhooks.read"}, time.Hour)
+	// Appwrite Cloud's token scopes are project:<scope> and project:all; a bare name is an API-key scope that
+	// no access token carries, and grants nothing.
+	bare, _ := f.s.MintToken("user-1", "", []string{"webhooks.read", "all"}, time.Hour)
+	_, err = c.Call("GET", "/webhooks", bearer(bare, true), nil)
+	wantErr(t, err, 401, ErrGeneralUnauthorizedScope)
+	all, _ := f.s.MintToken("user-1", "", []string{"openid", CloudScopeAll}, time.Hour)
+	if _, err := c.Call("GET", "/tablesdb/db1/tables/t1", bearer(all, true), nil); err != nil {
+		t.Fatalf("project:all: %v", err)
+	}
+	stranger, _ := f.s.MintToken("user-2", "", CloudScopes("webhooks.read"), time.Hour)
 	_, err = c.Call("GET", "/webhooks", bearer(stranger, true), nil)
 	wantErr(t, err, 401, ErrUserUnauthorized)
-	expired, _ := f.s.MintToken("user-1", "", []string{"webhooks.read"}, -time.Minute)
+	expired, _ := f.s.MintToken("user-1", "", CloudScopes("webhooks.read"), -time.Minute)
 	_, err = c.Call("GET", "/webhooks", bearer(expired, true), nil)
 	wantErr(t, err, 401, ErrUserUnauthorized)
 	_, err = c.Call("GET", "/webhooks", bearer(tok+"x", true), nil)
@@ -179,7 +188,7 @@ func TestOAuthIssuerAndAdminMode(t *testing.T) {
 	// Events caused by an OAuth user carry the user id in deliveries.
 	rec := newRecorder(t)
 	createHook(t, f, "u", rec.ts.URL, []string{"databases.*.tables.*.rows.*.create"}, nil)
-	rowTok, _ := f.s.MintToken("user-1", "", []string{"rows.write"}, time.Hour)
+	rowTok, _ := f.s.MintToken("user-1", "", CloudScopes("rows.write"), time.Hour)
 	if _, err := c.Call("POST", "/tablesdb/db1/tables/t1/rows", bearer(rowTok, true),
 		map[string]any{"rowId": "unique()", "data": map[string]any{"title": "t"}}); err != nil {
 		t.Fatal(err)

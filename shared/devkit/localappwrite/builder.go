@@ -167,11 +167,23 @@ func (s *Server) runBuild(pid, fid, did string, archive []byte, commands string,
 			dep.data = nil
 		}
 	}
+	// Every status change is fanned out to the project's webhooks and event-triggered functions as
+	// functions.[functionId].deployments.[deploymentId].update with the Deployment model
+	// (Modules/Functions/Workers/Jobs.php dispatchUpdate, HEAD 0cefd06).
+	updated := func(m obj) {
+		s.dispatch(pendingEvent{project: pid, pattern: deploymentEvent + "update", payload: m,
+			params: []param{{"functionId", fid}, {"deploymentId", did}}})
+	}
 	set := func(status string, final bool) {
 		s.mu.Lock()
-		defer s.mu.Unlock()
+		var m obj
 		if dep := s.deploymentLocked(pid, fid, did); dep != nil {
 			setLocked(dep, status, final)
+			m = deploymentModel(dep)
+		}
+		s.mu.Unlock()
+		if m != nil {
+			updated(m)
 		}
 	}
 	fail := func(err error) {
@@ -230,10 +242,15 @@ func (s *Server) runBuild(pid, fid, did string, archive []byte, commands string,
 		fn.secret = secret
 		fn.updated = s.now()
 	}
+	var m obj
 	if dep != nil {
 		setLocked(dep, "ready", true)
+		m = deploymentModel(dep)
 	}
 	s.mu.Unlock()
+	if m != nil {
+		updated(m)
+	}
 
 	key := pid + "/" + fid
 	d.mu.Lock()

@@ -234,6 +234,11 @@ func TestDeploymentBuildFailures(t *testing.T) {
 	before, _ := functions.New(f.sdk(f.key)).Get("broken")
 	fs := functions.New(f.sdk(f.key))
 	dir := t.TempDir()
+	// Every status change is fanned out to webhooks as functions.[fn].deployments.[id].update with the
+	// Deployment model (Workers/Jobs.php dispatchUpdate).
+	rec := newRecorder(t)
+	createHook(t, f, "deployments", rec.ts.URL, []string{"functions.broken.deployments.*.update"}, nil)
+	var failedIDs []string
 	cases := []struct {
 		name, commands, want string
 		files                map[string][]byte
@@ -252,6 +257,26 @@ func TestDeploymentBuildFailures(t *testing.T) {
 		statuses, logs := waitDeployment(t, fs, "broken", dep.Id)
 		if statuses[len(statuses)-1] != "failed" || !strings.Contains(logs, tc.want) {
 			t.Fatalf("%s: statuses %v, logs:\n%s", tc.name, statuses, logs)
+		}
+		failedIDs = append(failedIDs, dep.Id)
+	}
+	f.flush(t)
+	for _, id := range failedIDs {
+		var final map[string]any
+		for _, d := range rec.all() {
+			var m map[string]any
+			if err := json.Unmarshal(d.Body, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m["$id"] == id && m["status"] == "failed" {
+				final = m
+				if ev := d.Header.Get("X-Appwrite-Webhook-Events"); !strings.Contains(ev, "functions.broken.deployments."+id+".update") {
+					t.Fatalf("events header %q", ev)
+				}
+			}
+		}
+		if final == nil || final["resourceType"] != "functions" || final["resourceId"] != "broken" {
+			t.Fatalf("no failed deployments update for %s: %+v", id, final)
 		}
 	}
 	after, _ := fs.Get("broken")

@@ -52,11 +52,15 @@ const (
 	ErrInvalidContentRange       = "storage_invalid_content_range"
 	ErrInvalidAppwriteID         = "storage_invalid_appwrite_id"
 	ErrFunctionNotFound          = "function_not_found"
+	ErrSiteNotFound              = "site_not_found"
 	ErrFunctionAlreadyExists     = "function_already_exists"
 	ErrExecutionNotFound         = "execution_not_found"
 	ErrDeploymentNotFound        = "deployment_not_found"
 	ErrFunctionEntrypointMissing = "function_entrypoint_missing"
 	ErrFunctionSyncTimeout       = "function_synchronous_timeout"
+	// ErrAdditionalResourceNotAllowed is APPWRITE CLOUD's plan limit (403): a create beyond what the project's
+	// plan allows (Cloud profile only; the open-source server has no plans).
+	ErrAdditionalResourceNotAllowed = "additional_resource_not_allowed"
 	// ErrFunctionExecutePermissionMissing is a function domain call to a function nobody may execute.
 	ErrFunctionExecutePermissionMissing = "function_execute_permission_missing"
 )
@@ -67,27 +71,32 @@ type errorDef struct {
 }
 
 var errorCatalog = map[string]errorDef{
-	ErrGeneralUnknown:                   {500, "Server Error"},
-	ErrGeneralServerError:               {500, "An internal server error occurred."},
-	ErrGeneralAccessForbidden:           {401, "Access to this API is forbidden."},
-	ErrGeneralUnauthorizedScope:         {401, "The current user or API key does not have the required scopes to access the requested resource."},
-	ErrGeneralArgumentInvalid:           {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
-	ErrGeneralBadRequest:                {400, "There was an error processing your request. Please check the inputs and try again."},
-	ErrGeneralRouteNotFound:             {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
-	ErrProjectNotFound:                  {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
-	ErrProjectKeyExpired:                {401, "The project key has expired. Please generate a new key using the Appwrite console."},
-	ErrUserUnauthorized:                 {401, "The current user is not authorized to perform the requested action."},
-	ErrUserJWTInvalid:                   {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
-	ErrUserNotFound:                     {404, "User with the requested ID could not be found."},
-	ErrUserInvalidCredentials:           {401, "Invalid credentials. Please check the email and password."},
-	ErrUserBlocked:                      {403, "The current user has been blocked."},
-	ErrUserSessionAlreadyExists:         {401, "Creation of a session is prohibited when a session is active."},
-	ErrUserSessionNotFound:              {404, "The current user session could not be found."},
-	ErrUserJWTAndCookieSet:              {403, "JWT and cookie used in the same request. Use either `setJWT` or `setCookie`. Learn about which authentication method to use in the SSR docs: https://appwrite.io/docs/products/auth/server-side-rendering"},
-	ErrUserAlreadyExists:                {409, "A user with the same id, email, or phone already exists in this project."},
-	ErrUserEmailAlreadyExists:           {409, "A user with the same email already exists in the current project."},
-	ErrUserPhoneAlreadyExists:           {409, "A user with the same phone number already exists in the current project."},
-	ErrWebhookNotFound:                  {404, "Webhook with the requested ID could not be found."},
+	ErrGeneralUnknown:           {500, "Server Error"},
+	ErrGeneralServerError:       {500, "An internal server error occurred."},
+	ErrGeneralAccessForbidden:   {401, "Access to this API is forbidden."},
+	ErrGeneralUnauthorizedScope: {401, "The current user or API key does not have the required scopes to access the requested resource."},
+	ErrGeneralArgumentInvalid:   {400, "The request contains one or more invalid arguments. Please refer to the endpoint documentation."},
+	ErrGeneralBadRequest:        {400, "There was an error processing your request. Please check the inputs and try again."},
+	ErrGeneralRouteNotFound:     {404, "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."},
+	ErrProjectNotFound:          {404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."},
+	ErrProjectKeyExpired:        {401, "The project key has expired. Please generate a new key using the Appwrite console."},
+	ErrUserUnauthorized:         {401, "The current user is not authorized to perform the requested action."},
+	ErrUserJWTInvalid:           {401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."},
+	ErrUserNotFound:             {404, "User with the requested ID could not be found."},
+	ErrUserInvalidCredentials:   {401, "Invalid credentials. Please check the email and password."},
+	ErrUserBlocked:              {403, "The current user has been blocked."},
+	ErrUserSessionAlreadyExists: {401, "Creation of a session is prohibited when a session is active."},
+	ErrUserSessionNotFound:      {404, "The current user session could not be found."},
+	ErrUserJWTAndCookieSet:      {403, "JWT and cookie used in the same request. Use either `setJWT` or `setCookie`. Learn about which authentication method to use in the SSR docs: https://appwrite.io/docs/products/auth/server-side-rendering"},
+	ErrUserAlreadyExists:        {409, "A user with the same id, email, or phone already exists in this project."},
+	ErrUserEmailAlreadyExists:   {409, "A user with the same email already exists in the current project."},
+	ErrUserPhoneAlreadyExists:   {409, "A user with the same phone number already exists in the current project."},
+	ErrWebhookNotFound:          {404, "Webhook with the requested ID could not be found."},
+	// Cloud's code and type (appwrite/mcp docs/events.md "Failure handling" and "Free plan"; SDK users' code
+	// matching error.type, e.g. the bucket and database limits). The open-source source has no such entry;
+	// the message follows Cloud's platform-limit wording (appwrite#7488: "The maximum number of platforms
+	// allowed for the selected plan has reached. Upgrade to increase the limit.").
+	ErrAdditionalResourceNotAllowed:     {403, "The maximum number of webhooks allowed for the selected plan has been reached. Upgrade to increase the limit."},
 	ErrWebhookAlreadyExists:             {409, "Webhook with the same ID already exists. Try again with a different ID."},
 	ErrDatabaseNotFound:                 {404, "Database with the requested ID '%s' could not be found."},
 	ErrDatabaseAlreadyExists:            {409, "Database with the requested ID '%s' already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
@@ -109,6 +118,7 @@ var errorCatalog = map[string]errorDef{
 	ErrInvalidContentRange:              {400, "The content range is invalid. Please check the value of the Content-Range header."},
 	ErrInvalidAppwriteID:                {400, "The value for x-appwrite-id header is invalid. Please check the value of the x-appwrite-id header is a valid id and not unique()."},
 	ErrFunctionNotFound:                 {404, "Function with the requested ID could not be found."},
+	ErrSiteNotFound:                     {404, "Site with the requested ID could not be found."},
 	ErrFunctionAlreadyExists:            {409, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID."},
 	ErrExecutionNotFound:                {404, "Execution with the requested ID could not be found."},
 	ErrDeploymentNotFound:               {404, "Deployment with the requested ID could not be found."},

@@ -59,24 +59,6 @@ func (o OAuthOptions) withDefaults() OAuthOptions {
 	return o
 }
 
-// asScopesSupported are the scopes Appwrite Cloud's authorization server grants, as the Console's consent test
-// lists "the full catalog an MCP client mechanically requests" (docs/local-appwrite.md): the OpenID identity
-// scopes, project:<API scope> and project:all, organization:<scope> and organization:all.
-var asScopesSupported = []string{
-	"openid", "profile", "email",
-	"project:all",
-	"project:users.read", "project:users.write", "project:teams.read", "project:teams.write",
-	"project:databases.read", "project:databases.write", "project:tables.read", "project:tables.write",
-	"project:rows.read", "project:rows.write", "project:buckets.read", "project:buckets.write",
-	"project:files.read", "project:files.write", "project:functions.read", "project:functions.write",
-	"project:executions.read", "project:executions.write", "project:sites.read", "project:sites.write",
-	"project:messages.read", "project:messages.write", "project:topics.read", "project:topics.write",
-	"project:webhooks.read", "project:webhooks.write", "project:keys.read", "project:keys.write",
-	"project:platforms.read", "project:platforms.write",
-	"organization:all", "organization:projects.read", "organization:projects.write",
-	"organization:organization.memberships.read", "organization:organization.memberships.write",
-}
-
 // identityScopes survive every narrowing (the Console's consent: "Identity scopes are always retained").
 var identityScopes = []string{"openid", "profile", "email"}
 
@@ -214,7 +196,7 @@ func (s *Server) OAuthMetadata(project string) map[string]any {
 		"token_endpoint":                                 iss + "/token",
 		"registration_endpoint":                          iss + "/register",
 		"jwks_uri":                                       iss + "/.well-known/jwks.json",
-		"scopes_supported":                               asScopesSupported,
+		"scopes_supported":                               cloudScopesSupported(),
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
@@ -397,9 +379,10 @@ func redirectMatches(registered, got string) bool {
 }
 
 func unknownScopes(scopes []string) []string {
+	supported := cloudScopesSupported()
 	var bad []string
 	for _, sc := range scopes {
-		if !slices.Contains(asScopesSupported, sc) {
+		if !slices.Contains(supported, sc) {
 			bad = append(bad, sc)
 		}
 	}

@@ -187,7 +187,7 @@ func TestOAuthDiscovery(t *testing.T) {
 		for _, s := range meta["scopes_supported"].([]any) {
 			scopes = append(scopes, s.(string))
 		}
-		for _, want := range []string{"project:all", "project:webhooks.read", "project:webhooks.write", "project:rows.read", "organization:all", "openid"} {
+		for _, want := range []string{"project:all", "project:webhooks.read", "project:webhooks.write", "project:rows.read", "openid", "profile", "email"} {
 			if !slices.Contains(scopes, want) {
 				t.Fatalf("scopes_supported lacks %s: %v", want, scopes)
 			}

@@ -87,6 +87,7 @@ func (s *Server) routes() {
 	api("GET /v1/users/{userId}", []string{"users.read"}, s.getUser)
 	// Functions.
 	api("GET /v1/functions/{functionId}", []string{"functions.read"}, s.getFunction)
+	api("GET /v1/sites/{siteId}", []string{"sites.read"}, s.getSite)
 	api("POST /v1/functions", []string{"functions.write"}, s.createFunction)
 	api("PUT /v1/functions/{functionId}", []string{"functions.write"}, s.updateFunction)
 	api("POST /v1/functions/{functionId}/deployments", []string{"functions.write"}, s.createDeployment)

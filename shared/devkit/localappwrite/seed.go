@@ -169,7 +169,7 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 		}
 	}
 	aud := opts.FunctionURLs["mcp-events"]
-	tok, err := s.MintToken(DemoUserID, aud, projectScopes, opts.TokenTTL)
+	tok, err := s.MintToken(DemoUserID, aud, CloudScopes(projectScopes...), opts.TokenTTL)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,8 +77,69 @@ type Options struct {
 	Workers int
 	// Builds is how many deployment builds run at once (2); more wait with status "processing".
 	Builds int
+	// Profile is the server the stand-in plays: ProfileOpenSource (the zero value: open-source Appwrite, as
+	// Version) or ProfileCloud (Appwrite Cloud where it differs: docs/local-appwrite.md "Cloud profile").
+	Profile Profile
+	// WebhookLimit is the per-project webhook limit of ProfileCloud: 0 is the Free plan's 2, a negative
+	// number no limit (Pro, Scale). Ignored by ProfileOpenSource, which has no plans.
+	WebhookLimit int
 	// Logf receives diagnostics; log.Printf when nil. Use func(string, ...any){} to silence.
 	Logf func(format string, args ...any)
+}
+
+// Profile names the server the stand-in plays.
+type Profile string
+
+// The profiles.
+const (
+	// ProfileOpenSource is open-source Appwrite (Options.Version, 1.9.6 by default).
+	ProfileOpenSource Profile = ""
+	// ProfileCloud is Appwrite Cloud: webhook reads never return authPassword, and a create beyond the plan's
+	// webhook limit (Options.WebhookLimit) answers 403 additional_resource_not_allowed.
+	ProfileCloud Profile = "cloud"
+)
+
+// FreePlanWebhooks is the Free plan's webhooks per project on Appwrite Cloud (appwrite/mcp docs/events.md
+// "Free plan": 2 on Free, 50 on Start, unlimited on Pro and Scale).
+const FreePlanWebhooks = 2
+
+// ParseProfile reads a profile name: "cloud", or "oss" / "open-source" / "" for the open-source server.
+func ParseProfile(s string) (Profile, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "cloud":
+		return ProfileCloud, nil
+	case "", "oss", "open-source", "opensource":
+		return ProfileOpenSource, nil
+	}
+	return "", fmt.Errorf("localappwrite: unknown profile %q (cloud or oss)", s)
+}
+
+// String returns the profile's name: "cloud" or "oss".
+func (p Profile) String() string {
+	if p == ProfileCloud {
+		return "cloud"
+	}
+	return "oss"
+}
+
+// Profile returns the profile the stand-in plays.
+func (s *Server) Profile() Profile { return s.opts.Profile }
+
+// WebhookLimit returns the per-project webhook limit in force, or -1 for none.
+func (s *Server) WebhookLimit() int { return s.webhookLimit() }
+
+// cloud reports whether the stand-in plays Appwrite Cloud.
+func (s *Server) cloud() bool { return s.opts.Profile == ProfileCloud }
+
+// webhookLimit is the per-project webhook limit, or -1 for none.
+func (s *Server) webhookLimit() int {
+	switch {
+	case !s.cloud() || s.opts.WebhookLimit < 0:
+		return -1
+	case s.opts.WebhookLimit == 0:
+		return FreePlanWebhooks
+	}
+	return s.opts.WebhookLimit
 }
 
 // processSigningKey is the signing key of every Server of the process built without Options.SigningKey:
@@ -371,4 +433,22 @@ func versionLess(a, b [3]int) bool {
 		}
 	}
 	return false
+}
+
+// Profiles are the profiles a suite runs against: Appwrite Cloud, then open-source Appwrite.
+var Profiles = []Profile{ProfileCloud, ProfileOpenSource}
+
+// EachProfile runs a test binary's tests (m is the *testing.M of TestMain) once per profile of Profiles,
+// calling use with the profile before each pass and naming it on stderr, and returns the first failing
+// pass's exit code (0 when every pass passes): what a suite's TestMain calls to test against both.
+func EachProfile(m interface{ Run() int }, use func(Profile)) int {
+	code := 0
+	for _, p := range Profiles {
+		use(p)
+		fmt.Fprintf(os.Stderr, "== stand-in profile %s\n", p)
+		if c := m.Run(); c != 0 && code == 0 {
+			code = c
+		}
+	}
+	return code
 }

@@ -370,7 +370,7 @@ func TestFunctionEventTrigger(t *testing.T) {
 		Events: []string{"databases.*"}}); err != nil {
 		t.Fatal(err)
 	}
-	oauth, _ := f.s.MintToken("user-1", "", []string{"rows.write"}, time.Hour)
+	oauth, _ := f.s.MintToken("user-1", "", CloudScopes("rows.write"), time.Hour)
 	c := f.sdk("")
 	_, err = c.Call("POST", "/tablesdb/db1/tables/t1/rows", map[string]any{"content-type": "application/json",
 		"Authorization": "Bearer " + oauth, "X-Appwrite-Mode": "admin"},

@@ -49,7 +49,13 @@ const (
 // renames (tls→security, authUsername→httpUser, authPassword→httpPass, secret→signatureKey). The secret is
 // only filled on creation and rotation: get, list and update remove signatureKey before rendering, so the
 // model's default "" is sent (Get.php:75, XList.php:124, Update.php:122; Model/Webhook.php:73-78).
-func webhookModel(wh *webhook, legacy, withSecret bool) obj {
+//
+// APPWRITE CLOUD BEHAVIOUR (ProfileCloud): authPassword is write-only, never returned by any route, create
+// and update included (appwrite/mcp docs/events.md "The managed webhook": "Appwrite never returns
+// authPassword"; webhooks.py: "Appwrite stores authPassword write-only"). The open-source model returns it
+// decrypted (Model/Webhook.php:107). authUsername is returned as given: no source says Cloud hides it, and
+// mcp-events does not depend on it.
+func (s *Server) webhookModel(wh *webhook, legacy, withSecret bool) obj {
 	names := [4]string{"tls", "authUsername", "authPassword", "secret"}
 	if legacy {
 		names = [4]string{"security", "httpUser", "httpPass", "signatureKey"}
@@ -57,6 +63,10 @@ func webhookModel(wh *webhook, legacy, withSecret bool) obj {
 	secret := ""
 	if withSecret {
 		secret = wh.secret
+	}
+	password := wh.authPassword
+	if s.cloud() {
+		password = ""
 	}
 	return obj{
 		{"$id", wh.id},
@@ -67,7 +77,7 @@ func webhookModel(wh *webhook, legacy, withSecret bool) obj {
 		{"events", nonNil(wh.events)},
 		{names[0], wh.tls},
 		{names[1], wh.authUsername},
-		{names[2], wh.authPassword},
+		{names[2], password},
 		{names[3], secret},
 		{"enabled", wh.enabled},
 		{"logs", wh.logs},
@@ -278,7 +288,7 @@ func (s *Server) listWebhooks(c *call) (int, any, *APIError) {
 	}
 	items := make([]obj, 0, len(c.pr.webhookOrder))
 	for _, id := range c.pr.webhookOrder {
-		items = append(items, webhookModel(c.pr.webhooks[id], c.legacy, false))
+		items = append(items, s.webhookModel(c.pr.webhooks[id], c.legacy, false))
 	}
 	page, total, err := applyQueries(items, queries)
 	if err != nil {
@@ -310,6 +320,13 @@ func (s *Server) createWebhook(c *call) (int, any, *APIError) {
 	if wh.secret, err = c.secretParam(); err != nil {
 		return 0, nil, err
 	}
+	// APPWRITE CLOUD BEHAVIOUR: the plan's limit is checked before the duplicate id, so a create with an
+	// existing id at the limit is this 403, not 409 (seen on Cloud's database limit: a project at its one
+	// database gets additional_resource_not_allowed for an id that exists; appwrite/mcp docs/events.md
+	// "Free plan" for webhooks).
+	if limit := s.webhookLimit(); limit >= 0 && len(c.pr.webhooks) >= limit {
+		return 0, nil, newErr(ErrAdditionalResourceNotAllowed)
+	}
 	if _, dup := c.pr.webhooks[id]; dup {
 		return 0, nil, newErr(ErrWebhookAlreadyExists)
 	}
@@ -320,7 +337,7 @@ func (s *Server) createWebhook(c *call) (int, any, *APIError) {
 	wh.updated = wh.created
 	c.pr.webhooks[id] = wh
 	c.pr.webhookOrder = append(c.pr.webhookOrder, id)
-	return http.StatusCreated, webhookModel(wh, c.legacy, true), nil
+	return http.StatusCreated, s.webhookModel(wh, c.legacy, true), nil
 }
 
 func (s *Server) findWebhook(c *call) (*webhook, *APIError) {
@@ -336,7 +353,7 @@ func (s *Server) getWebhook(c *call) (int, any, *APIError) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, webhookModel(wh, c.legacy, false), nil
+	return http.StatusOK, s.webhookModel(wh, c.legacy, false), nil
 }
 
 func (s *Server) updateWebhook(c *call) (int, any, *APIError) {
@@ -359,7 +376,7 @@ func (s *Server) updateWebhook(c *call) (int, any, *APIError) {
 	next.events = slices.Clone(next.events)
 	next.updated = s.now()
 	*wh = next
-	return http.StatusOK, webhookModel(wh, c.legacy, false), nil
+	return http.StatusOK, s.webhookModel(wh, c.legacy, false), nil
 }
 
 // rotateWebhookSecret is PATCH /v1/webhooks/{id}/secret (Secret/Update.php): only secret is declared.
@@ -375,7 +392,7 @@ func (s *Server) rotateWebhookSecret(c *call) (int, any, *APIError) {
 	}
 	wh.secret = secret
 	wh.updated = s.now()
-	return http.StatusOK, webhookModel(wh, c.legacy, true), nil
+	return http.StatusOK, s.webhookModel(wh, c.legacy, true), nil
 }
 
 func (s *Server) deleteWebhook(c *call) (int, any, *APIError) {
@@ -386,4 +403,27 @@ func (s *Server) deleteWebhook(c *call) (int, any, *APIError) {
 	delete(c.pr.webhooks, wh.id)
 	c.pr.webhookOrder = slices.DeleteFunc(c.pr.webhookOrder, func(id string) bool { return id == wh.id })
 	return http.StatusNoContent, nil, nil
+}
+
+// StoredWebhook is a webhook as the stand-in stores it, authPassword included whatever the profile answers
+// on reads: test inspection of what Appwrite keeps (no Appwrite route returns this in the Cloud profile).
+type StoredWebhook struct {
+	ID, Name, URL              string
+	Events                     []string
+	Enabled, TLS               bool
+	AuthUsername, AuthPassword string
+	Attempts                   int
+}
+
+// StoredWebhook returns webhook id of project as stored; false when there is none.
+func (s *Server) StoredWebhook(projectID, id string) (StoredWebhook, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.projects[projectID]
+	if pr == nil || pr.webhooks[id] == nil {
+		return StoredWebhook{}, false
+	}
+	wh := pr.webhooks[id]
+	return StoredWebhook{ID: wh.id, Name: wh.name, URL: wh.url, Events: slices.Clone(wh.events), Enabled: wh.enabled, TLS: wh.tls,
+		AuthUsername: wh.authUsername, AuthPassword: wh.authPassword, Attempts: wh.attempts}, true
 }
