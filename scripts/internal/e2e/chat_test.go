@@ -21,7 +21,13 @@ import (
 func chatModel(t *testing.T) *scriptedllm.Server {
 	model := scriptedllm.New()
 	t.Cleanup(model.Close)
-	model.SetHandler(func(req scriptedllm.Request, _ int) scriptedllm.Reply {
+	model.SetHandler(chatReply)
+	return model
+}
+
+// chatReply is chatModel's answer to one request.
+func chatReply(req scriptedllm.Request, _ int) scriptedllm.Reply {
+	{
 		body := req.JSON()
 		raw := string(req.Body)
 		switch {
@@ -38,8 +44,7 @@ func chatModel(t *testing.T) *scriptedllm.Server {
 			args, _ := json.Marshal(map[string]string{"actions": `[{"type":"set","key":"lang","content":"Answer in French","category":"instruction","priority":5}]`})
 			return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{{Name: "memory", Arguments: string(args)}}}
 		}
-	})
-	return model
+	}
 }
 
 // lastUserMessage is the text of the last user message of a chat completions request.
@@ -275,6 +280,49 @@ func TestChatThroughTheStack(t *testing.T) {
 	if n := len(aw.Executions(d.ProjectID, "title")); n != 1 {
 		t.Fatalf("three turns in one conversation ran title %d times", n)
 	}
+
+	// A turn longer than the synchronous limit. The model holds every answer until released. While alice's
+	// async turn waits on it, a synchronous execution of turn, waiting on the same model, is cut at the
+	// synchronous limit (shortened to one second, Server.SetSyncTimeout; the runtime ends it as it ends any
+	// execution past its timeout: a failed execution with a 500); only then does the model answer, and the
+	// async turn completes and is stored. The order is set by signals, not by the clock.
+	release, arrived := make(chan struct{}), make(chan struct{}, 16)
+	model.SetHandler(func(req scriptedllm.Request, i int) scriptedllm.Reply {
+		if strings.Contains(string(req.Body), "a slow one") {
+			arrived <- struct{}{}
+		}
+		<-release
+		return chatReply(req, i)
+	})
+	if s, b := alice.chat("POST", "/api/turns", alice.jwt, map[string]any{"conversation_id": convID, "message": "a slow one", "turn_id": "turn-slow"}, nil); s != 202 {
+		close(release)
+		t.Fatalf("slow turn: %d %s", s, b)
+	}
+	select { // the async turn is running, waiting on the model (the ceiling is a safety net far above it)
+	case <-arrived:
+	case <-time.After(time.Minute):
+		close(release)
+		t.Fatal("the slow turn never reached the model")
+	}
+	aw.SetSyncTimeout(time.Second)
+	status, body, _ := alice.appwrite("POST", "/functions/turn/executions", map[string]any{"body": `{"message":"sync"}`, "async": false,
+		"headers": map[string]string{"X-Session-API-Key": st.Secrets.SessionKey}}, map[string]string{"X-Appwrite-JWT": alice.jwt})
+	aw.SetSyncTimeout(0)
+	close(release)
+	var syncExec struct {
+		Status             string  `json:"status"`
+		ResponseStatusCode int     `json:"responseStatusCode"`
+		Duration           float64 `json:"duration"`
+	}
+	if status != 201 || json.Unmarshal(body, &syncExec) != nil || syncExec.Status != "failed" || syncExec.ResponseStatusCode != 500 || syncExec.Duration < 1 {
+		t.Fatalf("a synchronous execution waiting on the model: %d %s", status, body)
+	}
+	w.settle()
+	if s, b := alice.chat("GET", "/api/conversations/"+convID, alice.jwt, nil, &conv); s != 200 || len(conv.Messages) != 8 ||
+		conv.Messages[6].Content != "a slow one" || conv.Messages[7].Status != "done" || conv.Messages[7].Content != "Hello from the scripted model." {
+		t.Fatalf("the turn that outlived the synchronous limit: %d %s", s, b)
+	}
+	model.SetHandler(chatReply)
 
 	// Another user: alice's conversation and turn do not exist for bob.
 	for _, c := range []struct{ method, path string }{

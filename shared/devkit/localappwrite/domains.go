@@ -71,7 +71,7 @@ func (s *Server) serveDomain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex := s.newExecutionLocked(fn, "http", r.Method, path, h)
-	timeout := min(time.Duration(fn.timeout)*time.Second, 30*time.Second)
+	timeout := min(time.Duration(fn.timeout)*time.Second, s.syncLimitLocked())
 	rr, kerr := s.runRequestLocked(pr, fn, ex, timeout, body, h)
 	s.mu.Unlock()
 	if kerr != nil {

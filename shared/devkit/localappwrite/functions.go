@@ -328,8 +328,8 @@ func (s *Server) createExecution(c *call) (int, any, *APIError) {
 
 	ex := s.newExecutionLocked(fn, "http", method, path, reqHeaders)
 	timeout := time.Duration(fn.timeout) * time.Second
-	if !async && timeout > 30*time.Second {
-		timeout = 30 * time.Second
+	if limit := s.syncLimitLocked(); !async && timeout > limit {
+		timeout = limit
 	}
 	rr, kerr := s.runRequestLocked(c.pr, fn, ex, timeout, []byte(body), reqHeaders)
 	if kerr != nil {

@@ -177,11 +177,32 @@ type Server struct {
 
 	as authServer // the OAuth authorization servers' clients, sign-ins, codes and refresh tokens (oauth2server.go)
 
+	syncTimeout time.Duration // SetSyncTimeout's limit of synchronous executions; 0 is Appwrite's 30 s. Guarded by mu.
+
 	insecureOnce sync.Once
 	insecure     *http.Client
 
 	templatesMu sync.Mutex           // guards templates; no other lock is taken while it is held
 	templates   map[string]templates // eventsOf's cache: pattern and param keys → eventTemplates
+}
+
+// SetSyncTimeout changes how long a synchronous execution (createExecution without async, and a function
+// domain's request) may run before the stand-in answers 408 function_synchronous_timeout; 0 restores Appwrite's
+// 30 s. Stand-in only: a test shortens it to show, in a second instead of half a minute, that an async execution
+// outlives the synchronous limit.
+func (s *Server) SetSyncTimeout(d time.Duration) {
+	s.mu.Lock()
+	s.syncTimeout = d
+	s.mu.Unlock()
+}
+
+// syncLimitLocked is the limit of synchronous executions in force (Appwrite's 30 s unless SetSyncTimeout
+// changed it). The caller holds mu.
+func (s *Server) syncLimitLocked() time.Duration {
+	if s.syncTimeout > 0 {
+		return s.syncTimeout
+	}
+	return 30 * time.Second
 }
 
 // New builds a Server and starts its queue workers (stopped by Close).

@@ -1,0 +1,141 @@
+// The chat function's HTTP API (docs/chat.md): JSON under /api/, the user's Appwrite JWT on every call.
+import type { EncodedAttachment, Limits } from "./attachments"
+import type { TurnEvent } from "./events"
+import { at } from "./paths"
+
+export type ChatConfig = {
+  endpoint: string
+  project: string
+  database: string
+  tables: { conversations: string; messages: string; memories: string }
+  progress: { database: string; table: string }
+  limits: Limits
+  build_id?: string
+}
+
+export type Conversation = { id: string; title: string; created_at: string; updated_at: string }
+
+export type Message = {
+  id: string
+  role: "user" | "assistant"
+  content: string
+  status: "done" | "running" | "failed"
+  turn_id: string
+  attachments?: { name: string; mime: string; size: number }[]
+  timeline?: TurnEvent[]
+  error?: { code: string; detail: string }
+  created_at: string
+}
+
+export type Settings = { model: string; base_url: string; api_key_set: boolean }
+export type Memory = { key: string; content: string; category: string; priority: number; active: boolean; updated_at?: string }
+export type McpConnection = { id: string; name: string; url: string; description: string; connected: boolean; updated_at?: string }
+export type ProgressEvent = { seq: number; time: string; event: TurnEvent }
+
+/** An answer of chat that is not 2xx, with its error body. */
+export class APIError extends Error {
+  readonly status: number
+  readonly code: string
+  constructor(status: number, code: string, message: string) {
+    super(message)
+    this.status = status
+    this.code = code
+  }
+}
+
+/** Thrown when the user must sign in again (the session is gone, so no new JWT can be had). */
+export class SignedOutError extends Error {}
+
+/** readConfig reads GET /api/config (no auth). */
+export async function readConfig(): Promise<ChatConfig> {
+  const res = await fetch(at("api/config"), { headers: { Accept: "application/json" } })
+  if (!res.ok) throw await apiError(res)
+  return (await res.json()) as ChatConfig
+}
+
+async function apiError(res: Response): Promise<APIError> {
+  const text = await res.text().catch(() => "")
+  try {
+    const body = JSON.parse(text) as { error?: string; message?: string }
+    return new APIError(res.status, body.error ?? "error", body.message || text || res.statusText)
+  } catch {
+    return new APIError(res.status, "error", text || `${res.status} ${res.statusText}`)
+  }
+}
+
+/**
+ * A source of JWTs: the cached one, or a new one when chat refused `stale` (a 401). Callers that were refused
+ * the same JWT share one renewal. Throws SignedOutError when no JWT can be had (the session is gone).
+ */
+export type JWTSource = (stale?: string) => Promise<string>
+
+/** ChatAPI calls chat with the user's JWT; a 401 gets a new JWT and one retry. */
+export class ChatAPI {
+  private readonly jwt: JWTSource
+
+  constructor(jwt: JWTSource) {
+    this.jwt = jwt
+  }
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let stale: string | undefined
+    for (;;) {
+      const token = await this.jwt(stale)
+      const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${token}` }
+      if (body !== undefined) headers["Content-Type"] = "application/json"
+      const res = await fetch(at(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+      if (res.status === 401 && stale === undefined) {
+        await res.text().catch(() => "") // read to the end: the connection is free again
+        stale = token
+        continue
+      }
+      if (res.status === 401) throw new SignedOutError((await apiError(res)).message)
+      if (!res.ok) throw await apiError(res)
+      return (await res.json()) as T
+    }
+  }
+
+  conversations() {
+    return this.call<{ conversations: Conversation[] }>("GET", "api/conversations")
+  }
+  conversation(id: string) {
+    return this.call<{ conversation: Conversation; messages: Message[] }>("GET", `api/conversations/${encodeURIComponent(id)}`)
+  }
+  deleteConversation(id: string) {
+    return this.call<{ deleted: boolean }>("DELETE", `api/conversations/${encodeURIComponent(id)}`)
+  }
+  startTurn(body: { conversation_id?: string; turn_id: string; message: string; attachments: EncodedAttachment[] }) {
+    return this.call<{ conversation: Conversation; turn: { id: string; execution_id: string; status: string }; messages: Message[] }>(
+      "POST",
+      "api/turns",
+      body,
+    )
+  }
+  events(turnId: string, after: number) {
+    return this.call<{ turn_id: string; events: ProgressEvent[]; complete: boolean }>(
+      "GET",
+      `api/turns/${encodeURIComponent(turnId)}/events?after=${after}`,
+    )
+  }
+  settings() {
+    return this.call<Settings>("GET", "api/settings")
+  }
+  saveSettings(s: { model?: string; base_url?: string; api_key?: string }) {
+    return this.call<Settings>("PUT", "api/settings", s)
+  }
+  memories() {
+    return this.call<{ memories: Memory[] }>("GET", "api/memories")
+  }
+  forgetMemory(key: string) {
+    return this.call<{ deleted: boolean }>("DELETE", `api/memories/${encodeURIComponent(key)}`)
+  }
+  mcpConnections() {
+    return this.call<{ connections: McpConnection[] }>("GET", "api/mcp/connections")
+  }
+  saveMcpConnection(id: string, c: { name: string; url: string; description?: string; tokens?: unknown; client_info?: unknown }) {
+    return this.call<McpConnection>("PUT", `api/mcp/connections/${encodeURIComponent(id)}`, c)
+  }
+  deleteMcpConnection(id: string) {
+    return this.call<{ deleted: boolean }>("DELETE", `api/mcp/connections/${encodeURIComponent(id)}`)
+  }
+}

@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it, vi } from "vitest"
+import { authServerURLs, canonicalResource, completeMcpOAuth, parseBearerChallenge, pkceChallenge, protectedResourceURLs } from "./mcp-oauth"
+
+afterEach(() => {
+  vi.unstubAllGlobals()
+  sessionStorage.clear()
+})
+
+describe("mcp-oauth", () => {
+  it("computes the RFC 7636 Appendix B challenge", async () => {
+    expect(await pkceChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")).toBe("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+  })
+
+  it("reads the Bearer challenge", () => {
+    expect(parseBearerChallenge('Bearer error="invalid_token", resource_metadata="https://m.example/.well-known/oauth-protected-resource/mcp", scope="a b"')).toEqual({
+      resourceMetadata: "https://m.example/.well-known/oauth-protected-resource/mcp",
+      scope: "a b",
+    })
+    expect(parseBearerChallenge("Bearer resource_metadata=https://m.example/x")).toEqual({ resourceMetadata: "https://m.example/x" })
+    expect(parseBearerChallenge("")).toEqual({})
+  })
+
+  it("builds the discovery URLs", () => {
+    expect(protectedResourceURLs("https://m.example/mcp/")).toEqual([
+      "https://m.example/.well-known/oauth-protected-resource/mcp",
+      "https://m.example/.well-known/oauth-protected-resource",
+    ])
+    expect(authServerURLs("https://as.example")).toEqual([
+      "https://as.example/.well-known/oauth-authorization-server",
+      "https://as.example/.well-known/openid-configuration",
+    ])
+    expect(authServerURLs("https://as.example/tenant1")[0]).toBe("https://as.example/.well-known/oauth-authorization-server/tenant1")
+    expect(canonicalResource("https://m.example")).toBe("https://m.example/")
+    expect(canonicalResource("https://m.example/mcp#x")).toBe("https://m.example/mcp")
+  })
+
+  it("refuses a callback whose state does not match, and uses the pending state once", async () => {
+    const pending = {
+      server: { id: "m", name: "M", url: "https://m.example/mcp" },
+      state: "s1",
+      codeVerifier: "v",
+      redirectUri: "http://localhost/oauth/mcp/callback",
+      clientInfo: { client_id: "c" },
+      tokenEndpoint: "https://as.example/token",
+      resource: "https://m.example/mcp",
+      returnTo: "/",
+    }
+    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    await expect(completeMcpOAuth("?code=x&state=other")).rejects.toThrow(/state does not match/)
+    await expect(completeMcpOAuth("?code=x&state=s1")).rejects.toThrow(/no connection was started/)
+  })
+
+  it("exchanges the code with the verifier and the resource", async () => {
+    sessionStorage.setItem(
+      "chat_mcp_oauth_pending",
+      JSON.stringify({
+        server: { id: "m", name: "M", url: "https://m.example/mcp" },
+        state: "s1",
+        codeVerifier: "verifier",
+        redirectUri: "http://localhost/oauth/mcp/callback",
+        clientInfo: { client_id: "c" },
+        tokenEndpoint: "https://as.example/token",
+        resource: "https://m.example/mcp",
+        returnTo: "/c/abc",
+      }),
+    )
+    let sent: URLSearchParams | null = null
+    vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
+      expect(url).toBe("https://as.example/token")
+      sent = init.body as URLSearchParams
+      return new Response(JSON.stringify({ access_token: "at", token_type: "Bearer", refresh_token: "rt" }), { status: 200 })
+    })
+    const creds = await completeMcpOAuth("?code=abc&state=s1")
+    expect(creds.tokens.access_token).toBe("at")
+    expect(creds.returnTo).toBe("/c/abc")
+    expect(Object.fromEntries(sent!)).toEqual({
+      grant_type: "authorization_code",
+      code: "abc",
+      redirect_uri: "http://localhost/oauth/mcp/callback",
+      client_id: "c",
+      code_verifier: "verifier",
+      resource: "https://m.example/mcp",
+    })
+  })
+})

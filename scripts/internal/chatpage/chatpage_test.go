@@ -1,0 +1,427 @@
+package chatpage
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"appwrite-agent/scripts/internal/stack"
+	"appwrite-agent/scripts/internal/staging"
+	"appwrite-agent/shared/devkit/browser"
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/scriptedllm"
+	"appwrite-agent/shared/devkit/snapshot"
+
+	"github.com/chromedp/chromedp"
+)
+
+// offsetClock is the stand-in's clock: real time plus an offset the test moves (JWT and session expiry).
+type offsetClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *offsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *offsetClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off += d
+}
+
+// page drives the browser; every wait is on a DOM condition, bounded by a generous ceiling.
+type page struct {
+	t    *testing.T
+	ctx  context.Context
+	root string
+}
+
+const ceiling = 60 * time.Second
+
+func (p *page) fail(format string, args ...any) {
+	p.t.Helper()
+	body, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 3000) : ""`))
+	p.t.Fatalf("%s\n--- the page's text:\n%s", fmt.Sprintf(format, args...), body)
+}
+
+func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.fail("%s: %v", what, err)
+	}
+}
+
+// wait polls a JavaScript condition until it is true. A navigation while polling (the OAuth round trip
+// loads other pages) ends that poll; polling goes on in the new page.
+func (p *page) wait(what, cond string) {
+	p.t.Helper()
+	deadline := time.Now().Add(ceiling)
+	for {
+		left := time.Until(deadline)
+		_, err := chromedp.Run(p.ctx, chromedp.Poll[bool]("!!("+cond+")", chromedp.WithPollingTimeout(left)))
+		if err == nil {
+			return
+		}
+		if left > 0 && (strings.Contains(err.Error(), "navigated or closed") || strings.Contains(err.Error(), "context was destroyed") || strings.Contains(err.Error(), "Cannot find context")) {
+			continue
+		}
+		p.fail("waiting for %s (%s): %v", what, cond, err)
+	}
+}
+
+func (p *page) eval(expr string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		p.fail("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// send types a message and sends it.
+func (p *page) send(msg string) {
+	p.t.Helper()
+	p.wait("the composer to be ready", `!document.querySelector("#send").disabled`)
+	before := p.eval(`String(document.querySelectorAll(".msg-user").length)`)
+	p.do("sending "+msg, chromedp.SendKeys(chromedp.ID("prompt"), msg), chromedp.Click(chromedp.ID("send")))
+	p.wait("the message "+msg+" sent (or an error)", `document.querySelectorAll(".msg-user").length > `+before+` || document.querySelector(".toast-error")`)
+	if e := p.eval(`document.querySelector(".toast-error")?.textContent ?? ""`); e != "" {
+		p.fail("sending %q: the page says %s", msg, e)
+	}
+}
+
+// waitStored waits until the page has read the last turn back from chat (which stores a finished turn, its
+// memories and refreshed tokens included, when the conversation is next read): the message's stored status.
+func (p *page) waitStored() {
+	p.t.Helper()
+	p.wait("the last turn stored", `document.querySelector("#messages > .msg-assistant:last-child")?.classList.contains("status-done")`)
+}
+
+// shot saves a documentation image under docs/img/ when the snapshots are being updated (UPDATE_SNAPSHOTS=1),
+// so a normal run leaves the tree clean.
+func (p *page) shot(name string) {
+	p.t.Helper()
+	if !snapshot.Update() {
+		return
+	}
+	if err := browser.Screenshot(p.ctx, filepath.Join(p.root, "docs", "img", name)); err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
+	}
+}
+
+// js quotes a Go string for JavaScript.
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestChatPage signs in, runs conversations against the scripted model and checks what a user sees:
+// the title arriving through Realtime, tokens and a tool card while a turn runs, the Console actions
+// rendered, a clarify form whose answers reach the next turn, an MCP server connected through OAuth in the
+// browser, the conversation found again after a reload; and the hostile cases: model HTML stays inert, an
+// oversized attachment is refused by the page and by chat, an expired JWT is renewed while the session
+// lives and leads to the sign-in form when it does not. One browser, one tab, one stack.
+func TestChatPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole stack and a browser")
+	}
+	if why := os.Getenv("CHAT_WEB_UNBUILT"); why != "" {
+		t.Skip(why)
+	}
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "functions", "chat", "web", "dist", "index.html")); err != nil {
+		t.Skip("the chat page is not built (scripts/build-chat-web builds it; scripts/test runs it first)")
+	}
+	ctx := browser.New(t, 4*time.Minute)
+
+	model := scriptedllm.New()
+	defer model.Close()
+	dir := newDirector()
+	model.SetHandler(dir.reply)
+	defer dir.releaseAll() // a failing test must not leave the model's replies blocked
+	mcp := newOAuthMCP(t)
+	clk := &offsetClock{}
+	llm := func(m string) []string {
+		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
+	}
+	// A smaller attachment limit than the engine's default (10 MB), so chat's own refusal can be reached:
+	// a request with more than 10 MB decoded is already over Appwrite's 12 MiB router limit as base64.
+	// The page reads the limit from chat's /api/config.
+	const maxBytes = "ATTACHMENTS_MAX_BYTES=1000000"
+	var logs bytes.Buffer
+	st, err := stack.Start(context.Background(), stack.Options{
+		Env: map[string][]string{
+			"turn":  append(llm(turnModel), "SAFEHTTP_ALLOW_HTTP=true", maxBytes), // the OAuth MCP server is plain http on loopback
+			"title": llm(titleModel),
+			"chat":  {maxBytes},
+		},
+		Output:   &logs,
+		Appwrite: localappwrite.Options{Clock: clk.Now},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Stop()
+	defer func() {
+		if t.Failed() {
+			t.Logf("stack output:\n%s", logs.String())
+		}
+	}()
+	d := st.Demo
+	aw := st.Appwrite.Server
+	const email, password = "ada@example.com", "correct horse battery"
+	if err := aw.SeedUser(d.ProjectID, localappwrite.UserSpec{ID: "ada", Email: email, Password: password, Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	chatURL := aw.DomainURL("chat") + "/"
+	p := &page{t: t, ctx: ctx, root: root}
+
+	// Sign in.
+	p.do("opening the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(chatURL))
+	p.wait("the sign-in form", `!!document.querySelector("#signin input[name=email]")`)
+	p.do("filling the sign-in form", chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), email), chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), password))
+	p.shot("chat-signin.png")
+	p.do("signing in", chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
+	p.wait("the chat after sign-in", `document.querySelector("#me")?.textContent === `+js(email))
+
+	// A conversation: tokens and a tool card while the turn runs, the Console actions it returned.
+	p.send("Show my databases and their usage")
+	running := `document.querySelector('.msg-assistant .turn[data-running="true"]')`
+	p.wait("the tokens while the turn runs", running+`?.querySelector(".tokens")?.textContent.includes("Let me check your project.")`)
+	p.wait("the console tool card while the turn runs", running+`?.querySelector('details.tool[data-tool="console"][data-run-id] .pill-done')`)
+	p.wait("the route and subagent badges", running+`?.querySelector(".badge-route")?.textContent === "→ platform" && `+running+`.querySelector(".badge-subagent")?.textContent.startsWith("platform")`)
+	rows := p.eval(`JSON.stringify([...document.querySelectorAll('.resource-list[data-resource-type="database"] tr')].map(r => [...r.children].map(c => c.textContent)))`)
+	if want := `[["Name","ID","Type"],["Main","main","tablesdb"],["Analytics","analytics","legacy"]]`; rows != want {
+		t.Errorf("resource_list table = %s, want %s", rows, want)
+	}
+	if got := p.eval(`document.querySelector('.resource-list[data-resource-type="bucket"] .empty')?.textContent ?? ""`); got != "This project has no buckets yet." {
+		t.Errorf("empty resource_list = %q", got)
+	}
+	chart := p.eval(`JSON.stringify({type: document.querySelector("figure.chart")?.dataset.chartType, bars: document.querySelectorAll("figure.chart svg rect.bar").length, total: document.querySelector("figure.chart .chart-headline strong")?.textContent, labels: [...document.querySelectorAll("figure.chart svg text.axis")].map(t => t.textContent).filter(t => t.includes(":"))})`)
+	if want := `{"type":"bar","bars":3,"total":"91","labels":["08:00","09:00","10:00"]}`; chart != want {
+		t.Errorf("chart = %s, want %s", chart, want)
+	}
+	p.wait("the toast", `[...document.querySelectorAll(".toasts .toast-success .toast-message")].some(t => t.textContent === "Listed 2 databases")`)
+	p.wait("the theme switched by set_theme", `document.documentElement.dataset.theme === "dark"`)
+	p.shot("chat-running.png")
+	dir.releaseTurn()
+	done := `document.querySelector('.msg-assistant .turn[data-running="false"] .answer')`
+	p.wait("the answer as markdown", done+`?.querySelector("strong")?.textContent === "databases" && `+done+`.querySelectorAll("table td").length === 4`)
+
+	// The title: held until now, so it can reach the sidebar only through Realtime.
+	p.wait("the conversation in the sidebar", `document.querySelector("#conversations li.active a")?.textContent === "New conversation"`)
+	convID := p.eval(`document.querySelector("#conversations li.active").dataset.conversationId`)
+	dir.releaseTitle()
+	p.wait("the title arriving through Realtime", `document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
+
+	// Clarify: the form's answers go into the next turn.
+	p.send("Delete one of my buckets")
+	p.wait("the clarify form", `!!document.querySelector('form.clarify input[name="clarify-bucket"][value="uploads"]')`)
+	p.do("answering", chromedp.Click(chromedp.CSS(`form.clarify input[name="clarify-bucket"][value="uploads"]`)),
+		chromedp.SendKeys(chromedp.CSS(`form.clarify input[name="clarify-note"]`), "keep the avatars"))
+	p.shot("chat-clarify.png")
+	p.do("sending the answers", chromedp.Click(chromedp.CSS(`form.clarify button[type=submit]`)))
+	p.wait("the answer to the clarified turn", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("Deleting the uploads bucket"))`)
+	var sent string
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), `appwrite.clarify/v1`) && strings.Contains(string(r.Body), "response_format") {
+			sent = string(r.Body)
+		}
+	}
+	for _, want := range []string{`Which bucket should I delete? uploads`, `\"values\":[\"uploads\"]`, `\"value\":\"keep the avatars\"`} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("the turn after the clarify form: the model's request lacks %s:\n%.2000s", want, sent)
+		}
+	}
+
+	// MCP: connect a server through OAuth in the browser, then a turn uses its tool with the token.
+	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the settings", `!!document.querySelector("#mcp-add input[name=mcp_url]")`)
+	p.do("adding the MCP server", chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Widgets"),
+		chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_url]`), mcp.resource()),
+		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)))
+	p.wait("the connected server after the OAuth round trip", `!!document.querySelector('#mcp-connections li[data-connection-id="widgets"] .pill-done')`)
+	p.wait("the connection toast", `[...document.querySelectorAll(".toast-message")].some(t => t.textContent === "Connected Widgets")`)
+	if loc := p.eval(`location.href`); loc != chatURL+"#c="+convID {
+		t.Errorf("after the OAuth callback the page is at %s, want %s", loc, chatURL+"#c="+convID)
+	}
+	p.shot("chat-mcp.png")
+	registered, _, _ := mcp.counts()
+	if registered != 1 {
+		t.Errorf("dynamic registrations = %d, want 1", registered)
+	}
+	// Agent settings: the user's own key goes to the model through chat and turn, and is never shown back.
+	const userKey = "sk-user-ada-0123456789"
+	p.do("saving an API key", chromedp.SendKeys(chromedp.CSS(`#agent-settings input[name=api_key]`), userKey), chromedp.Click(chromedp.CSS(`#agent-settings button[type=submit]`)))
+	p.wait("the key saved", `document.querySelector("#api-key-state")?.textContent === "Your key is set." && document.querySelector("#agent-settings input[name=api_key]").value === ""`)
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
+	p.do("opening the settings again", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the settings read again", `document.querySelector("#api-key-state")?.textContent === "Your key is set."`)
+	if shown := p.eval(`String(document.documentElement.outerHTML.includes(` + js(userKey) + `))`); shown != "false" {
+		t.Errorf("the page shows the saved API key")
+	}
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
+	p.send("List my widgets")
+	p.wait("the MCP tool's card", `document.querySelector('details.tool[data-tool="list_widgets"] .tool-output')?.textContent === "sprocket, flange"`)
+	p.wait("the answer using the MCP tool", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("a sprocket and a flange"))`)
+	if _, authorized, _ := mcp.counts(); authorized == 0 {
+		t.Errorf("the MCP server never saw the access token the page obtained")
+	}
+	keys := map[string]bool{}
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), "List my widgets") {
+			keys[r.Header.Get("Authorization")] = true
+		}
+	}
+	if len(keys) != 1 || !keys["Bearer "+userKey] {
+		t.Errorf("the turn after saving a key reached the model with %v, want only the user's key", keys)
+	}
+
+	// Memory: what the agent saves is listed in the settings, goes into the next turn, and can be forgotten.
+	p.send("Remember that I like concise answers")
+	p.wait("the memory notice", `[...document.querySelectorAll(".notice-memory-set")].some(n => n.textContent.includes("Prefer concise answers"))`)
+	p.do("opening the settings while the turn runs", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the settings", `!!document.querySelector("#memories li")`)
+	if got := p.eval(`String(!!document.querySelector('#memories li[data-memory-key="style.concise"]'))`); got != "false" {
+		t.Errorf("the memory is listed before its turn was stored")
+	}
+	dir.releaseMemory()
+	p.wait("the answer after the memory", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("concise answers from now on"))`)
+	p.wait("the saved memory in the open settings", `document.querySelector('#memories li[data-memory-key="style.concise"]')?.textContent.includes("Prefer concise answers")`)
+	p.waitStored()
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
+
+	// An attachment dropped on the message box goes with the message to the model.
+	if got := p.eval(`(() => {
+		const dt = new DataTransfer()
+		dt.items.add(new File(["release notes: the flange ships on Friday"], "notes.txt", {type: "text/plain"}))
+		document.querySelector("#composer").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}))
+		return "dropped"
+	})()`); got != "dropped" {
+		t.Fatalf("dropping a file: %s", got)
+	}
+	p.wait("the attachment chip", `document.querySelector("#pending-attachments")?.textContent.includes("notes.txt")`)
+	p.send("Please read the attached notes")
+	p.wait("the attachment on the sent message", `[...document.querySelectorAll(".msg-user .chip")].some(c => c.textContent.includes("notes.txt"))`)
+	p.wait("the answer to the attachment", `document.querySelectorAll(".answer").length === 6`)
+	var withFile string
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), "Please read the attached notes") {
+			withFile = string(r.Body)
+		}
+	}
+	if !strings.Contains(withFile, "release notes: the flange ships on Friday") || !strings.Contains(withFile, "notes.txt") {
+		t.Errorf("the model did not get the dropped file:\n%.1500s", withFile)
+	}
+
+	// Hostile: model HTML in an answer is inert.
+	p.send("Answer with some HTML please")
+	p.wait("the hostile answer", `[...document.querySelectorAll(".answer strong")].some(s => s.textContent === "bold")`)
+	p.do("clicking the hostile link", chromedp.Click(chromedp.CSS(`.msg-assistant:last-child .answer a`)))
+	var withMemory string
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), "Answer with some HTML") {
+			withMemory = string(r.Body)
+		}
+	}
+	if !strings.Contains(withMemory, "Prefer concise answers") {
+		t.Errorf("the turn after the memory was saved does not carry it to the model:\n%.1500s", withMemory)
+	}
+	inert := p.eval(`JSON.stringify({pwned: String(window.__pwned), parent: String(window.parent.__pwned), tags: document.querySelectorAll(".answer img, .answer script, .answer svg, .answer iframe").length, hrefs: [...document.querySelectorAll(".msg-assistant:last-child .answer a")].map(a => a.getAttribute("href"))})`)
+	if want := `{"pwned":"undefined","parent":"undefined","tags":0,"hrefs":[null,null]}`; inert != want {
+		t.Errorf("model HTML is not inert: %s, want %s", inert, want)
+	}
+
+	// Reload: the conversation is found again, from the rows.
+	p.do("reloading", chromedp.Reload())
+	p.wait("the conversation after the reload", `document.querySelectorAll("#messages .msg-assistant .answer").length === 7 && document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
+	p.wait("the stored Console actions after the reload", `document.querySelectorAll(".resource-list tbody tr").length === 2 && document.querySelectorAll("figure.chart rect.bar").length === 3`)
+	p.shot("chat-conversation.png")
+
+	// The metadata sheet of the first answer.
+	p.do("opening the first answer's details", chromedp.Click(chromedp.CSS(`.msg-assistant button.link`)))
+	p.wait("the details", `document.querySelector("#metadata")?.textContent.includes("platform") && document.querySelector("#metadata")?.textContent.includes("console")`)
+	p.do("closing the details", chromedp.Click(chromedp.CSS(`#metadata button[aria-label="Close details"]`)))
+
+	// Forgetting the memory from the settings.
+	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
+	p.do("forgetting the memory", chromedp.Click(chromedp.CSS(`#memories li[data-memory-key="style.concise"] button`)))
+	p.wait("the memory gone", `!document.querySelector('#memories li[data-memory-key="style.concise"]') && !!document.querySelector("#memories li.muted")`)
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
+
+	// Hostile: an oversized attachment is refused by the page (dropped on the composer)...
+	if got := p.eval(`(() => {
+		const dt = new DataTransfer()
+		dt.items.add(new File([new Uint8Array(1000001)], "big.bin", {type: "application/octet-stream"}))
+		document.querySelector("#composer").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}))
+		return "dropped"
+	})()`); got != "dropped" {
+		t.Fatalf("dropping an oversized file: %s", got)
+	}
+	p.wait("the page refusing the attachment", `document.querySelector("#attach-error")?.textContent === "Attachment 'big.bin' exceeds max size (1000000 bytes)" && !document.querySelector("#pending-attachments")`)
+	// ...and by chat, for a client that skips the page.
+	session, err := aw.CreateSession(d.ProjectID, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwt, err := aw.UserJWT(d.ProjectID, session, 15*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := postJSON(t, chatURL+"api/turns", jwt, map[string]any{"message": "here", "attachments": []map[string]any{{
+		"name": "big.bin", "mime": "application/octet-stream", "size": 1000001, "content_base64": base64.StdEncoding.EncodeToString(make([]byte, 1000001))}}})
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, `Attachment 'big.bin' exceeds max size (1000000 bytes)`) {
+		t.Errorf("chat answered an oversized attachment with %d %.300s, want 413", status, body)
+	}
+
+	// An expired JWT: renewed while the session lives...
+	p.eval(`performance.clearResourceTimings(), performance.setResourceTimingBufferSize(1000), "ok"`)
+	clk.Advance(16 * time.Minute)
+	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the settings read with a renewed JWT", `document.querySelector("#api-key-state")?.textContent === "Your key is set."`)
+	// What the browser fetched meanwhile: the expired JWT refused (401), one new JWT for the three calls the
+	// settings make at once, the same call again (200).
+	fetched := `performance.getEntriesByType("resource").map(e => [new URL(e.name).pathname.replace(/^.*\/(api|v1)\//, "$1/"), e.responseStatus]).filter(([p]) => p === "api/settings" || p === "v1/account/jwts")`
+	p.wait("the browser's record of those fetches", fetched+`.length >= 3`) // entries are recorded as responses end
+	calls := p.eval(`JSON.stringify(` + fetched + `)`)
+	if want := `[["api/settings",401],["v1/account/jwts",201],["api/settings",200]]`; calls != want {
+		t.Errorf("after the JWT expired the page fetched %s, want %s", calls, want)
+	}
+	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
+	// ...and the sign-in form once the session has ended too.
+	clk.Advance(366 * 24 * time.Hour)
+	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the sign-in form after the session ended", `document.querySelector("#signin-notice")?.textContent === "Your session has ended. Sign in again."`)
+}
+
+func postJSON(t *testing.T, url, jwt string, body any) (int, string) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+jwt)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(out)
+}
