@@ -26,6 +26,9 @@ type tsClient struct {
 	user     *localappwrite.OAuthUser
 	consents []localappwrite.Consent
 	seen     []*localappwrite.AuthorizeResult
+	// exchanged, when set, gets the tokens of a code exchange (connect with pauseAfterExchange), before the
+	// client goes on.
+	exchanged func(tokens json.RawMessage)
 }
 
 func startTSClient(t *testing.T, ctx context.Context, mcpURL string, user *localappwrite.OAuthUser, consents ...localappwrite.Consent) *tsClient {
@@ -63,6 +66,8 @@ func (c *tsClient) do(ctx context.Context, cmd map[string]any) (json.RawMessage,
 	for c.out.Scan() {
 		var msg struct {
 			Authorize string          `json:"authorize"`
+			Exchanged bool            `json:"exchanged"`
+			Tokens    json.RawMessage `json:"tokens"`
 			OK        bool            `json:"ok"`
 			Result    json.RawMessage `json:"result"`
 			Error     string          `json:"error"`
@@ -81,6 +86,13 @@ func (c *tsClient) do(ctx context.Context, cmd map[string]any) (json.RawMessage,
 			}
 			c.seen = append(c.seen, res)
 			c.send(map[string]any{"op": "redirect", "url": res.Redirect.String()})
+			continue
+		}
+		if msg.Exchanged {
+			if c.exchanged != nil {
+				c.exchanged(msg.Tokens)
+			}
+			c.send(map[string]any{"op": "continue"})
 			continue
 		}
 		if !msg.OK {
@@ -202,4 +214,33 @@ func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 		t.Fatal("the second consent did not grant the webhook write scope")
 	}
 	_, _ = c2.do(ctx, map[string]any{"op": "close"})
+
+	// 5. The staged mcp-events refuses an expired access token, and the SDK refreshes it on the 401: the
+	// authorization server's clock is two hours back when it issues the first token (expired on arrival,
+	// by mcp-events' wall clock), and right again before the client's first call.
+	c3 := startTSClient(t, ctx, mcpURL, localappwrite.NewOAuthUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword), localappwrite.Consent{})
+	var first tokens
+	c3.exchanged = func(raw json.RawMessage) {
+		_ = json.Unmarshal(raw, &first)
+		w.offset.Store(0)
+	}
+	w.offset.Store(int64(-2 * time.Hour))
+	if _, err := c3.do(ctx, map[string]any{"op": "connect", "pauseAfterExchange": true}); err != nil {
+		t.Fatalf("connect with a token that expired on arrival: %v", err)
+	}
+	fc := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(first.AccessToken, fc); err != nil {
+		t.Fatalf("the first token %q: %v", first.AccessToken, err)
+	}
+	if exp, _ := fc.GetExpirationTime(); exp == nil || !exp.Before(time.Now().Add(-time.Minute)) {
+		t.Fatalf("the first token expires at %v: not expired for mcp-events", exp)
+	}
+	t3 := current(c3)
+	if t3.AccessToken == first.AccessToken || t3.RefreshToken == first.RefreshToken || len(c3.seen) != 1 {
+		t.Fatalf("no refresh after the 401 (%d authorizations)", len(c3.seen))
+	}
+	if exp, _ := claims(t3.AccessToken).GetExpirationTime(); exp == nil || !exp.After(time.Now()) {
+		t.Fatalf("the client goes on with a token expiring %v", exp)
+	}
+	_, _ = c3.do(ctx, map[string]any{"op": "close"})
 }

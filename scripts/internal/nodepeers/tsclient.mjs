@@ -5,7 +5,8 @@
 // authorization server, this script prints {"authorize": url} and waits for {"op": "redirect", "url": ...},
 // the URL the browser was sent back to.
 //
-// Commands: {"op": "connect"}, {"op": "ping"}, {"op": "request", "method", "params"}, {"op": "refresh"} (the
+// Commands: {"op": "connect"} (with "pauseAfterExchange": true it prints {"exchanged": true, "tokens"} after
+// the code exchange and waits for {"op": "continue"}), {"op": "ping"}, {"op": "request", "method", "params"}, {"op": "refresh"} (the
 // application found its access token expired: the SDK's auth() refreshes it), {"op": "tokens"}, {"op": "close"}.
 // Each is answered {"ok": true, "result": ...} or {"ok": false, "error": "...", "status": <HTTP status>}.
 // Environment: MCP_URL (the MCP endpoint), MCP_NODE_MODULES (where the SDK is installed).
@@ -61,6 +62,7 @@ const provider = {
 };
 
 let client, transport;
+let pauseAfterExchange = false;
 
 // finishAuthorization hands the authorization URL to the user (the Go test), and exchanges the code the
 // browser came back with.
@@ -74,6 +76,12 @@ async function finishAuthorization() {
   if (back.searchParams.get('error')) throw new Error('authorization refused: ' + back.searchParams.get('error'));
   if (back.searchParams.get('state') !== state) throw new Error('state mismatch');
   await transport.finishAuth(back.searchParams.get('code'));
+  if (pauseAfterExchange) {
+    // The test moves the authorization server's clock between the exchange and the next call.
+    send({ exchanged: true, tokens });
+    const next = await nextCommand();
+    if (next.op !== 'continue') throw new Error('expected continue, got ' + next.op);
+  }
 }
 
 // withAuthorization runs fn, going through the user's authorization when the SDK asks for it. A 403 that the
@@ -104,7 +112,8 @@ function newTransport() {
 }
 
 const ops = {
-  connect: () => withAuthorization(async () => {
+  connect: (cmd) => withAuthorization(async () => {
+    pauseAfterExchange = !!cmd.pauseAfterExchange;
     newTransport();
     await client.connect(transport);
     return { protocolVersion: transport.protocolVersion ?? null, server: client.getServerVersion() };

@@ -497,7 +497,7 @@ func (s *Server) asAuthorizeForm(w http.ResponseWriter, r *http.Request) {
 		req.session = sid
 		s.as.mu.Unlock()
 		http.SetCookie(w, &http.Cookie{Name: asCookie, Value: sid, Path: "/v1/oauth2/" + project, HttpOnly: true,
-			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, Expires: now.Add(s.oauthOpts().SessionTTL)})
+			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(s.oauthOpts().SessionTTL / time.Second)}) // Max-Age: relative, so a browser whose clock differs keeps it
 		s.renderConsent(w, http.StatusOK, c, req, "")
 		return
 	case "approve", "read-only", "deny":
