@@ -114,8 +114,9 @@ func (c *tsClient) send(v any) {
 // TestTypeScriptSDKOAuthFlow: the official TypeScript SDK's OAuth client against the staged mcp-events and the
 // stand-in's authorization server: from a bare 401 through registration, the user's sign-in and consent and
 // the PKCE exchange to ping (2025-11-25), a subscription and a verified delivery; the application finds its
-// token expired and the SDK refreshes it (rotation); and a second application whose user grants read-only
-// is refused with the step-up 403 and goes through a second consent.
+// token expired and the SDK refreshes it (rotation); a second application whose user grants read-only
+// is refused with the step-up 403 and goes through a second consent; and a third, whose first token has
+// expired by the time it calls, meets mcp-events' 401 and refreshes without asking the user.
 func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 	w := start(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
