@@ -14,10 +14,10 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
-	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 
@@ -27,24 +27,35 @@ import (
 // requestBudget bounds one execution, below the 30 s synchronous limit of function domains.
 const requestBudget = 28 * time.Second
 
-// state is the function's only process-wide value: the server (and its JWKS cache), built on first use
-// and kept for the process's environment (shared/envcache). It is a cache, never a store: a new process
-// rebuilds it from the environment and loses nothing.
-var state = envcache.New(func() (*mcpserver.Server, error) {
+// FromEnv builds the function's entry point from the environment as it is now: the server (with its JWKS
+// cache) or, when the configuration does not work, an entry point that answers the MCP paths with a JSON 503;
+// the problem is reported to the fault reporter once, here.
+func FromEnv() func(openruntimes.Context) openruntimes.Response {
+	srv, err := load()
+	return func(rt openruntimes.Context) openruntimes.Response {
+		return route(rt, func() (*mcpserver.Server, error) { return srv, err })
+	}
+}
+
+func load() (*mcpserver.Server, error) {
 	faults, err := faultreport.FromEnv(os.Getenv, "mcp-events", fnhttp.BuildID())
 	if err != nil {
 		return nil, err
 	}
 	srv, err := mcpserver.New(os.Getenv, mcpserver.Options{Faults: faults})
 	if err != nil {
-		// Reported once per environment: the cache builds again only when the environment changes.
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
 	return srv, err
-})
+}
+
+// loaded is the function's only process-wide value: its server, built from the environment once per process
+// (a deployment's environment never changes while it runs), on the first request that needs it: /health
+// answers without it. It is a cache, never a store: a new process rebuilds it and loses nothing.
+var loaded = sync.OnceValues(load)
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response { return route(rt, state.Get) }
+func Main(rt openruntimes.Context) openruntimes.Response { return route(rt, loaded) }
 
 // New returns an entry point bound to srv instead of the process server: tests run several instances side
 // by side with it.

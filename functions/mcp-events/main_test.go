@@ -11,16 +11,20 @@ import (
 	"appwrite-agent/shared/devkit/localruntime"
 )
 
-// TestMainReadsTheEnvironment runs handler.Main, as the runtime does, configured only by environment
-// variables; a changed configuration is picked up (the process cache is keyed by its fingerprint), and a
-// broken one answers a clean JSON 503 while /health keeps working.
+// TestMainReadsTheEnvironment runs handler.FromEnv (what Main builds once per process), as the runtime does,
+// configured only by environment variables: another configuration makes another function, and a broken one
+// answers a clean JSON 503 while /health keeps working.
 func TestMainReadsTheEnvironment(t *testing.T) {
 	st := newStack(t)
 	for k, v := range st.env {
 		t.Setenv(k, v)
 	}
-	ts := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
-	defer ts.Close()
+	serve := func() *httptest.Server {
+		ts := httptest.NewServer(localruntime.New(handler.FromEnv(), localruntime.Options{LogDir: t.TempDir()}))
+		t.Cleanup(ts.Close)
+		return ts
+	}
+	ts := serve()
 	tok := st.token(userID, allScopes)
 
 	r := rpc(t, ts.URL, tok, "events/list", map[string]any{})
@@ -28,11 +32,13 @@ func TestMainReadsTheEnvironment(t *testing.T) {
 		t.Fatalf("events on: %s", r.Raw)
 	}
 	t.Setenv("MCP_EVENTS_ENABLED", "false")
+	ts = serve()
 	r = rpc(t, ts.URL, tok, "events/list", map[string]any{})
 	if r.Error == nil || r.Error.Code != -32601 {
 		t.Fatalf("events off after a configuration change: %s", r.Raw)
 	}
 	t.Setenv("MCP_EVENTS_OAUTH_ISSUER", "")
+	ts = serve()
 	resp, err := http.Post(ts.URL+"/mcp", "application/json", nil)
 	must(t, err)
 	b, _ := io.ReadAll(resp.Body)

@@ -76,9 +76,9 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 	}
 }
 
-// TestSentryFromTheEnvironment: handler.Main reads SENTRY_DSN; a configuration that does not work is
-// reported once (tag reason not_configured) and still answered with the JSON 503. Without SENTRY_DSN
-// nothing is sent.
+// TestSentryFromTheEnvironment: handler.FromEnv (what Main builds once per process) reads SENTRY_DSN; a
+// configuration that does not work is reported once (tag reason not_configured), however many requests
+// come, and each is answered with the JSON 503. Without SENTRY_DSN nothing is sent.
 func TestSentryFromTheEnvironment(t *testing.T) {
 	st := newStack(t)
 	fake := fakesentry.New()
@@ -87,13 +87,15 @@ func TestSentryFromTheEnvironment(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	t.Setenv("MCP_EVENTS_OAUTH_ISSUER", "")
-	ts := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
+	ts := httptest.NewServer(localruntime.New(handler.FromEnv(), localruntime.Options{LogDir: t.TempDir()}))
 	defer ts.Close()
 	status, _, _, _ := post(t, "POST", ts.URL, "x", `{}`, nil)
 	if status != http.StatusServiceUnavailable || len(fake.Events()) != 0 {
 		t.Fatalf("without SENTRY_DSN: %d, %d reports", status, len(fake.Events()))
 	}
 	t.Setenv("SENTRY_DSN", fake.DSN)
+	ts = httptest.NewServer(localruntime.New(handler.FromEnv(), localruntime.Options{LogDir: t.TempDir()}))
+	defer ts.Close()
 	for i := 0; i < 3; i++ {
 		if status, _, _, raw := post(t, "POST", ts.URL, "x", `{}`, nil); status != http.StatusServiceUnavailable {
 			t.Fatalf("misconfigured: %d %s", status, raw)

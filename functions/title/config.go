@@ -1,18 +1,21 @@
 package handler
 
 import (
+	"sync"
+
 	"appwrite-agent/functions/title/rowevent"
-	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
 	"appwrite-agent/shared/sessionauth"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
 // EnvCORSOrigins lists the browser origins allowed to call the function (fnhttp.ParseCORS).
 const EnvCORSOrigins = "TITLE_CORS_ORIGINS"
 
 // Config is everything the function reads from its environment. This file is the only place that reads
-// it; the function reads it once per process (see state).
+// it; the function reads it once per process (see fromEnv).
 type Config struct {
 	// Auth is AGENT_API_KEY and AGENT_ALLOW_UNAUTHENTICATED (the HTTP route).
 	Auth sessionauth.Policy
@@ -42,6 +45,6 @@ func LoadConfig() Config {
 	return c
 }
 
-// state is the function's only process-wide value: its configuration, read once per process environment
-// (shared/envcache).
-var state = envcache.New(func() (Config, error) { return LoadConfig(), nil })
+// fromEnv is the function's only process-wide value: its entry point over the configuration, read once per
+// process (a deployment's environment never changes while it runs).
+var fromEnv = sync.OnceValue(func() func(openruntimes.Context) openruntimes.Response { return New(LoadConfig()) })

@@ -36,15 +36,20 @@ type Request struct {
 	LLM              *llm.Override `json:"llm"`
 }
 
-// Main is the entry point the open-runtimes Go server calls for every request. CORS (TITLE_CORS_ORIGINS)
-// wraps every route, so preflights are answered before auth and errors carry the headers too.
-// rt is the runtime's request context; the configuration comes from the process state (config.go).
-func Main(rt openruntimes.Context) openruntimes.Response {
-	cfg, _ := state.Get() // reading the configuration cannot fail; problems are in cfg.Warnings
-	for _, w := range cfg.Warnings {
-		rt.Error("config: " + w)
+// Main is the entry point the open-runtimes Go server calls for every request: New over the configuration
+// read once per process (config.go).
+func Main(rt openruntimes.Context) openruntimes.Response { return fromEnv()(rt) }
+
+// New returns the function's entry point over cfg (tests build their own). CORS (TITLE_CORS_ORIGINS) wraps
+// every route, so preflights are answered before auth and errors carry the headers too.
+func New(cfg Config) func(openruntimes.Context) openruntimes.Response {
+	routes := cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return route(rt, cfg) })
+	return func(rt openruntimes.Context) openruntimes.Response {
+		for _, w := range cfg.Warnings {
+			rt.Error("config: " + w)
+		}
+		return routes(rt)
 	}
-	return cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return route(rt, cfg) })(rt)
 }
 
 func route(rt openruntimes.Context, cfg Config) openruntimes.Response {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	handler "appwrite-agent/functions/title"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/scriptedllm"
@@ -36,7 +35,7 @@ func TestConversationRowGetsItsTitleFromTheEventTrigger(t *testing.T) {
 	var mu sync.Mutex
 	var logs []string
 	var executions atomic.Int32 // requests the stand-in made to the function's runtime
-	rt := localruntime.New(handler.Main, localruntime.Options{Secret: "rt-secret", LogDir: t.TempDir(), OnLog: func(_, l, e string) {
+	rt := localruntime.New(envMain, localruntime.Options{Secret: "rt-secret", LogDir: t.TempDir(), OnLog: func(_, l, e string) {
 		mu.Lock()
 		logs = append(logs, l+e)
 		mu.Unlock()

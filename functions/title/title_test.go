@@ -21,7 +21,7 @@ func titleServer(t *testing.T, model *scriptedllm.Server, headers map[string]str
 	t.Setenv("LLM_MODEL", "openai/gpt-4.1-mini")
 	t.Setenv("LLM_BASE_URL", model.BaseURL())
 	t.Setenv("AGENT_API_KEY", "session-key")
-	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(), Headers: headers}))
+	srv := httptest.NewServer(localruntime.New(envMain, localruntime.Options{LogDir: t.TempDir(), Headers: headers}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -283,7 +283,7 @@ func TestTitleRetries(t *testing.T) {
 	t.Setenv("AGENT_API_KEY", "session-key")
 	var mu sync.Mutex
 	var logs, errs string
-	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(),
+	srv := httptest.NewServer(localruntime.New(envMain, localruntime.Options{LogDir: t.TempDir(),
 		OnLog: func(_, l, e string) { mu.Lock(); logs, errs = logs+l, errs+e; mu.Unlock() }}))
 	defer srv.Close()
 	r := post(t, srv.URL, "session-key", `{"message":"why was I charged twice?"}`)

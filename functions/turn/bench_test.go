@@ -33,7 +33,7 @@ func BenchmarkHTTPTurn(b *testing.B) {
 	b.Setenv("LLM_API_KEY", "k")
 	b.Setenv("LLM_MODEL", "gpt-4o-mini")
 	b.Setenv("LLM_BASE_URL", model.BaseURL())
-	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: b.TempDir()}))
+	srv := httptest.NewServer(localruntime.New(handler.New(handler.LoadConfig()), localruntime.Options{LogDir: b.TempDir()}))
 	defer srv.Close()
 	body := []byte(`{"message":"What time is it?","history":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}`)
 	b.ReportAllocs()

@@ -13,14 +13,15 @@ import (
 	"appwrite-agent/functions/turn/engine"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/tools"
-	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
 	"appwrite-agent/shared/sessionauth"
+
+	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
 // Config is everything the function reads from its environment. This file is the only place that reads
-// it; the function builds its process state from it once per process (see state).
+// it; the function builds its process state from it once per process (see fromEnv).
 type Config struct {
 	// Auth is AGENT_API_KEY (compared with X-Session-API-Key) and AGENT_ALLOW_UNAUTHENTICATED.
 	Auth sessionauth.Policy
@@ -173,10 +174,12 @@ type process struct {
 	tools func() *engine.Registry
 }
 
-// state is the function's only process-wide value: the configuration and what is built from it, once per
-// process environment (shared/envcache).
-var state = envcache.New(func() (process, error) {
-	cfg := LoadConfig()
+// newProcess builds the process state of cfg.
+func newProcess(cfg Config) process {
 	sk := builtins.NewSkills()
-	return process{cfg: cfg, skills: sk, tools: sync.OnceValue(func() *engine.Registry { return builtins.Registry(cfg.Web, nil, sk) })}, nil
-})
+	return process{cfg: cfg, skills: sk, tools: sync.OnceValue(func() *engine.Registry { return builtins.Registry(cfg.Web, nil, sk) })}
+}
+
+// fromEnv is the function's only process-wide value: its entry point over the configuration, read once per
+// process (a deployment's environment never changes while it runs).
+var fromEnv = sync.OnceValue(func() func(openruntimes.Context) openruntimes.Response { return New(LoadConfig()) })

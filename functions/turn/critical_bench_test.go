@@ -115,7 +115,7 @@ func criticalEnv(b *testing.B, d time.Duration, next string, calls []scriptedllm
 	b.Setenv("SAFEHTTP_ALLOW", "127.0.0.0/8,::1/128")
 	b.Setenv("SAFEHTTP_ALLOW_HTTP", "true")
 	b.Setenv("TURN_BUDGET", "20s")
-	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: b.TempDir()}))
+	srv := httptest.NewServer(localruntime.New(handler.New(handler.LoadConfig()), localruntime.Options{LogDir: b.TempDir()}))
 	b.Cleanup(srv.Close)
 	return srv
 }

@@ -49,7 +49,7 @@ func startEnv(t testing.TB, onLog func(id, logs, errs string), replies ...script
 	t.Setenv("SAFEHTTP_ALLOW", "")
 	t.Setenv("SAFEHTTP_ALLOW_HTTP", "")
 	t.Setenv("TURN_BUDGET", "10s")
-	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(), OnLog: onLog}))
+	srv := httptest.NewServer(localruntime.New(envMain, localruntime.Options{LogDir: t.TempDir(), OnLog: onLog}))
 	t.Cleanup(srv.Close)
 	return model, srv
 }

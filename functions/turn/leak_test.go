@@ -66,7 +66,7 @@ func TestNoGoroutineOutlivesTheTurn(t *testing.T) {
 			rt := openruntimes.NewContext(openruntimes.Logger{})
 			rt.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey}}
 			rt.Req.SetBodyBinary([]byte(body))
-			res := handler.Main(rt)
+			res := envMain(rt)
 			if res.StatusCode != 200 || !strings.Contains(string(res.Body), `"type":"done"`) {
 				t.Fatalf("%d %s", res.StatusCode, res.Body)
 			}
@@ -90,12 +90,13 @@ func TestNoGoroutineOutlivesATurnWithSinks(t *testing.T) {
 		key, err := st.aw.DynamicKey(progProject, []string{"tables.read", "rows.write"}, time.Minute)
 		must(t, err)
 		body := `{"message":"m","progress":{"realtime":true,"webhook":{"url":"` + recv.URL() + `","secret":"` + whSecret + `"}}}`
+		h := handler.New(handler.LoadConfig())
 		call := func() openruntimes.Response {
 			ctx := openruntimes.NewContext(openruntimes.Logger{})
 			ctx.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey,
 				"x-appwrite-user-id": "alice", "x-appwrite-key": key, "accept": "application/json"}}
 			ctx.Req.SetBodyBinary([]byte(body))
-			return handler.Main(ctx)
+			return h(ctx)
 		}
 		call() // warms the process state and the servers' listeners
 		noGoroutineOutlives(t, fmt.Sprintf("failing=%v", failing), func() {

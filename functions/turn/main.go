@@ -27,13 +27,16 @@ const (
 	MsgUserURLScheme = "llm.base_url must use https://" // llm.ErrUserURLScheme
 )
 
-// Main is the entry point the open-runtimes Go server calls for every request.
-// rt is the runtime's request context; the configuration comes from the process state (config.go).
-// CORS (TURN_CORS_ORIGINS) wraps every route, so preflights are answered before auth and errors carry
-// the headers too.
-func Main(rt openruntimes.Context) openruntimes.Response {
-	p, _ := state.Get() // building the process state cannot fail; problems are in p.cfg.Warnings
-	return p.cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, p) })(rt)
+// Main is the entry point the open-runtimes Go server calls for every request: New over the configuration
+// read once per process (config.go).
+func Main(rt openruntimes.Context) openruntimes.Response { return fromEnv()(rt) }
+
+// New returns the function's entry point over cfg and what is built from it (tests build their own). CORS
+// (TURN_CORS_ORIGINS) wraps every route, so preflights are answered before auth and errors carry the headers
+// too.
+func New(cfg Config) func(openruntimes.Context) openruntimes.Response {
+	p := newProcess(cfg)
+	return p.cfg.CORS.Wrap(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, p) })
 }
 
 func serve(rt openruntimes.Context, p process) openruntimes.Response {

@@ -673,6 +673,7 @@ func TestMCPNoGoroutineOutlivesTheTurn(t *testing.T) {
 	script(model, call("appwrite_search_tools", `{}`), call("old_appwrite_search_tools", `{}`))
 	body, _ := json.Marshal(map[string]any{"message": "m", "history": []any{map[string]any{"role": "user", "content": "h"}},
 		"mcp_connections": []any{conn("appwrite", modern.url(), "good-token", nil), conn("old", legacy.url(), "good-token", nil)}})
+	h := handler.New(handler.LoadConfig())
 	// Warm up the servers' own goroutines, then measure one turn.
 	for round := 0; round < 2; round++ {
 		script(model, call("appwrite_search_tools", `{}`), call("old_appwrite_search_tools", `{}`))
@@ -680,7 +681,7 @@ func TestMCPNoGoroutineOutlivesTheTurn(t *testing.T) {
 			rt := openruntimes.NewContext(openruntimes.Logger{})
 			rt.Req = openruntimes.ContextRequest{Method: "POST", Path: "/", Headers: map[string]string{"x-session-api-key": testKey}}
 			rt.Req.SetBodyBinary(body)
-			res := handler.Main(rt)
+			res := h(rt)
 			if res.StatusCode != 200 || strings.Count(string(res.Body), `"type":"tool_end"`) != 2 || strings.Contains(string(res.Body), `"failed":true`) {
 				t.Fatalf("%d %s", res.StatusCode, res.Body)
 			}

@@ -77,7 +77,7 @@ func newStack(t testing.TB, replies ...scriptedllm.Reply) *stack {
 	st.api = httptest.NewServer(st.aw)
 	st.aw.SetBaseURL(st.api.URL)
 	t.Cleanup(func() { st.api.CloseClientConnections(); st.api.Close(); _ = st.aw.Close() })
-	st.fn = httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{Secret: "rt-secret", LogDir: t.TempDir(), OnLog: st.logs.add}))
+	st.fn = httptest.NewServer(localruntime.New(envMain, localruntime.Options{Secret: "rt-secret", LogDir: t.TempDir(), OnLog: st.logs.add}))
 	t.Cleanup(st.fn.Close)
 	t.Setenv("APPWRITE_FUNCTION_API_ENDPOINT", st.api.URL+"/v1")
 	t.Setenv("APPWRITE_FUNCTION_PROJECT_ID", progProject)

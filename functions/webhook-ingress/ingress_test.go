@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	handler "appwrite-agent/functions/webhook-ingress"
 	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localruntime"
@@ -104,7 +103,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := os.WriteFile(caFile, f.receiver.CertPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.ingress = httptest.NewUnstartedServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(), OnLog: f.logs.add}))
+	f.ingress = httptest.NewUnstartedServer(localruntime.New(envEntry(time.Now), localruntime.Options{LogDir: t.TempDir(), OnLog: f.logs.add}))
 	f.ingress.Start()
 	t.Cleanup(f.ingress.Close)
 	for k, v := range map[string]string{
@@ -602,7 +601,7 @@ func TestDelayedRetriesThroughAppwriteExecutions(t *testing.T) {
 func sendWithKey(t *testing.T, f *fixture, d delivery, key string) answer {
 	t.Helper()
 	// The runtime merges OPEN_RUNTIMES_HEADERS; a second server injects the key like the executor does.
-	srv := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir(), Headers: map[string]string{"x-appwrite-key": key}}))
+	srv := httptest.NewServer(localruntime.New(envEntry(time.Now), localruntime.Options{LogDir: t.TempDir(), Headers: map[string]string{"x-appwrite-key": key}}))
 	defer srv.Close()
 	g := *f
 	g.ingress = &httptest.Server{URL: srv.URL}
@@ -631,14 +630,14 @@ func postJob(t *testing.T, f *fixture, body string) answer {
 func TestTwoInstancesAndARestartLoseNothing(t *testing.T) {
 	f := newFixture(t)
 	s := f.subscribe("sub-rows-9", "row.created", rowArgs, time.Now().Add(time.Hour))
-	second := httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
+	second := httptest.NewServer(localruntime.New(envEntry(time.Now), localruntime.Options{LogDir: t.TempDir()}))
 	defer second.Close()
 	first := f.ingress
 	for i, srv := range []*httptest.Server{first, second, first, second} {
 		if i == 2 {
 			// "Restart" the first instance: a new process with the same configuration.
 			first.Close()
-			first = httptest.NewServer(localruntime.New(handler.Main, localruntime.Options{LogDir: t.TempDir()}))
+			first = httptest.NewServer(localruntime.New(envEntry(time.Now), localruntime.Options{LogDir: t.TempDir()}))
 			defer first.Close()
 			srv = first
 		}

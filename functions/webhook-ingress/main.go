@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
-	"appwrite-agent/shared/envcache"
 	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
@@ -23,16 +23,25 @@ import (
 
 // process is what the function builds from its environment and keeps between requests: the configuration
 // and the sender, with the subscriber HTTP client (a client per request would pay a TLS handshake to every
-// subscriber for every event) and the HMAC states of recent subscription secrets.
+// subscriber for every event).
 type process struct {
 	cfg    ingress.Config
 	sender *eventdelivery.Sender
 	faults *faultreport.Reporter // nil without SENTRY_DSN
+	err    error                 // the configuration's problem: every webhook and job is answered 503
 }
 
-// state is the function's only process-wide value, built once per process environment (shared/envcache).
-// A configuration that does not work is reported once per environment, with the reporter built first.
-var state = envcache.New(func() (*process, error) {
+// FromEnv builds the function's entry point from the environment as it is now, reading the time from now
+// (for signatures, expiry and scheduling: tests drive a delayed retry minutes ahead with it). A configuration
+// that does not work is reported once, here, with the reporter built first.
+func FromEnv(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
+	p := load()
+	return func(rt openruntimes.Context) openruntimes.Response {
+		return serve(rt, func() *process { return p }, now)
+	}
+}
+
+func load() *process {
 	faults, ferr := faultreport.FromEnv(os.Getenv, "webhook-ingress", fnhttp.BuildID())
 	cfg, err := ingress.LoadConfig()
 	if err == nil {
@@ -40,23 +49,16 @@ var state = envcache.New(func() (*process, error) {
 	} else {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
-	return &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults}, err
-})
+	return &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults, err: err}
+}
+
+// loaded is the function's only process-wide value: its process state, built from the environment once per
+// process (a deployment's environment never changes while it runs), on the first request that needs it:
+// /health answers without it.
+var loaded = sync.OnceValue(load)
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response {
-	growStack(0)
-	return serve(rt, time.Now)
-}
-
-// New returns an entry point that reads the time from now instead of the wall clock (for signatures,
-// expiry and scheduling): tests drive a delayed retry minutes ahead with it instead of waiting.
-func New(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
-	return func(rt openruntimes.Context) openruntimes.Response {
-		growStack(0)
-		return serve(rt, now)
-	}
-}
+func Main(rt openruntimes.Context) openruntimes.Response { return serve(rt, loaded, time.Now) }
 
 // execution is one request's ingress.Reporter: faults go to the fault reporter, diagnostic text and the
 // counter lines to the execution's logs at its end (serve writes them; the execution keeps no copy of the
@@ -68,10 +70,6 @@ type execution struct {
 	lines opsmetrics.Lines
 	// errors are the diagnostic texts, written with rt.Error at the end.
 	errors []string
-	// lineBuf and answer are where the counter lines and the answer are written first, so that the
-	// execution's state is one allocation (the answer's body may point into it: it lives as long as that).
-	lineBuf [320]byte
-	answer  [128]byte
 }
 
 func (e *execution) Error(text string) { e.errors = append(e.errors, text) }
@@ -80,7 +78,7 @@ func (e *execution) Fault(f ingress.Fault) {
 	e.faults.Report(faultreport.Fault{Operation: e.op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
 }
 
-func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Response) {
+func serve(rt openruntimes.Context, process func() *process, now func() time.Time) (resp openruntimes.Response) {
 	req := &rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
@@ -90,16 +88,15 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		return fnhttp.NotFound(rt)
 	}
 
-	p, err := state.Get()
-	if err != nil {
-		rt.Error("webhook-ingress is not configured: " + err.Error())
+	p := process()
+	if p.err != nil {
+		rt.Error("webhook-ingress is not configured: " + p.err.Error())
 		return fnhttp.Error(rt, http.StatusServiceUnavailable, "not_configured", "webhook-ingress is not configured; see its logs")
 	}
-	// No deadline for the whole execution: each of its waits has its own (ingress.ExecutionTimeout).
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), ingress.ExecutionTimeout)
+	defer cancel()
 	defer p.faults.Flush()
 	e := &execution{faults: p.faults, op: "webhook"}
-	e.lines = opsmetrics.LinesIn(e.lineBuf[:])
 	if req.Path == ingress.JobPath {
 		e.op = "retry job"
 	}
@@ -129,26 +126,7 @@ func serve(rt openruntimes.Context, now func() time.Time) (resp openruntimes.Res
 		a = ingress.HandleWebhook(ctx, deps, r)
 	}
 	if a.Status == http.StatusOK {
-		return fnhttp.Encoded(a.Status, a.Outcome.AppendJSON(e.answer[:0]))
+		return fnhttp.JSON(rt, a.Status, a.Outcome)
 	}
 	return fnhttp.JSON(rt, a.Status, a.Error)
 }
-
-// growStack grows the goroutine's stack once, at the entry of an execution where little of it is in use,
-// to the size the delivery path needs. The runtime starts every request's handler on a new goroutine with a
-// small stack (open-runtimes does, as does the local runtime), and verification, the HTTP client and TLS go
-// deep enough that the stack would otherwise be copied twice, the second time with some 35 frames on it to
-// adjust: about 55,000 instructions and 5 µs of CPU per delivery (docs/benchmarks.md, section 1). Its frame
-// (growFrame bytes, zeroed: a few hundred instructions) makes the runtime grow the stack to 16 KiB in one
-// step, with only the runtime's frames and Main's on it.
-//
-//go:noinline
-func growStack(i int) byte {
-	var frame [growFrame]byte
-	return frame[i]
-}
-
-// growFrame is growStack's frame size: with the few KiB below it, it brings the stack to the 16 KiB the
-// deepest delivery needs (a bigger frame would take the next size, 32 KiB, which the runtime does not
-// cache per processor).
-const growFrame = 8 << 10

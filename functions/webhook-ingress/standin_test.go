@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	handler "appwrite-agent/functions/webhook-ingress"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
@@ -69,7 +68,7 @@ func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	st.aw.SetBaseURL(st.api.URL)
 	t.Cleanup(func() { st.api.Close(); _ = st.aw.Close() })
 
-	fn := httptest.NewServer(localruntime.New(handler.New(st.clock.Now), localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
+	fn := httptest.NewServer(localruntime.New(envEntry(st.clock.Now), localruntime.Options{Secret: "rt", LogDir: t.TempDir()}))
 	t.Cleanup(fn.Close)
 	must(t, st.aw.SeedProject(localappwrite.ProjectSpec{ID: "ours"}))
 	must(t, st.aw.RegisterFunction("ours", localappwrite.FunctionSpec{ID: "webhook-ingress", URL: fn.URL, Secret: "rt", Scopes: []string{"executions.write"}, Execute: []string{"any"}, Timeout: 60}))

@@ -29,9 +29,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
-	"appwrite-agent/shared/hmacpool"
 	"appwrite-agent/shared/keylist"
 )
 
@@ -79,30 +77,6 @@ func mac(secret, url string, body []byte) [sha1.Size]byte {
 	return sum
 }
 
-// pooledMAC is mac(secret, base + path, body) with an HMAC of macs (the same crypto/hmac HMAC, keyed once
-// per secret).
-func pooledMAC(macs *hmacpool.Pool, secret, base, path string, body []byte) [sha1.Size]byte {
-	var kb [SecretLength]byte
-	m := macs.Get(append(kb[:0], secret...))
-	m.Scratch = append(append(m.Scratch[:0], base...), path...)
-	m.Write(m.Scratch)
-	m.Write(body)
-	var sum [sha1.Size]byte
-	copy(sum[:], m.Sum())
-	macs.Put(m)
-	return sum
-}
-
-// strictStd is base64.StdEncoding.Strict(), made once (Strict returns a new Encoding each call).
-var strictStd = base64.StdEncoding.Strict()
-
-// decodeSignature decodes a signature header (at most MaxSignatureLength characters) into buf.
-func decodeSignature(buf *[MaxSignatureLength]byte, signature string) ([]byte, error) {
-	var sb [MaxSignatureLength]byte
-	n, err := strictStd.Decode(buf[:], append(sb[:0], signature...))
-	return buf[:n], err
-}
-
 // Verify reports whether signature is Appwrite's signature of url + body
 // under secret. The comparison is constant time; a malformed signature is
 // simply false.
@@ -110,8 +84,7 @@ func Verify(secret, url string, body []byte, signature string) bool {
 	if len(signature) > MaxSignatureLength || strings.ContainsAny(signature, "\r\n") {
 		return false
 	}
-	var buf [MaxSignatureLength]byte
-	got, err := decodeSignature(&buf, signature)
+	got, err := base64.StdEncoding.Strict().DecodeString(signature)
 	if err != nil {
 		return false
 	}
@@ -124,51 +97,6 @@ func Verify(secret, url string, body []byte, signature string) bool {
 type Keys struct {
 	ids  []string
 	keys [][]byte
-	// derived remembers the secrets derived for recently seen webhooks (one
-	// HMAC-SHA256 and its allocations saved per delivery); nil in a Keys not
-	// made by ParseKeys.
-	derived *secretCache
-	// macs keeps HMAC-SHA1 states keyed with those secrets (hmacpool, at most hmacpool.DefaultMaxKeys
-	// secrets: a flood of made-up ids costs a few hundred KiB at most); nil in a Keys not made by ParseKeys.
-	macs *hmacpool.Pool
-}
-
-// secretCache maps (key index, webhook id) to the derived secret, holding at
-// most maxCached entries: when full it starts over, so a flood of made-up
-// webhook ids costs memory only up to that bound.
-type secretCache struct {
-	mu sync.Mutex
-	m  map[cacheKey]string
-}
-
-type cacheKey struct {
-	key int
-	id  string
-}
-
-const maxCached = 4096
-
-// secret returns derive(k.keys[i], webhookID), from the cache when it can.
-func (k *Keys) secret(i int, webhookID string) string {
-	c := k.derived
-	if c == nil {
-		return derive(k.keys[i], webhookID)
-	}
-	ck := cacheKey{i, webhookID}
-	c.mu.Lock()
-	s, ok := c.m[ck]
-	c.mu.Unlock()
-	if ok {
-		return s
-	}
-	s = derive(k.keys[i], webhookID)
-	c.mu.Lock()
-	if len(c.m) >= maxCached {
-		clear(c.m)
-	}
-	c.m[ck] = s
-	c.mu.Unlock()
-	return s
 }
 
 // ParseKeys parses "id:base64,id:base64,..." (standard or URL base64, padded
@@ -181,7 +109,7 @@ func ParseKeys(s string) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Keys{derived: &secretCache{m: map[cacheKey]string{}}, macs: hmacpool.New(sha1.New, 0)}
+	k := &Keys{}
 	for _, key := range keys {
 		k.ids = append(k.ids, key.ID)
 		k.keys = append(k.keys, key.Bytes)
@@ -209,7 +137,7 @@ func (k *Keys) Secret(webhookID string) (string, error) {
 	if webhookID == "" || len(webhookID) > 255 {
 		return "", ErrBadInput
 	}
-	return k.secret(0, webhookID), nil
+	return derive(k.keys[0], webhookID), nil
 }
 
 func derive(key []byte, webhookID string) string {
@@ -224,27 +152,16 @@ func derive(key []byte, webhookID string) string {
 // under the secret derived from any configured key. Every key is tried (no
 // early exit) and each comparison is constant time.
 func (k *Keys) Verify(webhookID, url string, body []byte, signature string) bool {
-	return k.VerifyAt(webhookID, url, "", body, signature)
-}
-
-// VerifyAt is Verify for the URL base + path, without joining them.
-func (k *Keys) VerifyAt(webhookID, base, path string, body []byte, signature string) bool {
 	if webhookID == "" || len(webhookID) > 255 || len(signature) > MaxSignatureLength || strings.ContainsAny(signature, "\r\n") {
 		return false
 	}
-	var buf [MaxSignatureLength]byte
-	got, err := decodeSignature(&buf, signature)
+	got, err := base64.StdEncoding.Strict().DecodeString(signature)
 	if err != nil {
 		return false
 	}
 	ok := 0
-	for i := range k.keys {
-		var sum [sha1.Size]byte
-		if k.macs != nil {
-			sum = pooledMAC(k.macs, k.secret(i, webhookID), base, path, body)
-		} else {
-			sum = mac(k.secret(i, webhookID), base+path, body)
-		}
+	for _, key := range k.keys {
+		sum := mac(derive(key, webhookID), url, body)
 		if hmac.Equal(sum[:], got) {
 			ok = 1
 		}

@@ -115,8 +115,6 @@ type Event struct {
 	// (Appwrite filters only by event name); project reduces it to the payload fields.
 	filter  func(args map[string]string, p payload) bool
 	project func(p payload, f fieldList) fieldList
-	// wholeSegments is set (catalog events only) when every placeholder of Patterns is a whole segment.
-	wholeSegments bool
 }
 
 // Filter is an optional subscription argument that narrows what is delivered.

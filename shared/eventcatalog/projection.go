@@ -5,11 +5,11 @@ package eventcatalog
 // PayloadSchema.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // payload is the part of Appwrite's resource models the catalog reads.
@@ -131,36 +131,15 @@ func executionProjection(p payload, f fieldList) fieldList {
 }
 
 // MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
-// on commas) matches the subscription's patterns.
+// on commas) matches the subscription's patterns (and aliases) filled with args: segment by segment, "*"
+// matching any one segment (Appwrite's own matching is exact string membership over the generated wildcard
+// forms; this is the same relation).
 func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
-	// Without a value that holds a dot or a brace, and with placeholders only as whole segments (as every
-	// catalog pattern has them), the patterns match without being built.
-	simple := true
-	for _, v := range args {
-		simple = simple && !strings.ContainsAny(v, ".{}")
-	}
-	patterns := e.Patterns
-	if len(e.Aliases) > 0 {
-		patterns = append(slices.Clip(e.Patterns), e.Aliases...)
-	}
-	if !e.wholeSegments {
-		for _, p := range patterns {
-			simple = simple && wholeSegmentPlaceholders(p)
-		}
-	}
-	if simple {
-		for _, pattern := range patterns {
-			for _, ev := range delivered {
-				if matchFilled(pattern, args, strings.TrimSpace(ev)) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	for _, pattern := range fill(patterns, args) {
-		for _, ev := range delivered {
-			if MatchPattern(pattern, strings.TrimSpace(ev)) {
+	evs := splitEvents(delivered)
+	for _, pattern := range fill(append(slices.Clip(e.Patterns), e.Aliases...), args) {
+		ps := strings.Split(pattern, ".")
+		for _, es := range evs {
+			if segmentsEqual(ps, es) {
 				return true
 			}
 		}
@@ -168,33 +147,27 @@ func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 	return false
 }
 
-// MatchPattern reports whether an Appwrite event matches a pattern segment by segment, "*" matching any one
-// segment (Appwrite's own matching is exact string membership over the generated wildcard forms; this is
-// the same relation).
-func MatchPattern(pattern, event string) bool {
-	return matchFilled(pattern, nil, event)
+// splitEvents returns Appwrite events trimmed of spaces and split on dots.
+func splitEvents(events []string) [][]string {
+	out := make([][]string, len(events))
+	for i, ev := range events {
+		out[i] = strings.Split(strings.TrimSpace(ev), ".")
+	}
+	return out
 }
 
-// matchFilled is MatchPattern(p, event) for the pattern p that AppwriteEvents makes of pattern with args,
-// without making it: a segment that is a placeholder {k} of args stands for args[k]. A value with a dot
-// (which would add segments) is not handled: ok is false then.
-func matchFilled(pattern string, args map[string]string, event string) bool {
-	for {
-		p, prest, pmore := strings.Cut(pattern, ".")
-		e, erest, emore := strings.Cut(event, ".")
-		if isPlaceholder(p) {
-			if v, ok := args[p[1:len(p)-1]]; ok {
-				p = v
-			}
-		}
-		if p != "*" && p != e {
+// segmentsEqual reports whether the split event es matches the split pattern ps, "*" matching any one
+// segment.
+func segmentsEqual(ps, es []string) bool {
+	if len(ps) != len(es) {
+		return false
+	}
+	for i := range ps {
+		if ps[i] != "*" && ps[i] != es[i] {
 			return false
 		}
-		if !pmore || !emore {
-			return pmore == emore
-		}
-		pattern, event = prest, erest
 	}
+	return true
 }
 
 // Occurrence is what the ingress learns from one Appwrite payload.
@@ -275,8 +248,8 @@ var ErrNotThisSubscription = errors.New("eventcatalog: payload does not match th
 
 // Project decodes an Appwrite payload, applies the event's filter for args and projects it.
 func (e Event) Project(projectID string, args map[string]string, body []byte) (Occurrence, error) {
-	p, err := decodePayload(body)
-	if err != nil {
+	var p payload
+	if err := json.Unmarshal(body, &p); err != nil {
 		return Occurrence{}, fmt.Errorf("eventcatalog: payload is not a JSON resource model: %w", err)
 	}
 	if !e.filter(args, p) {
@@ -302,96 +275,54 @@ type Binding struct {
 // events name in the patterns' {arg} places: what a sealed subscription is bound to without storing it.
 // Wildcard segments ("*") name nothing; an event is left out when its events name an argument with two
 // different values, or do not name every argument, or name one that is not an Appwrite id.
-func Bindings(appwriteEvents []string) []Binding { return AppendBindings(nil, appwriteEvents) }
-
-// AppendBindings appends Bindings(appwriteEvents) to dst and returns the extended slice: the ingress gives
-// it room on its stack, as a delivery binds one or two events.
-func AppendBindings(dst []Binding, appwriteEvents []string) []Binding {
-	var buf [16]string // the events, trimmed once (a delivery names a few; Appwrite's stored events, more)
-	trimmed := buf[:0]
-	for _, ev := range appwriteEvents {
-		trimmed = append(trimmed, strings.TrimSpace(ev))
-	}
-	out := dst
-	patterns := splitPatterns()
-	all := allEvents()
-	for i := range all {
-		args, ok := all[i].argsFrom(patterns[i], trimmed)
+func Bindings(appwriteEvents []string) []Binding {
+	evs := splitEvents(appwriteEvents)
+	var out []Binding
+	for _, e := range allEvents() {
+		args, ok := e.argsFrom(evs)
 		if !ok {
 			continue
 		}
-		out = append(out, Binding{Event: all[i].Name, Args: args})
+		out = append(out, Binding{Event: e.Name, Args: args})
 		// Filters are not named by Appwrite's events: every value they may hold is a candidate.
-		for _, f := range all[i].Filters {
+		for _, f := range e.Filters {
 			for _, v := range f.Values {
 				withFilter := make(map[string]string, len(args)+1)
 				for k, a := range args {
 					withFilter[k] = a
 				}
 				withFilter[f.Name] = v
-				out = append(out, Binding{Event: all[i].Name, Args: withFilter})
+				out = append(out, Binding{Event: e.Name, Args: withFilter})
 			}
 		}
 	}
 	return out
 }
 
-// allEvents is the catalog followed by the legacy events, made once (index-aligned with splitPatterns).
-var allEvents = sync.OnceValue(func() []Event { return append(slices.Clip(events), legacy...) })
+// allEvents is the catalog followed by the legacy events.
+func allEvents() []Event { return append(slices.Clip(events), legacy...) }
 
-// init notes which catalog events have placeholders only as whole segments (all of them, as written), so
-// that MatchesEvents need not check their patterns on every delivery.
-func init() {
-	for _, list := range [][]Event{events, legacy} {
-		for i := range list {
-			whole := true
-			for _, p := range append(slices.Clip(list[i].Patterns), list[i].Aliases...) {
-				whole = whole && wholeSegmentPlaceholders(p)
-			}
-			list[i].wholeSegments = whole
-		}
-	}
-}
-
-// splitPatterns holds every event's Patterns and Aliases split on dots (index-aligned with allEvents), made
-// once: Bindings runs for every delivery the ingress receives.
-var splitPatterns = sync.OnceValue(func() [][][]string {
-	all := allEvents()
-	out := make([][][]string, len(all))
-	for i, e := range all {
-		for _, p := range append(slices.Clip(e.Patterns), e.Aliases...) {
-			out[i] = append(out[i], strings.Split(p, "."))
-		}
-	}
-	return out
-})
-
-// argsFrom reads e's arguments from Appwrite events (trimmed of spaces, each read segment by segment,
-// without splitting it); patterns are e.Patterns split on dots.
-func (e *Event) argsFrom(patterns [][]string, delivered []string) (map[string]string, bool) {
-	var args map[string]string // made on the first match: most events match nothing
+// argsFrom reads e's arguments from Appwrite events (splitEvents): every event is compared with every
+// pattern and alias split on dots, segment by segment.
+func (e Event) argsFrom(evs [][]string) (map[string]string, bool) {
+	args := map[string]string{}
 	matched := false
-	for _, ps := range patterns {
-		for _, ev := range delivered {
-			if !segmentsMatch(ps, ev) {
+	for _, p := range append(slices.Clip(e.Patterns), e.Aliases...) {
+		ps := strings.Split(p, ".")
+		for _, es := range evs {
+			if !segmentsMatch(ps, es) {
 				continue
 			}
 			matched = true
-			if args == nil {
-				args = make(map[string]string, len(e.Args))
-			}
-			rest := ev
-			for _, seg := range ps {
-				var es string
-				es, rest, _ = strings.Cut(rest, ".")
-				if !isPlaceholder(seg) || es == "*" {
+			for i, seg := range ps {
+				if !isPlaceholder(seg) || es[i] == "*" {
 					continue
 				}
 				name := seg[1 : len(seg)-1]
-				if v, seen := args[name]; seen && v != es {
+				if v, seen := args[name]; seen && v != es[i] {
 					return nil, false
 				}
-				args[name] = es
+				args[name] = es[i]
 			}
 		}
 	}
@@ -406,38 +337,18 @@ func (e *Event) argsFrom(patterns [][]string, delivered []string) (map[string]st
 	return args, true
 }
 
-// segmentsMatch reports whether ev has as many dot-separated segments as the split pattern ps and equals
-// it in every segment that is neither "*" nor a placeholder.
-func segmentsMatch(ps []string, ev string) bool {
-	// Cheap rejections first: an event and a pattern mostly differ in their first or last segment.
-	if first := ps[0]; first != "*" && !isPlaceholder(first) && !strings.HasPrefix(ev, first) {
-		return false
-	}
-	if last := ps[len(ps)-1]; last != "*" && !isPlaceholder(last) && !strings.HasSuffix(ev, last) {
+// segmentsMatch reports whether the split event es equals the split pattern ps in length and in every
+// segment that is neither "*" nor a placeholder.
+func segmentsMatch(ps, es []string) bool {
+	if len(ps) != len(es) {
 		return false
 	}
 	for i, seg := range ps {
-		es, rest, more := strings.Cut(ev, ".")
-		if more != (i < len(ps)-1) || (seg != "*" && !isPlaceholder(seg) && seg != es) {
+		if seg != "*" && !isPlaceholder(seg) && seg != es[i] {
 			return false
 		}
-		ev = rest
 	}
 	return true
-}
-
-// wholeSegmentPlaceholders reports whether every brace of pattern is part of a segment that is a placeholder.
-func wholeSegmentPlaceholders(pattern string) bool {
-	for {
-		seg, rest, more := strings.Cut(pattern, ".")
-		if strings.ContainsAny(seg, "{}") && !isPlaceholder(seg) {
-			return false
-		}
-		if !more {
-			return true
-		}
-		pattern = rest
-	}
 }
 
 func isPlaceholder(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }

@@ -1,22 +1,17 @@
 // Package eventdelivery sends MCP event webhooks: one signed POST (Standard Webhooks headers plus
 // X-MCP-Subscription-Id) through the SSRF-safe client, the retry policy around it (bounded attempts with
 // exponential backoff and jitter, re-signed every time, none after 2xx, 410 or 413, all inside a time
-// budget), and the verification challenge that proves a callback wants the events.
+// budget). (The verification challenge that proves a callback wants the events is mcp-events' own, in
+// functions/mcp-events/subscriptions/challenge.go.)
 package eventdelivery
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	mrand "math/rand/v2"
 	"net/http"
-	"net/url"
 	"time"
 
 	"appwrite-agent/shared/safehttp"
@@ -25,9 +20,6 @@ import (
 
 // HeaderSubscriptionID is the only MCP-specific delivery header.
 const HeaderSubscriptionID = "X-MCP-Subscription-Id"
-
-// canonicalSubscriptionID is HeaderSubscriptionID as http.Header.Set stores it.
-const canonicalSubscriptionID = "X-Mcp-Subscription-Id"
 
 // MaxBodyBytes is the largest body a subscriber is sent (ChatGPT's limit, 256 KiB).
 const MaxBodyBytes = 256 << 10
@@ -77,69 +69,44 @@ func (a Attempt) Retryable() bool {
 
 var errUnsignable = errors.New("eventdelivery: cannot sign the delivery")
 
-// Sender posts through one client's transport and signs with one stdwebhooks.Signer. Make one per process
-// with NewSender and share it: it keeps the HMAC states of recent secrets. It is safe for concurrent use.
-//
-// A Sender calls the transport itself rather than http.Client.Do: a delivery never follows a redirect (a
-// 3xx is the attempt's answer, ReasonRedirect, as safehttp's client would refuse to follow it) and carries
-// no cookies, and the attempt's deadline is its context's. What Do adds for a client that follows redirects
-// and times its requests (a copy of the headers for the next hop, a timer and a body wrapper per request)
-// is then work without a use, on every attempt (docs/benchmarks.md, section 1).
+// Sender delivers events through one HTTP client. Make one per process with NewSender and share it; it is
+// safe for concurrent use.
 type Sender struct {
-	rt      http.RoundTripper
-	timeout time.Duration // the client's Timeout (0: none)
-	signer  *stdwebhooks.Signer
+	client  *http.Client
+	timeout time.Duration // the client's Timeout: an attempt's bound unless the policy's is shorter
 }
 
-// NewSender returns a Sender over client's Transport (http.DefaultTransport when nil) and Timeout, read
-// once: an attempt ends at its context's deadline or after the Timeout, whichever comes first. The client's
-// CheckRedirect and Jar are not used (see Sender).
+// NewSender returns a Sender over a copy of client that never follows a redirect and carries no cookies: a
+// 3xx is the attempt's answer (ReasonRedirect, retried as any other failure), because the callback that was
+// verified is the one delivered to, not where it points. The client's Timeout bounds each attempt through
+// the attempt's context, the one place an attempt's time is set (see Deliver).
 func NewSender(client *http.Client) *Sender {
-	rt := client.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	return &Sender{rt: rt, timeout: client.Timeout, signer: stdwebhooks.NewSigner()}
+	c := *client
+	c.Jar = nil
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.Timeout = 0
+	return &Sender{client: &c, timeout: client.Timeout}
 }
 
-// Post sends body once to t, signed at now with message id msgID.
-func Post(ctx context.Context, client *http.Client, t Target, msgID string, body []byte, now time.Time) Attempt {
-	return NewSender(client).Post(ctx, t, msgID, body, now)
-}
-
-// Post is the package's Post through s.
-func (s *Sender) Post(ctx context.Context, t Target, msgID string, body []byte, now time.Time) Attempt {
+// post sends body once to t, signed at now with message id msgID. The attempt ends at ctx's deadline.
+func (s *Sender) post(ctx context.Context, t Target, msgID string, body []byte, now time.Time) Attempt {
 	start := time.Now()
 	if len(body) > MaxBodyBytes {
-		return Attempt{Status: 0, Reason: safehttp.ReasonTooLarge, Err: fmt.Errorf("%w: body is %d bytes, limit %d", errUnsignable, len(body), MaxBodyBytes)}
+		return Attempt{Reason: safehttp.ReasonTooLarge, Err: fmt.Errorf("%w: body is %d bytes, limit %d", errUnsignable, len(body), MaxBodyBytes)}
 	}
-	if s.timeout > 0 {
-		if dl, ok := ctx.Deadline(); !ok || start.Add(s.timeout).Before(dl) {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, start.Add(s.timeout))
-			defer cancel()
-		}
-	}
-	// A *bytes.Reader body: net/http writes a body it knows to be in memory with the headers, in one write
-	// (TestPostRequest).
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
 	if err != nil {
 		return Attempt{Reason: safehttp.ReasonBlocked, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
-	// What req.Header.Set does, with the six values in one slice (every attempt makes these).
-	vals := make([]string, 3, 6)
-	vals[0], vals[1], vals[2] = "application/json", "appwrite-mcp-events/1", t.SubscriptionID
-	vals, err = s.signer.AppendValues(vals, msgID, now, body, t.Secrets...)
-	if err != nil {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "appwrite-mcp-events/1")
+	req.Header.Set(HeaderSubscriptionID, t.SubscriptionID)
+	if err := stdwebhooks.SetHeaders(req.Header, msgID, now, body, t.Secrets...); err != nil {
 		return Attempt{Reason: safehttp.ReasonConnectionFailed, Err: fmt.Errorf("%w: %v", errUnsignable, err)}
 	}
-	req.Header["Content-Type"], req.Header["User-Agent"], req.Header[canonicalSubscriptionID] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
-	stdwebhooks.SetValues(req.Header, vals[3:])
-	res, err := s.rt.RoundTrip(req)
+	res, err := s.client.Do(req)
 	a := Attempt{}
-	if err != nil {
-		err = &url.Error{Op: "Post", URL: t.URL, Err: err} // as http.Client.Do reports it
-	} else {
+	if err == nil {
 		a.Status = res.StatusCode
 		a.Body, err = safehttp.ReadResponse(res, maxResponseBytes)
 		res.Body.Close()
@@ -204,36 +171,26 @@ func (r Result) Last() Attempt {
 func (r Result) Delivered() bool { return r.Last().Delivered() }
 
 // Deliver posts body to t until it is accepted, a non-retryable answer comes, the attempts run out or the
-// budget does. Each attempt is signed afresh with the time from now.
-func Deliver(ctx context.Context, client *http.Client, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
-	return NewSender(client).Deliver(ctx, t, msgID, body, p, now)
-}
-
-// Deliver is the package's Deliver through s.
+// budget does. Each attempt has its own context (its deadline the earliest of Policy.AttemptTimeout, the
+// client's Timeout, the budget's end and ctx's) and is signed afresh with the time from now.
 func (s *Sender) Deliver(ctx context.Context, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
-	return s.DeliverInto(ctx, nil, t, msgID, body, p, now)
-}
-
-// DeliverInto is Deliver with the result's attempts appended to attempts: room the caller keeps on its
-// stack for Policy.MaxAttempts of them saves an allocation per delivery.
-func (s *Sender) DeliverInto(ctx context.Context, attempts []Attempt, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
 	if p.MaxAttempts < 1 {
 		p.MaxAttempts = 1
 	}
-	// The budget is a deadline, not a context of its own: each attempt gets one context, whose deadline is
-	// the earliest of the attempt's, the budget's and ctx's.
-	budget := time.Now().Add(p.Budget)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(budget) {
-		budget = dl
+	ctx, cancel := context.WithTimeout(ctx, p.Budget)
+	defer cancel()
+	budget, _ := ctx.Deadline()
+	attempt := p.AttemptTimeout
+	if attempt <= 0 || (s.timeout > 0 && s.timeout < attempt) {
+		attempt = s.timeout
 	}
-	r := Result{Attempts: attempts[:0]}
+	var r Result
 	for n := 1; ; n++ {
-		adl := budget
-		if p.AttemptTimeout > 0 {
-			adl = minTime(adl, time.Now().Add(p.AttemptTimeout))
+		actx, acancel := ctx, context.CancelFunc(func() {})
+		if attempt > 0 {
+			actx, acancel = context.WithTimeout(ctx, attempt)
 		}
-		actx, acancel := context.WithDeadline(ctx, adl)
-		a := s.Post(actx, t, msgID, body, now())
+		a := s.post(actx, t, msgID, body, now())
 		acancel()
 		r.Attempts = append(r.Attempts, a)
 		if !a.Retryable() || n >= p.MaxAttempts {
@@ -243,71 +200,12 @@ func (s *Sender) DeliverInto(ctx context.Context, attempts []Attempt, t Target, 
 		if time.Until(budget) < wait+50*time.Millisecond {
 			return r // no time left for another attempt
 		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return r
-		case <-time.After(wait):
+		case <-timer.C:
 		}
 	}
-}
-
-// ChallengeError says why a callback failed verification; Reason is one of the MCP categories
-// (challenge_failed, timeout, connection_refused, tls_error, http_4xx, http_5xx).
-type ChallengeError struct {
-	Reason string
-	Err    error
-}
-
-func (e *ChallengeError) Error() string {
-	if e.Err != nil {
-		return "callback verification failed: " + e.Reason + ": " + e.Err.Error()
-	}
-	return "callback verification failed: " + e.Reason
-}
-
-func (e *ChallengeError) Unwrap() error { return e.Err }
-
-// ReasonChallengeFailed: the callback answered but did not echo the challenge.
-const ReasonChallengeFailed = "challenge_failed"
-
-// Challenge POSTs a signed verification envelope {"type":"verification","challenge":<nonce>} to t and
-// succeeds only when the answer is a 2xx whose JSON body echoes the nonce (compared in constant time).
-func Challenge(ctx context.Context, client *http.Client, t Target, now time.Time) error {
-	nonce := randomHex(24)
-	body, _ := json.Marshal(map[string]string{"type": "verification", "challenge": nonce})
-	a := Post(ctx, client, t, "msg_verification_"+randomHex(12), body, now)
-	if !a.Delivered() {
-		reason := a.Reason.MCP()
-		if reason == "" {
-			reason = ReasonChallengeFailed
-		}
-		err := a.Err
-		if err == nil {
-			err = fmt.Errorf("status %d", a.Status)
-		}
-		return &ChallengeError{Reason: reason, Err: err}
-	}
-	var echo struct {
-		Challenge string `json:"challenge"`
-	}
-	if err := json.NewDecoder(io.LimitReader(bytes.NewReader(a.Body), maxResponseBytes)).Decode(&echo); err != nil {
-		return &ChallengeError{Reason: ReasonChallengeFailed, Err: errors.New("answer is not a JSON object with challenge")}
-	}
-	if subtle.ConstantTimeCompare([]byte(echo.Challenge), []byte(nonce)) != 1 {
-		return &ChallengeError{Reason: ReasonChallengeFailed, Err: errors.New("answer does not echo the challenge")}
-	}
-	return nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

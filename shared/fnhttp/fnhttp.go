@@ -47,12 +47,6 @@ func JSON(rt openruntimes.Context, status int, v any) openruntimes.Response {
 		body = []byte(`{"error":"internal","message":"could not encode the response"}`)
 		status = http.StatusInternalServerError
 	}
-	return Encoded(status, body)
-}
-
-// Encoded answers with status and body, a JSON document the caller encoded (a hot path that writes its
-// own encoding/json-identical bytes).
-func Encoded(status int, body []byte) openruntimes.Response {
 	return openruntimes.Response{
 		Body:       body,
 		StatusCode: status,

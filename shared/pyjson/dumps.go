@@ -1,15 +1,12 @@
 package pyjson
 
 import (
-	"math"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Set sets key in an Object the way a Python dict assignment does: a new key is appended, an existing one
 // keeps its position and takes the new value. It does nothing on a non-object. Adding a key copies the
-// members (a Value keeps no spare capacity): to build an object key by key, use SetMember on a slice and
-// make the Value with ObjectValue.
+// members: to build an object key by key, use SetMember on a slice and make the Value with ObjectValue.
 func (v *Value) Set(key string, val Value) {
 	if v.kind == Object {
 		*v = ObjectValue(SetMember(v.Members(), key, val))
@@ -48,7 +45,7 @@ func ArrayValue(items []Value) Value {
 	if len(items) == 0 {
 		return Value{kind: Array}
 	}
-	return Value{kind: Array, p: unsafe.Pointer(unsafe.SliceData(items)), n: uint64(len(items))}
+	return Value{kind: Array, elems: items[:len(items):len(items)]}
 }
 
 // ObjectValue returns an Object of members, which must have distinct keys (a nil slice is the empty dict).
@@ -57,19 +54,19 @@ func ObjectValue(members []Member) Value {
 	if len(members) == 0 {
 		return Value{kind: Object}
 	}
-	return Value{kind: Object, p: unsafe.Pointer(unsafe.SliceData(members)), n: uint64(len(members))}
+	return Value{kind: Object, members: members[:len(members):len(members)]}
 }
 
 // BoolValue returns a Bool value.
 func BoolValue(b bool) Value {
 	if b {
-		return Value{kind: Bool, n: 1}
+		return Value{kind: Bool, truth: true}
 	}
 	return Value{kind: Bool}
 }
 
 // FloatValue returns a Float value.
-func FloatValue(f float64) Value { return Value{kind: Float, n: math.Float64bits(f)} }
+func FloatValue(f float64) Value { return Value{kind: Float, num: f} }
 
 // Dumps is json.dumps(v, separators=(",", ":"), ensure_ascii=ensureASCII): compact, keys in insertion
 // order, floats as their repr (NaN, Infinity and -Infinity as Python writes them), and with ensureASCII
@@ -83,7 +80,7 @@ func AppendDumps(b []byte, v Value, ensureASCII bool) []byte {
 	case Null:
 		return append(b, "null"...)
 	case Bool:
-		if v.n != 0 {
+		if v.truth {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)

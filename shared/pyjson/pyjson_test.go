@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 )
 
@@ -135,41 +134,4 @@ func ExampleDecode() {
 	// Output:
 	// Expecting property name enclosed in double quotes: line 1 column 19 (char 18)
 	// ['a', 1, 2.0, None]
-}
-
-// TestDecoderReuse decodes documents of different shapes, valid and not, one after another with one Decoder:
-// each result matches the package-level Decode, and strings taken from an earlier result survive later calls.
-func TestDecoderReuse(t *testing.T) {
-	docs := []string{
-		`{"a":[1,2,{"b":"x\u00e9","b":"y"}],"c":{"d":[[],{}]}}`,
-		`[{"k":"v"},{"k":"w","k":"z"},"\ud83d\ude00",1.5,-0,true,null]`,
-		`{"a":1,}`,
-		`[` + strings.Repeat(`{"n":"row","v":[1,2,3]},`, 300) + `{}]`,
-		`"plain"`,
-		`{"a":[1,2,3],"b":"tail`,
-		`{"x":{"y":{"z":["deep","er"]}}}`,
-	}
-	var dec Decoder
-	var kept []string
-	for round := 0; round < 3; round++ {
-		for _, doc := range docs {
-			want, wantErr := Decode(doc)
-			got, err := dec.Decode(doc)
-			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-				t.Fatalf("Decode(%.40q) error = %v, want %v", doc, err, wantErr)
-			}
-			if err == nil && got.Repr() != want.Repr() {
-				t.Fatalf("Decode(%.40q) = %.80s, want %.80s", doc, got.Repr(), want.Repr())
-			}
-			if err == nil && got.Kind() == Object {
-				kept = append(kept, got.Members()[0].Key)
-			}
-		}
-	}
-	dec.Reset()
-	for i, k := range kept {
-		if want := []string{"a", "x"}[i%2]; k != want {
-			t.Fatalf("kept key %d = %q, want %q", i, k, want)
-		}
-	}
 }

@@ -2,7 +2,6 @@ package pyjson
 
 import (
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -241,16 +240,6 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		for i+8 <= len(s) { // 8 bytes at a time, to the first one to escape
-			if m := specials(load8(s, i)); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		if i == len(s) {
-			break
-		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue

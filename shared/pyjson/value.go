@@ -11,10 +11,8 @@
 package pyjson
 
 import (
-	"math"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // Kind is the Python type a decoded JSON value has.
@@ -33,21 +31,17 @@ const (
 
 // Value is one decoded JSON value: its Kind, and what the kind holds, read
 // through Text, Bool, Float, Elems and Members; the fields are unexported so
-// that no value can claim a kind its memory does not hold. It is 24 bytes and holds one
-// pointer, so that a decoded document is cheap to build, copy and clear. The
-// zero Value is None; the other values are made by Decode and by the
-// constructors (StringValue, IntValue, IntLiteral, FloatValue, BoolValue,
-// ArrayValue, ObjectValue, NewObject).
+// that no value can claim a kind it does not hold. The zero Value is None;
+// the other values are made by Decode and by the constructors (StringValue,
+// IntValue, IntLiteral, FloatValue, BoolValue, ArrayValue, ObjectValue,
+// NewObject).
 type Value struct {
-	// kind says what the value is; it is set with p and n, never apart, so
-	// that p is always read as what it points to.
-	kind Kind
-	// p is the first byte of a String's text or an Int's literal, the first
-	// element of an Array, the first member of an Object; nil when n is 0.
-	p unsafe.Pointer
-	// n is the length of that text or of those elements or members, the bits
-	// of a Float, 1 for True.
-	n uint64
+	kind    Kind
+	text    string   // a String's text, an Int's canonical literal
+	num     float64  // a Float
+	truth   bool     // a Bool
+	elems   []Value  // an Array's elements
+	members []Member // an Object's members
 }
 
 // Member is one key/value pair of an Object.
@@ -64,30 +58,21 @@ func (v Value) Kind() Kind { return v.kind }
 // Text returns the text of a String, or the canonical decimal literal of an
 // Int; "" for any other kind.
 func (v Value) Text() string {
-	if v.kind != String && v.kind != Int {
-		return ""
-	}
-	return unsafe.String((*byte)(v.p), int(v.n))
+	return v.text
 }
 
 // Bool returns the value of a Bool; false for any other kind.
-func (v Value) Bool() bool { return v.kind == Bool && v.n != 0 }
+func (v Value) Bool() bool { return v.truth }
 
 // Float returns the value of a Float; 0 for any other kind.
 func (v Value) Float() float64 {
-	if v.kind != Float {
-		return 0
-	}
-	return math.Float64frombits(v.n)
+	return v.num
 }
 
 // Elems returns the elements of an Array; nil for any other kind. The
 // slice shares the value's memory: setting an element sets it in v.
 func (v Value) Elems() []Value {
-	if v.kind != Array {
-		return nil
-	}
-	return unsafe.Slice((*Value)(v.p), int(v.n))
+	return v.elems
 }
 
 // Members returns the members of an Object in first-insertion order (a key
@@ -95,10 +80,7 @@ func (v Value) Elems() []Value {
 // dict); nil for any other kind. The slice shares the value's memory:
 // setting a member's Value sets it in v.
 func (v Value) Members() []Member {
-	if v.kind != Object {
-		return nil
-	}
-	return unsafe.Slice((*Member)(v.p), int(v.n))
+	return v.members
 }
 
 // Len returns the number of elements of an Array or members of an Object,
@@ -106,8 +88,12 @@ func (v Value) Members() []Member {
 // other kinds.
 func (v Value) Len() int {
 	switch v.kind {
-	case String, Int, Array, Object:
-		return int(v.n)
+	case String, Int:
+		return len(v.text)
+	case Array:
+		return len(v.elems)
+	case Object:
+		return len(v.members)
 	}
 	return 0
 }
@@ -115,12 +101,8 @@ func (v Value) Len() int {
 // Get returns the value of key in an Object, and whether it is present.
 // It mirrors dict.get: a missing key and a non-object both give (Null, false).
 func (v *Value) Get(key string) (Value, bool) {
-	if v.kind != Object {
-		return Value{}, false
-	}
-	// A walk by pointer: a range over Members copies each member.
-	for i := uint64(0); i < v.n; i++ {
-		if m := (*Member)(unsafe.Add(v.p, i*uint64(unsafe.Sizeof(Member{})))); m.Key == key {
+	for _, m := range v.members {
+		if m.Key == key {
 			return m.Value, true
 		}
 	}
@@ -142,13 +124,13 @@ func (v Value) Truthy() bool {
 	case Null:
 		return false
 	case Bool:
-		return v.n != 0
+		return v.truth
 	case Int:
-		return v.Text() != "0"
+		return v.text != "0"
 	case Float:
-		return v.Float() != 0
+		return v.num != 0
 	default:
-		return v.n > 0
+		return v.Len() > 0
 	}
 }
 
@@ -173,7 +155,7 @@ func (v Value) appendRepr(b *strings.Builder) {
 	case Null:
 		b.WriteString("None")
 	case Bool:
-		if v.n != 0 {
+		if v.truth {
 			b.WriteString("True")
 		} else {
 			b.WriteString("False")
@@ -213,10 +195,7 @@ func IntValue(n int64) Value { return IntLiteral(strconv.FormatInt(n, 10)) }
 // IntLiteral returns an Int value whose canonical decimal literal is lit
 // (digits with no leading zero, "-" before a non-zero one), for an int
 // beyond int64.
-func IntLiteral(lit string) Value { return Value{kind: Int, p: strData(lit), n: uint64(len(lit))} }
+func IntLiteral(lit string) Value { return Value{kind: Int, text: lit} }
 
 // StringValue returns a String value.
-func StringValue(s string) Value { return Value{kind: String, p: strData(s), n: uint64(len(s))} }
-
-// strData is the pointer a Value keeps for s.
-func strData(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
+func StringValue(s string) Value { return Value{kind: String, text: s} }

@@ -75,16 +75,15 @@ package seal
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Version is the envelope version Seal writes.
@@ -300,7 +299,6 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 type Sealer struct {
 	ring   *Keyring
 	budget Budget
-	pool   sync.Pool // of *[]byte: scratch memory for the envelope and associated data
 }
 
 // NewSealer returns a Sealer. Username and Password must be at least 1 and URL at least 0 (a zero Budget
@@ -353,53 +351,26 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 		return Fields{}, err
 	}
 	kid := s.ring.ids[0]
-	hdrLen := 1 + len(kid)
-	// The envelope (header, nonce, plaintext encrypted in place, tag) and the associated data are built
-	// in scratch memory; only the text, which the fields keep, is allocated.
-	envCap := hdrLen + nonceSize + fixedPlaintext(&sub) + len(sub.CallbackURL) + tagSize
-	scp, sc := s.scratch(envCap + scratchAD)
-	defer s.release(scp)
-	buf := sc[:hdrLen+nonceSize]
-	buf[0] = byte(Version<<4 | (len(kid) - 1))
-	copy(buf[1:], kid)
-	pt, err := appendPlaintextV2(buf[hdrLen+nonceSize:hdrLen+nonceSize:envCap], &sub)
+	hdr := append([]byte{byte(Version<<4 | (len(kid) - 1))}, kid...)
+	pt, err := appendPlaintextV2(nil, &sub)
 	if err != nil {
 		return Fields{}, err
 	}
-	envLen := hdrLen + nonceSize + len(pt) + tagSize
-	if total := b64EncodedLen(envLen); total > s.budget.total() {
-		clear(pt) // the scratch memory goes back to the pool: no secret stays in it
+	envLen := len(hdr) + nonceSize + len(pt) + tagSize
+	if total := base64.RawURLEncoding.EncodedLen(envLen); total > s.budget.total() {
 		return Fields{}, &TooLongError{
 			Length: total, Budget: s.budget.total(), CallbackURL: len(sub.CallbackURL), MaxCallbackURL: s.MaxCallbackURL(sub),
 			SecretBytes: len(sub.Secret), PrevSecretBytes: len(sub.PrevSecret),
 		}
 	}
-	nonce := buf[hdrLen : hdrLen+nonceSize]
+	nonce := make([]byte, nonceSize)
 	if _, err := rand.Read(nonce); err != nil {
-		clear(pt)
 		return Fields{}, err
 	}
-	// The plaintext is encrypted in place: once sealed, the scratch memory holds no secret.
-	ad := appendADV2(sc[envCap:envCap], buf[:hdrLen], webhookID, sub.ProjectID, sub.Event, sub.Args)
-	env := s.ring.list[0].Seal(buf[:hdrLen+nonceSize], nonce, pt, ad)
-	return s.split(b64EncodeInto(make([]byte, b64EncodedLen(envLen)+8), env)), nil
+	ad := appendADV2(nil, hdr, webhookID, sub.ProjectID, sub.Event, sub.Args)
+	env := s.ring.list[0].Seal(append(hdr, nonce...), nonce, pt, ad)
+	return s.split(base64.RawURLEncoding.EncodeToString(env)), nil
 }
-
-// scratchAD is the room scratch memory keeps for the usual associated data; a longer one is appended
-// elsewhere.
-const scratchAD = 256
-
-// scratch returns a buffer of at least n bytes for the duration of one Seal or Open; release gives it
-// back. Nothing that Seal or Open returns points into it.
-func (s *Sealer) scratch(n int) (*[]byte, []byte) {
-	if p, ok := s.pool.Get().(*[]byte); ok && len(*p) >= n {
-		return p, *p
-	}
-	b := make([]byte, max(n, 2048))
-	return &b, b
-}
-
-func (s *Sealer) release(b *[]byte) { s.pool.Put(b) }
 
 // split cuts text into the fields: username first, then password, then the URL.
 func (s *Sealer) split(text string) Fields {
@@ -457,9 +428,7 @@ func checkSecret(field string, b []byte) error {
 	return nil
 }
 
-// appendPlaintextV2 appends the version 2 plaintext of sub to b. (The subscription is passed by pointer
-// here and below: copies of its 192 bytes, written field by field and read back in 16-byte moves, cost
-// more than the parsing.)
+// appendPlaintextV2 appends the version 2 plaintext of sub to b.
 func appendPlaintextV2(b []byte, sub *Subscription) ([]byte, error) {
 	exp, err := epochSeconds("expiry", sub.Expiry)
 	if err != nil {
@@ -516,50 +485,22 @@ func appendPlaintextV2(b []byte, sub *Subscription) ([]byte, error) {
 	return append(b, url...), nil
 }
 
-// decodePlaintextV2 is the strict inverse of appendPlaintextV2. The secrets alias pt; the callback URL is
-// built in urlArea when it has room for it (len(pt) + 8), else allocated.
-func decodePlaintextV2(pt, urlArea []byte) (Subscription, error) {
+// decodePlaintextV2 is the strict inverse of appendPlaintextV2. The secrets alias pt.
+func decodePlaintextV2(pt []byte) (Subscription, error) {
 	var sub Subscription
 	rest, err := parsePlaintextV2(pt, &sub)
 	if err != nil {
 		return Subscription{}, err
 	}
-	var url []byte
+	url := string(pt[rest:])
 	if pt[0]&flagHTTPS != 0 {
-		url = append(append(urlArea[:0:len(urlArea)], httpsPfx...), pt[rest:]...)
-	} else {
-		url = append(urlArea[:0:len(urlArea)], pt[rest:]...)
+		url = httpsPfx + url
 	}
-	if err := setURL(&sub, url); err != nil {
-		return Subscription{}, err
-	}
-	return sub, nil
-}
-
-// decodePlaintextV2InPlace is decodePlaintextV2 of keep[:n] into sub, with the callback URL built in keep
-// itself (which has room for n + 8 bytes): the subscription keeps one allocation.
-func decodePlaintextV2InPlace(keep []byte, n int, sub *Subscription) error {
-	pt := keep[:n:n]
-	rest, err := parsePlaintextV2(pt, sub)
-	if err != nil {
-		return err
-	}
-	end := n
-	if pt[0]&flagHTTPS != 0 {
-		copy(keep[rest+len(httpsPfx):], pt[rest:]) // overlapping: copy is a memmove
-		copy(keep[rest:], httpsPfx)
-		end += len(httpsPfx)
-	}
-	return setURL(sub, keep[rest:end:end])
-}
-
-func setURL(sub *Subscription, url []byte) error {
 	if len(url) > MaxURLBytes {
-		return ErrMalformed
+		return Subscription{}, ErrMalformed
 	}
-	// The bytes are never written again: the string may share them.
-	sub.CallbackURL = unsafe.String(unsafe.SliceData(url), len(url))
-	return nil
+	sub.CallbackURL = url
+	return sub, nil
 }
 
 // parsePlaintextV2 checks and decodes a version 2 plaintext but for its callback URL, which starts at
@@ -630,21 +571,17 @@ type Arg struct{ Name, Value string }
 
 // Args are filter arguments in canonical order: sorted by name, each name once (the order in which the
 // associated data binds them). Seal refuses others with a *FieldError and Open skips a Target that holds
-// others, so that one set of arguments has exactly one binding. Build them with ArgsOf or AppendArgs, or
+// others, so that one set of arguments has exactly one binding. Build them with ArgsOf, or
 // in order by hand; they are read, never written, by Seal and Open.
 type Args []Arg
 
 // ArgsOf returns the arguments of m in canonical order (nil when m is empty).
-func ArgsOf(m map[string]string) Args { return AppendArgs(nil, m) }
-
-// AppendArgs appends the arguments of m to a, sorted by name among themselves, and returns the result:
-// the arguments of several targets can share one allocation.
-func AppendArgs(a Args, m map[string]string) Args {
-	start := len(a)
+func ArgsOf(m map[string]string) Args {
+	var a Args
 	for k, v := range m {
 		a = append(a, Arg{k, v})
 	}
-	slices.SortFunc(a[start:], func(x, y Arg) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(a, func(x, y Arg) int { return strings.Compare(x.Name, y.Name) })
 	return a
 }
 
@@ -729,19 +666,14 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if webhookID == "" || len(webhookID) > MaxIDBytes || projectID == "" || len(projectID) > MaxIDBytes {
 		return Subscription{}, ErrMalformed
 	}
-	// Scratch memory holds the decoded envelope, then the associated data, then the text gathered from
-	// the fields (consumed before the associated data is built). The plaintext and the callback URL go
-	// into the one allocation the returned subscription keeps (its secrets and URL point into it; nothing
-	// writes to it after); a failed trial open may overwrite it, so the ciphertext is never opened in place.
-	dl := n*3/4 + 16 // the decoder stores 16 bytes at a time
-	scp, sc := s.scratch(dl + scratchAD + n)
-	defer s.release(scp)
-	m, ok := b64DecodeParts(sc[:dl], sc[dl+scratchAD:], [3]string{f.Username, f.Password, f.URLTail})
-	if !ok || m < 1 {
+	text := f.Username + f.Password + f.URLTail
+	if strings.ContainsAny(text, "\r\n") { // encoding/base64 skips CR and LF; an envelope has none
 		return Subscription{}, ErrMalformed
 	}
-	env := sc[:m:m]
-	adArea := sc[m:m]
+	env, err := base64.RawURLEncoding.Strict().DecodeString(text)
+	if err != nil || len(env) < 1 {
+		return Subscription{}, ErrMalformed
+	}
 	switch {
 	case env[0] == Version1 && f.URLTail == "":
 		return s.openV1(webhookID, projectID, env)
@@ -762,21 +694,16 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if len(targets) > MaxTargets {
 		targets = targets[:MaxTargets]
 	}
-	var keep []byte
 	for _, t := range targets {
 		if t.Event == "" || len(t.Event) > MaxEventBytes || len(t.Args) > MaxArgs || !t.Args.canonical() {
 			continue
 		}
-		if keep == nil {
-			keep = make([]byte, len(ct)-tagSize+len(httpsPfx))
-		}
-		ad := appendADV2(adArea, hdr, webhookID, projectID, t.Event, t.Args)
-		pt, err := aead.Open(keep[:0], nonce, ct, ad)
+		pt, err := aead.Open(nil, nonce, ct, appendADV2(nil, hdr, webhookID, projectID, t.Event, t.Args))
 		if err != nil {
 			continue
 		}
-		var sub Subscription
-		if err := decodePlaintextV2InPlace(keep, len(pt), &sub); err != nil {
+		sub, err := decodePlaintextV2(pt)
+		if err != nil {
 			return Subscription{}, err
 		}
 		sub.Event, sub.Args, sub.ProjectID = t.Event, t.Args, projectID

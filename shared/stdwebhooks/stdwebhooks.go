@@ -19,8 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"appwrite-agent/shared/hmacpool"
 )
 
 // Header names of a Standard Webhooks delivery (lower case, as the
@@ -125,139 +123,46 @@ func checkID(id string) error {
 	return nil
 }
 
-// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body) with crypto/hmac: a fresh HMAC, or one of
-// macs' when macs is not nil.
-func mac(macs *hmacpool.Pool, secret Secret, id string, ts int64, body []byte) [sha256.Size]byte {
-	var m *hmacpool.MAC
-	if macs != nil {
-		m = macs.Get(secret)
-	} else {
-		m = &hmacpool.MAC{Hash: hmac.New(sha256.New, secret)}
-	}
-	m.Scratch = append(append(m.Scratch[:0], id...), '.')
-	m.Scratch = append(strconv.AppendInt(m.Scratch, ts, 10), '.')
-	m.Write(m.Scratch)
+// mac computes HMAC-SHA256(secret, id + "." + ts + "." + body) with a fresh crypto/hmac HMAC.
+func mac(secret Secret, id string, ts int64, body []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(id + "." + strconv.FormatInt(ts, 10) + "."))
 	m.Write(body)
-	var sum [sha256.Size]byte
-	copy(sum[:], m.Sum())
-	if macs != nil {
-		macs.Put(m)
-	}
-	return sum
-}
-
-// Signer signs as Sign and SetHeaders do, keeping the HMAC state of each secret it signed with recently
-// ready for the next message (shared/hmacpool: crypto/hmac's own HMACs, Reset between uses): a sender that
-// signs many messages with the same few secrets, such as an ingress delivering a subscription's events,
-// saves the HMAC setup of every signature. Make one with NewSigner and share it; it is safe for concurrent
-// use, and a nil *Signer signs with a fresh HMAC each time. It remembers at most hmacpool.DefaultMaxKeys
-// secrets.
-type Signer struct {
-	macs *hmacpool.Pool
-}
-
-// NewSigner returns a Signer.
-func NewSigner() *Signer { return &Signer{macs: hmacpool.New(sha256.New, 0)} }
-
-func (s *Signer) pool() *hmacpool.Pool {
-	if s == nil {
-		return nil
-	}
-	return s.macs
+	return m.Sum(nil)
 }
 
 // Sign returns the webhook-signature header value for one message: one
 // "v1,<base64>" entry per secret, space separated, in the order given (put the
 // current secret first, then the one being rotated out).
 func Sign(id string, ts time.Time, body []byte, secrets ...Secret) (string, error) {
-	return (*Signer)(nil).Sign(id, ts, body, secrets...)
-}
-
-// Sign is the package's Sign, with s's HMAC states.
-func (s *Signer) Sign(id string, ts time.Time, body []byte, secrets ...Secret) (string, error) {
-	b, err := appendSignature(s.pool(), make([]byte, 0, signatureLen(len(secrets))), id, ts, body, secrets)
-	if err != nil {
+	if err := checkID(id); err != nil {
 		return "", err
 	}
-	return string(b), nil
-}
-
-// signatureLen is the length of a webhook-signature value for n secrets (plus a separator).
-func signatureLen(n int) int {
-	return n * (len("v1,") + base64.StdEncoding.EncodedLen(sha256.Size) + 1)
-}
-
-// appendSignature appends Sign's value to b.
-func appendSignature(macs *hmacpool.Pool, b []byte, id string, ts time.Time, body []byte, secrets []Secret) ([]byte, error) {
-	if err := checkID(id); err != nil {
-		return nil, err
-	}
 	if len(secrets) == 0 {
-		return nil, fmt.Errorf("%w: no secret", ErrInvalidSecret)
+		return "", fmt.Errorf("%w: no secret", ErrInvalidSecret)
 	}
+	sigs := make([]string, len(secrets))
 	for i, s := range secrets {
 		if !s.Valid() {
-			return nil, checkSecretLen(len(s))
+			return "", checkSecretLen(len(s))
 		}
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		sum := mac(macs, s, id, ts.Unix(), body)
-		b = base64.StdEncoding.AppendEncode(append(b, "v1,"...), sum[:])
+		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(mac(s, id, ts.Unix(), body))
 	}
-	return b, nil
+	return strings.Join(sigs, " "), nil
 }
-
-// The header names as http.Header.Set stores them (textproto.CanonicalMIMEHeaderKey of the Header*
-// constants); TestCanonicalHeaderNames keeps them in step.
-const (
-	canonicalID        = "Webhook-Id"
-	canonicalTimestamp = "Webhook-Timestamp"
-	canonicalSignature = "Webhook-Signature"
-)
 
 // SetHeaders signs body and sets webhook-id, webhook-timestamp and
 // webhook-signature on h. Call it again for every delivery attempt: the
 // timestamp is the attempt's.
 func SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...Secret) error {
-	return (*Signer)(nil).SetHeaders(h, id, ts, body, secrets...)
-}
-
-// SetHeaders is the package's SetHeaders, with s's HMAC states.
-func (s *Signer) SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...Secret) error {
-	vals, err := s.AppendValues(make([]string, 0, 3), id, ts, body, secrets...)
+	sig, err := Sign(id, ts, body, secrets...)
 	if err != nil {
 		return err
 	}
-	SetValues(h, vals)
+	h.Set(HeaderID, id)
+	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	h.Set(HeaderSignature, sig)
 	return nil
-}
-
-// AppendValues appends the values of webhook-id, webhook-timestamp and webhook-signature for body, signed
-// at ts, to vals: what SetHeaders sets, for a caller that puts its other header values in the same slice
-// (one allocation for all of a request's values) and then calls SetValues with the three.
-func (s *Signer) AppendValues(vals []string, id string, ts time.Time, body []byte, secrets ...Secret) ([]string, error) {
-	// The timestamp and the signature are made in a buffer on the stack (for up to four secrets) and
-	// copied into one string.
-	var buf [20 + 4*(len("v1,")+44+1)]byte
-	b := buf[:0]
-	if n := 20 + signatureLen(len(secrets)); n > len(buf) {
-		b = make([]byte, 0, n)
-	}
-	b = strconv.AppendInt(b, ts.Unix(), 10)
-	n := len(b)
-	b, err := appendSignature(s.pool(), b, id, ts, body, secrets)
-	if err != nil {
-		return vals, err
-	}
-	v := string(b)
-	return append(vals, id, v[:n], v[n:]), nil
-}
-
-// SetValues sets webhook-id, webhook-timestamp and webhook-signature on h to the three values AppendValues
-// appended (vals[0:3]), as h.Set would, each a one-value slice of vals.
-func SetValues(h http.Header, vals []string) {
-	h[canonicalID], h[canonicalTimestamp], h[canonicalSignature] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 }
 
 // ParseSignatures splits a webhook-signature header value into its "v1"
@@ -324,9 +229,9 @@ func Verify(h http.Header, body []byte, now time.Time, tolerance time.Duration, 
 		if !s.Valid() {
 			continue
 		}
-		want := mac(nil, s, id, ts, body)
+		want := mac(s, id, ts, body)
 		for _, got := range sigs {
-			match |= subtleEq(want[:], got)
+			match |= subtleEq(want, got)
 		}
 	}
 	if match == 1 {

@@ -30,11 +30,10 @@ const (
 	EnvRetryWindowMinutes = "INGRESS_RETRY_WINDOW_MINUTES"
 )
 
-// ExecutionTimeout bounds one execution: Appwrite's webhook worker waits 15 s for an answer, synchronous
-// executions 30 s. An execution waits twice: for the delivery, whose budget (at most MaxBudgetMS) bounds it
-// with a deadline per attempt, and for the scheduling of the delayed retry, which gets what is left until
-// ExecutionTimeout after the execution began (at least ScheduleReserve). Neither needs a context for the
-// whole execution, which would add a timer and its cancellation links to every attempt.
+// ExecutionTimeout bounds one execution (its context's deadline): Appwrite's webhook worker waits 15 s for
+// an answer, synchronous executions 30 s. An execution waits twice: for the delivery, whose budget (at most
+// MaxBudgetMS) bounds it with a deadline per attempt, and for the scheduling of the delayed retry, which gets
+// what is left of the execution (at least ScheduleReserve).
 const ExecutionTimeout = 12 * time.Second
 
 // ScheduleReserve is the part of an execution that delivery never uses: after the last failed attempt the

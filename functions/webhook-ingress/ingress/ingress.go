@@ -11,11 +11,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
-	"unsafe"
 
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/eventdelivery"
@@ -61,6 +61,14 @@ type Answer struct {
 	Error   fnhttp.ErrorBody
 }
 
+// Event is the body a subscriber receives.
+type Event struct {
+	EventID   string         `json:"eventId"`
+	Name      string         `json:"name"`
+	Timestamp string         `json:"timestamp"`
+	Data      map[string]any `json:"data"`
+}
+
 // Outcome is the body of a 200 answer.
 type Outcome struct {
 	Status   string `json:"status"` // delivered, ignored, scheduled, abandoned
@@ -73,8 +81,8 @@ type Outcome struct {
 type Deps struct {
 	// Config is the configuration (a pointer: every call down the delivery path would copy it).
 	Config *Config
-	// Sender posts to subscribers and signs (share one per process: it keeps the HMAC states of recent
-	// secrets); nil means eventdelivery.NewSender(safehttp.NewClient(Config.HTTP)).
+	// Sender posts to subscribers (share one per process: it keeps their connections); nil means
+	// eventdelivery.NewSender(safehttp.NewClient(Config.HTTP)).
 	Sender *eventdelivery.Sender
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -85,8 +93,7 @@ type Deps struct {
 	// Scheduler creates delayed executions; nil means the Appwrite API (see jobs.go).
 	Scheduler Scheduler
 
-	appwriteKey string    // the request's x-appwrite-key, for the default scheduler
-	deadline    time.Time // ExecutionTimeout after the execution began: the schedule call ends there
+	appwriteKey string // the request's x-appwrite-key, for the default scheduler
 }
 
 // Reporter receives what an operator must look at.
@@ -121,7 +128,6 @@ func (d *Deps) error(text string) {
 }
 
 func (d *Deps) fill(appwriteKey string) {
-	d.deadline = time.Now().Add(ExecutionTimeout)
 	if d.Config == nil {
 		d.Config = &Config{}
 	}
@@ -152,8 +158,8 @@ func (d *Deps) ignore(reason string) Answer {
 	return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "ignored", Reason: reason}}
 }
 
-// HandleWebhook verifies and delivers one Appwrite webhook delivery. Its waits end within ExecutionTimeout
-// (see there); ctx may end them earlier.
+// HandleWebhook verifies and delivers one Appwrite webhook delivery. ctx is the execution's (its deadline
+// ExecutionTimeout after it began): every wait ends with it.
 func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	d.fill(r.AppwriteKey)
 	if r.Method != http.MethodPost {
@@ -168,7 +174,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "webhook_id_mismatch", "X-Appwrite-Webhook-Id does not name the subscription in the path")
 	}
 	// Appwrite signs the URL it stores: the ingress URL and this path, sealed part included.
-	if !d.Config.SigKeys.VerifyAt(id, d.Config.PublicURL, r.Path, r.Body, r.Headers[hdrSignature]) {
+	if !d.Config.SigKeys.Verify(id, d.Config.PublicURL+r.Path, r.Body, r.Headers[hdrSignature]) {
 		return d.reject(http.StatusUnauthorized, "bad_signature", "X-Appwrite-Webhook-Signature does not verify for this webhook")
 	}
 	user, pass, ok := basicAuth(r.Headers["authorization"])
@@ -176,21 +182,11 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 		return d.reject(http.StatusUnauthorized, "missing_subscription", "the webhook carries no sealed subscription in its Basic auth")
 	}
 	projectID := r.Headers[hdrProjectID]
-	// A delivery names a few Appwrite events and binds one or two catalog events: room for them on the
-	// stack (none of these slices outlives the request; what they hold does).
-	var (
-		eventBuf   [8]string
-		bindingBuf [4]eventcatalog.Binding
-		targetBuf  [4]seal.Target
-	)
-	delivered := eventBuf[:0]
-	for ev := range strings.SplitSeq(r.Headers[hdrEvents], ",") {
-		delivered = append(delivered, ev)
-	}
+	delivered := strings.Split(r.Headers[hdrEvents], ",")
 	// The envelope is bound to the event and the ids Appwrite names in its events, not storing them: it
 	// opens only for the ones it was sealed for.
-	bindings := eventcatalog.AppendBindings(bindingBuf[:0], delivered)
-	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, AppendTargets(targetBuf[:0], bindings)...)
+	bindings := eventcatalog.Bindings(delivered)
+	sub, err := d.Config.Sealer.Open(id, projectID, seal.Fields{Username: user, Password: pass, URLTail: tail}, Targets(bindings)...)
 	if errors.Is(err, seal.ErrUnknownKey) {
 		// Signed by Appwrite and sealed with a key no longer listed: keys are removed once every envelope
 		// sealed with them has expired (docs/events.md §5), so this is an expired subscription awaiting
@@ -233,7 +229,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if timestamp == "" {
 		timestamp = now.UTC().Format(time.RFC3339)
 	}
-	body, err := appendEvent(make([]byte, 0, eventSize(eventID, sub.Event, timestamp, occ.Fields)), eventID, sub.Event, timestamp, occ.Fields)
+	body, err := json.Marshal(Event{EventID: eventID, Name: sub.Event, Timestamp: timestamp, Data: occ.Data()})
 	if err != nil {
 		d.fault(Fault{Event: sub.Event, ProjectID: projectID, Outcome: "rejected", Reason: "internal", Detail: "encoding the event: " + err.Error()})
 		return d.reject(http.StatusInternalServerError, "internal", "could not encode the event")
@@ -249,8 +245,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
 	}
-	var attempts [4]eventdelivery.Attempt // the default policy's; a longer one grows past it
-	res := d.Sender.DeliverInto(ctx, attempts[:0], target, job.EventID, job.Body, d.Config.Policy, d.Now)
+	res := d.Sender.Deliver(ctx, target, job.EventID, job.Body, d.Config.Policy, d.Now)
 	job.Attempts += len(res.Attempts)
 	last := res.Last()
 	switch {
@@ -271,10 +266,7 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 	}
 	reason := last.Reason.MCP()
 	if at, ok := nextRun(d, job); ok {
-		sctx, cancel := context.WithDeadline(ctx, d.deadline)
-		err := d.scheduler().Schedule(sctx, *job, at, *d.Config)
-		cancel()
-		if err == nil {
+		if err := d.scheduler().Schedule(ctx, *job, at, *d.Config); err == nil {
 			d.Counters.Add(MetricDeliveries, "event", job.Event, "outcome", "scheduled", "reason", reason)
 			return Answer{Status: http.StatusOK, Outcome: Outcome{Status: "scheduled", EventID: job.EventID, Attempts: job.Attempts, Reason: reason}}
 		} else {
@@ -296,15 +288,10 @@ func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Ans
 // so they differ in the body.
 func EventID(webhookID string, body []byte) string {
 	bodyHash := sha256.Sum256(body)
-	// SHA-256("appwrite-webhook\x00" + webhookID + "\x00" + bodyHash), in a buffer on the stack for
-	// the ids Appwrite allows (at most 36 characters).
-	var buf [128]byte
-	msg := append(append(append(buf[:0], "appwrite-webhook\x00"...), webhookID...), 0)
-	sum := sha256.Sum256(append(msg, bodyHash[:]...))
-	var id [len("evt_") + 32]byte
-	copy(id[:], "evt_")
-	hex.Encode(id[len("evt_"):], sum[:16])
-	return string(id[:])
+	h := sha256.New()
+	h.Write([]byte("appwrite-webhook\x00" + webhookID + "\x00"))
+	h.Write(bodyHash[:])
+	return "evt_" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // ParsePath splits a webhook delivery path, WebhookPathPrefix + id, or WebhookPathPrefix + id + "/" + the
@@ -334,20 +321,12 @@ func isBase64URL(s string) bool {
 	return true
 }
 
-// AppendTargets appends what an envelope may be bound to in a delivery to dst: the bindings of its Appwrite
-// events (eventcatalog.Bindings of X-Appwrite-Webhook-Events), their arguments in the canonical order Open
-// binds, in one allocation for all of them.
-func AppendTargets(dst []seal.Target, bs []eventcatalog.Binding) []seal.Target {
-	n := 0
+// Targets returns what an envelope may be bound to in a delivery: the bindings of its Appwrite events
+// (eventcatalog.Bindings of X-Appwrite-Webhook-Events), their arguments in the canonical order Open binds.
+func Targets(bs []eventcatalog.Binding) []seal.Target {
+	out := make([]seal.Target, 0, len(bs))
 	for _, b := range bs {
-		n += len(b.Args)
-	}
-	args := make(seal.Args, 0, n)
-	out := dst
-	for _, b := range bs {
-		start := len(args)
-		args = seal.AppendArgs(args, b.Args)
-		out = append(out, seal.Target{Event: b.Event, Args: args[start:len(args):len(args)]})
+		out = append(out, seal.Target{Event: b.Event, Args: seal.ArgsOf(b.Args)})
 	}
 	return out
 }
@@ -374,7 +353,6 @@ func basicAuth(header string) (user, pass string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	// raw is this call's own buffer and nothing writes to it again: the strings can be its bytes.
-	user, pass, ok = strings.Cut(unsafe.String(unsafe.SliceData(raw), len(raw)), ":")
+	user, pass, ok = strings.Cut(string(raw), ":")
 	return user, pass, ok && user != "" && pass != ""
 }

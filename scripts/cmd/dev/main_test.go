@@ -51,6 +51,16 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 		done <- run(ctx, &out, "127.0.0.1", ports, appwriteAddr, localappwrite.Options{Profile: localappwrite.ProfileCloud}, false, true)
 	}()
 	defer func() {
+		// dev prints the stack once stack.Start has returned, which is after the functions answer /health
+		// (the stand-in's demo data comes last): stopping it before then would stop it while starting.
+		for ceiling := time.Now().Add(2 * time.Minute); !strings.Contains(out.String(), "running (Ctrl-C stops everything)") && time.Now().Before(ceiling); {
+			select {
+			case err := <-done:
+				done <- err
+				ceiling = time.Time{}
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("dev returned %v", err)

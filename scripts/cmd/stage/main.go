@@ -4,8 +4,11 @@
 // Usage:
 //
 //	scripts/stage [-out build/functions] [-build] [name ...]
+//	scripts/stage -plain [name ...]
 //
-// With -build it also builds each staged folder as the Go runtime does, into build/bin/<name>.
+// With -build it also builds each staged folder as the Go runtime does, into build/bin/<name>. With -plain it
+// stages nothing and fails, naming each file, when the code a deployment would ship imports unsafe, carries
+// assembly or uses sync.Pool without an exception in docs/CONVENTIONS.md (scripts/test runs it).
 package main
 
 import (
@@ -27,9 +30,17 @@ func main() {
 	flag.BoolVar(&opts.AllowNoSkills, "allow-no-skills", false, "stage turn even without Appwrite skills (run scripts/update-skills for a deploy)")
 	flag.StringVar(&opts.Skills, "skills", "", "stage turn with the <name>/SKILL.md skills of this folder instead of functions/turn/skills")
 	chatDB := flag.String("chat-database", envOr("CHAT_DATABASE_ID", staging.DefaultChatDatabase), "the chat function's database (CHAT_DATABASE_ID): title fires for new rows of its conversations table only")
+	plain := flag.Bool("plain", false, "stage nothing; fail when shipped code imports unsafe, carries assembly or uses sync.Pool")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *plain {
+		if err := checkPlain(ctx, flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "stage:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, *out, *build, opts, *chatDB, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "stage:", err)
 		os.Exit(1)
@@ -91,4 +102,15 @@ func run(ctx context.Context, out string, build bool, opts staging.Options, chat
 		}
 	}
 	return nil
+}
+
+func checkPlain(ctx context.Context, names []string) error {
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		names = staging.Functions
+	}
+	return staging.CheckPlain(ctx, root, names)
 }

@@ -1,22 +1,75 @@
 // Package coldstart measures each staged function binary the way the runtime starts it: from process start
 // to the first answer of GET /health (cold start), its resident memory at idle, and after one typical
-// request. The measurement is a test behind a flag (scripts/load); the figures go into docs/benchmarks.md.
+// request. Cold start is read as a ratio to a baseline, a minimal handler built and started the same way
+// (BuildBaseline), because absolute milliseconds differ fivefold between machines. The measurement is a test
+// behind a flag (scripts/load); the figures go into docs/benchmarks.md.
 package coldstart
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"appwrite-agent/scripts/internal/stack"
+	"appwrite-agent/shared/devkit/runtimebuild"
 )
+
+// BaselineName names the baseline in summaries.
+const BaselineName = "baseline"
+
+// MaxColdRatio is the most a function's median cold start may be of the baseline's, measured in one run.
+const MaxColdRatio = 1.5
+
+// baselineMain is the baseline's whole handler: what every function answers on GET /health, and nothing
+// else.
+const baselineMain = `// Package handler is the cold-start baseline: a function that answers GET /health and nothing more.
+package handler
+
+import "github.com/open-runtimes/types-for-go/v4/openruntimes"
+
+// Main answers every request with {"status":"ok"}.
+func Main(rt openruntimes.Context) openruntimes.Response {
+	return rt.Res.Json(map[string]any{"status": "ok"})
+}
+`
+
+// BuildBaseline writes the baseline handler module under dir and builds it as the runtime builds a
+// function (runtimebuild.BuildServer, the build scripts/stage -build uses), returning the binary's path.
+func BuildBaseline(ctx context.Context, dir string, out io.Writer) (string, error) {
+	handler := filepath.Join(dir, "handler")
+	if err := os.MkdirAll(handler, 0o755); err != nil {
+		return "", err
+	}
+	mod := "module " + runtimebuild.HandlerModule + "\n\ngo " + runtimebuild.GoDirective +
+		"\n\nrequire github.com/open-runtimes/types-for-go/v4 " + runtimebuild.TypesForGoVersion + "\n"
+	if err := os.WriteFile(filepath.Join(handler, "go.mod"), []byte(mod), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(handler, "main.go"), []byte(baselineMain), 0o644); err != nil {
+		return "", err
+	}
+	tidy := exec.CommandContext(ctx, "go", "mod", "tidy")
+	tidy.Dir = handler
+	tidy.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	tidy.Stdout, tidy.Stderr = out, out
+	if err := tidy.Run(); err != nil {
+		return "", fmt.Errorf("go mod tidy in %s: %w", handler, err)
+	}
+	bin := filepath.Join(dir, "bin", BaselineName)
+	if err := runtimebuild.BuildServer(ctx, handler, filepath.Join(dir, "server"), bin, nil, out); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
 
 // Sample is one start of a function.
 type Sample struct {
@@ -130,13 +183,21 @@ func Summarize(name string, ss []Sample) Summary {
 	return sum
 }
 
-// Markdown renders summaries as a table.
-func Markdown(sums []Summary) string {
+// Ratio is s's median cold start over base's.
+func Ratio(s, base Summary) float64 {
+	if base.ColdMed <= 0 {
+		return 0
+	}
+	return float64(s.ColdMed) / float64(base.ColdMed)
+}
+
+// Markdown renders summaries as a table, each median cold start also as a ratio to base's.
+func Markdown(base Summary, sums []Summary) string {
 	var b strings.Builder
-	b.WriteString("| function | runs | cold start min / median / max | idle VmRSS | VmRSS after a typical request | VmHWM after it |\n|---|---:|---:|---:|---:|---:|\n")
-	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %d | %.1f / %.1f / %.1f ms | %.1f MB | %.1f MB | %.1f MB |\n", s.Name, s.Runs,
-			ms(s.ColdMin), ms(s.ColdMed), ms(s.Cold9), mb(s.IdleRSS), mb(s.AfterRSS), mb(s.HWM))
+	b.WriteString("| function | runs | cold start min / median / max | median / baseline's | idle VmRSS | VmRSS after a typical request | VmHWM after it |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range append([]Summary{base}, sums...) {
+		fmt.Fprintf(&b, "| %s | %d | %.1f / %.1f / %.1f ms | %.2f | %.1f MB | %.1f MB | %.1f MB |\n", s.Name, s.Runs,
+			ms(s.ColdMin), ms(s.ColdMed), ms(s.Cold9), Ratio(s, base), mb(s.IdleRSS), mb(s.AfterRSS), mb(s.HWM))
 	}
 	return b.String()
 }

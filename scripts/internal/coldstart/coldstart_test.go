@@ -29,8 +29,9 @@ var (
 	report = flag.String("report", "", "write the table (Markdown) to this file")
 )
 
-// TestColdStartAndMemory starts each staged binary -runs times (process start to first /health answer),
-// reads its memory at idle and after one typical request, and reports the medians.
+// TestColdStartAndMemory starts the baseline (BuildBaseline) and each staged binary -runs times, in turns
+// (process start to first /health answer), reads their memory at idle and after one typical request, and
+// reports the medians; each function's median cold start must be within MaxColdRatio of the baseline's.
 func TestColdStartAndMemory(t *testing.T) {
 	if !*load {
 		t.Skip("needs -load")
@@ -132,26 +133,78 @@ func TestColdStartAndMemory(t *testing.T) {
 			return nil
 		},
 	}
-	var sums []Summary
-	for _, name := range []string{"turn", "title", "mcp-events", "webhook-ingress"} {
+	var buildLog strings.Builder
+	baseline, err := BuildBaseline(ctx, filepath.Join(dir, "baseline"), &buildLog)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buildLog.String())
+	}
+	names := []string{"turn", "title", "mcp-events", "webhook-ingress", "chat"}
+	specs := map[string]Spec{}
+	for _, name := range append([]string{BaselineName}, names...) {
 		env := append(os.Environ(), "OPEN_RUNTIMES_ENV=development", "OPEN_RUNTIMES_SECRET=", "OPEN_RUNTIMES_LOG_DIR="+filepath.Join(dir, "logs", name))
+		if name == BaselineName {
+			specs[name] = Spec{Name: name, Binary: baseline, Env: env}
+			continue
+		}
 		env = append(env, st.FunctionEnv(name)...)
 		env = append(env, "LLM_API_KEY=scripted", "LLM_MODEL=openai/gpt-4o-mini", "LLM_BASE_URL="+model.BaseURL())
-		ss, err := Run(ctx, Spec{Name: name, Binary: st.BinaryPath(name), Env: env, Typical: typical[name]}, *runs)
-		if err != nil {
-			t.Fatal(err)
+		specs[name] = Spec{Name: name, Binary: st.BinaryPath(name), Env: env, Typical: typical[name]}
+	}
+	// The starts take turns (baseline, turn, title, ... then again), so that the machine's load, shared with
+	// other work, weighs on every binary alike.
+	samples := map[string][]Sample{}
+	for range *runs {
+		for _, name := range append([]string{BaselineName}, names...) {
+			ss, err := Run(ctx, specs[name], 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples[name] = append(samples[name], ss...)
 		}
-		s := Summarize(name, ss)
+	}
+	base := Summarize(BaselineName, samples[BaselineName])
+	var sums []Summary
+	for _, name := range names {
+		s := Summarize(name, samples[name])
 		if len(s.Errors) > 0 {
 			t.Errorf("%s: typical request failed: %v", name, s.Errors)
 		}
+		if r := Ratio(s, base); r > MaxColdRatio {
+			t.Errorf("%s: median cold start %.1f ms is %.2fx the baseline's %.1f ms (at most %.1fx)", name, ms(s.ColdMed), r, ms(base.ColdMed), MaxColdRatio)
+		}
 		sums = append(sums, s)
 	}
-	md := Markdown(sums)
+	md := Markdown(base, sums)
 	t.Logf("\n%s", md)
 	if *report != "" {
 		if err := os.WriteFile(*report, []byte(md), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestBaselineStartsAsAFunction builds the baseline as the runtime builds a function and starts it once:
+// it answers GET /health, and the summary and the table read its median as the ratio 1.
+func TestBaselineStartsAsAFunction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	bin, err := BuildBaseline(ctx, t.TempDir(), &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	env := append(os.Environ(), "OPEN_RUNTIMES_ENV=development", "OPEN_RUNTIMES_SECRET=", "OPEN_RUNTIMES_LOG_DIR="+t.TempDir())
+	ss, err := Run(ctx, Spec{Name: BaselineName, Binary: bin, Env: env}, 1)
+	if err != nil || len(ss) != 1 || ss[0].Cold <= 0 {
+		t.Fatalf("samples %+v, %v", ss, err)
+	}
+	base := Summarize(BaselineName, ss)
+	if r := Ratio(base, base); r != 1 {
+		t.Fatalf("the baseline's ratio to itself is %v", r)
+	}
+	slow := base
+	slow.Name, slow.ColdMed = "slow", 2*base.ColdMed
+	if md := Markdown(base, []Summary{slow}); !strings.Contains(md, "| baseline | 1 |") || !strings.Contains(md, "| 2.00 |") {
+		t.Fatalf("table:\n%s", md)
 	}
 }

@@ -513,7 +513,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // read back and deleted per execution, some thousands a second. On a disk's ext4 every create then scans
 // the inodes deleted in the last seconds (fs/ext4/ialloc.c, recently_deleted): perf put 40-60 % of both
 // function processes' CPU in openat, varying from run to run, so the comparison measured the disk's inode
-// allocator more than the functions (docs/benchmarks.md, section 1).
+// allocator more than the functions (issue 23; the git history of docs/benchmarks.md).
 func scratch() string {
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs("/dev/shm", &fs); err == nil && fs.Type == tmpfsMagic {

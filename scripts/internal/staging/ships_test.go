@@ -51,16 +51,7 @@ func TestStageRefusesDevAndTestCode(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			fn := filepath.Join(root, "functions", "leaky")
-			write := func(rel, body string) {
-				t.Helper()
-				p := filepath.Join(fn, rel)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := writer(t, fn)
 			write("go.mod", "module appwrite-agent/functions/leaky\n\ngo "+staging.GoDirective+"\n\nrequire appwrite-agent/shared v0.0.0\n\nreplace appwrite-agent/shared => "+shared+"\n")
 			if err := os.WriteFile(filepath.Join(root, "go.work"), []byte("go "+staging.GoDirective+"\n\nuse (\n\t./functions/leaky\n\t"+shared+"\n)\n"), 0o644); err != nil {
 				t.Fatal(err)

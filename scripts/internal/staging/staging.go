@@ -45,7 +45,7 @@ type pkg struct {
 	Standard       bool
 	GoFiles        []string
 	IgnoredGoFiles []string
-	SFiles         []string // assembly for this GOOS/GOARCH (shared/seal's SSSE3 base64)
+	SFiles         []string // assembly for this GOOS/GOARCH (refused by CheckPlain unless excused)
 	HFiles         []string
 	// IgnoredOtherFiles holds the assembly of other architectures, staged too: the build may be for one
 	// that the staging machine is not.

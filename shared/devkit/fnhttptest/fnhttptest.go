@@ -81,8 +81,9 @@ func Do(t testing.TB, method, url string, header map[string]string, body io.Read
 // with two origins configured, a preflight from an allowed origin gets 204 with the allowed methods and
 // headers, one from another origin a JSON 403; every other answer, errors included (a keyed POST to path
 // without a key, an unknown path), carries Access-Control-Allow-Origin for an allowed origin only, and
-// Vary: Origin. It sets AGENT_API_KEY so that path answers 401.
-func CheckCORS(t *testing.T, main localruntime.Handler, setting, path string) {
+// Vary: Origin. It sets AGENT_API_KEY so that path answers 401. newMain builds the function from the
+// environment as it is when called (handler.New(handler.LoadConfig())), after each setting is made.
+func CheckCORS(t *testing.T, newMain func() localruntime.Handler, setting, path string) {
 	t.Helper()
 	t.Setenv("AGENT_API_KEY", "cors-test-key")
 	const allowed, other = "https://console.example.com", "https://evil.example.net"
@@ -99,7 +100,7 @@ func CheckCORS(t *testing.T, main localruntime.Handler, setting, path string) {
 	}
 
 	t.Setenv(setting, "")
-	srv := Serve(t, main)
+	srv := Serve(t, newMain())
 	res, _ := Do(t, http.MethodOptions, srv.URL+path, preflight, nil)
 	if h := corsHeaders(res); len(h) > 0 || res.StatusCode == http.StatusNoContent {
 		t.Fatalf("%s unset: preflight answered %d with %v", setting, res.StatusCode, h)
@@ -110,7 +111,7 @@ func CheckCORS(t *testing.T, main localruntime.Handler, setting, path string) {
 	}
 
 	t.Setenv(setting, allowed+", http://localhost:5173/")
-	srv = Serve(t, main)
+	srv = Serve(t, newMain())
 	res, body := Do(t, http.MethodOptions, srv.URL+path, preflight, nil)
 	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != allowed ||
 		res.Header.Get("Access-Control-Allow-Methods") != fnhttp.CORSMethods ||

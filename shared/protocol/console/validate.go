@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
@@ -20,8 +19,11 @@ func fail(msg string) error { return toolarg.Fail(msg) }
 // or an array of them) and returns the normalized envelope, or a
 // *ValidationError carrying the engine's exact message.
 func Validate(actions string) (Envelope, error) {
-	// validateList keeps strings only, so the decoded values can be recycled.
-	return toolarg.WithList(actions, "actions", validateList)
+	list, err := toolarg.List(actions, "actions")
+	if err != nil {
+		return Envelope{}, err
+	}
+	return validateList(list)
 }
 
 // Emit is Validate followed by encoding: it returns the canonical envelope
@@ -34,8 +36,7 @@ func Emit(actions string) (string, error) {
 	// The envelope is about as long as the argument (normalization mostly
 	// removes text; a defaulted total or an added key adds some).
 	b := env.AppendJSON(make([]byte, 0, len(actions)+len(actions)/8+256))
-	// b is never written again: the string may share it.
-	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+	return string(b), nil
 }
 
 // Result returns what the console tool returns: the envelope, or
@@ -251,7 +252,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 		if err != nil {
 			return nil, err
 		}
-		item, err := validateItem(raw, func() string { return "resource" }, nil)
+		item, err := validateItem(raw, func() string { return "resource" })
 		if err != nil {
 			return nil, err
 		}
@@ -298,10 +299,9 @@ func validateResourceList(raw *pyjson.Value) (Action, error) {
 		return nil, fail("resource_list.items: at most 50 items per list")
 	}
 	out := ResourceList{Items: make([]ResourceItem, 0, len(items))}
-	ar := newItemArena(items)
 	for i := range items {
 		idx := i
-		item, err := validateItem(&items[i], func() string { return "resource_list.items[" + strconv.Itoa(idx) + "]" }, ar)
+		item, err := validateItem(&items[i], func() string { return "resource_list.items[" + strconv.Itoa(idx) + "]" })
 		if err != nil {
 			return nil, err
 		}
@@ -367,51 +367,9 @@ func validateColumns(v pyjson.Value) ([]Column, error) {
 	return cols, nil
 }
 
-// itemArena holds the metadata and fields of all the rows of a list, so that
-// a list costs two allocations for them rather than two per row.
-type itemArena struct {
-	meta   []MetadataEntry
-	fields Fields
-}
-
-// newItemArena sizes an arena for the rows (within the limits; a row beyond
-// them is refused anyway).
-func newItemArena(items []pyjson.Value) *itemArena {
-	nm, nf := 0, 0
-	for i := range items {
-		if m := items[i].Lookup("metadata"); m.Kind() == pyjson.Array && m.Len() <= MaxMetadata {
-			nm += m.Len()
-		}
-		if f := items[i].Lookup("fields"); f.Kind() == pyjson.Object && f.Len() <= MaxFields {
-			nf += f.Len()
-		}
-	}
-	return &itemArena{meta: make([]MetadataEntry, 0, nm), fields: make(Fields, 0, nf)}
-}
-
-// metaSlots returns an empty, non-nil slice with room for n entries.
-func (ar *itemArena) metaSlots(n int) []MetadataEntry {
-	if ar == nil || n > cap(ar.meta)-len(ar.meta) {
-		return make([]MetadataEntry, 0, n)
-	}
-	s := ar.meta[len(ar.meta) : len(ar.meta) : len(ar.meta)+n]
-	ar.meta = ar.meta[:len(ar.meta)+n]
-	return s
-}
-
-// fieldSlots returns an empty, non-nil Fields with room for n entries.
-func (ar *itemArena) fieldSlots(n int) Fields {
-	if ar == nil || n > cap(ar.fields)-len(ar.fields) {
-		return make(Fields, 0, n)
-	}
-	s := ar.fields[len(ar.fields) : len(ar.fields) : len(ar.fields)+n]
-	ar.fields = ar.fields[:len(ar.fields)+n]
-	return s
-}
-
 // validateItem mirrors _validate_resource_item; ctx is computed only on
-// error. ar, if not nil, provides the memory of metadata and fields.
-func validateItem(raw *pyjson.Value, ctx func() string, ar *itemArena) (ResourceItem, error) {
+// error.
+func validateItem(raw *pyjson.Value, ctx func() string) (ResourceItem, error) {
 	if raw.Kind() != pyjson.Object {
 		return ResourceItem{}, fail(ctx() + ": item must be an object")
 	}
@@ -455,16 +413,16 @@ func validateItem(raw *pyjson.Value, ctx func() string, ar *itemArena) (Resource
 	if it.Status, err = toolarg.OptionalStringValue(raw, "status", status, prefix); err != nil {
 		return it, err
 	}
-	if it.Metadata, err = validateMetadata(metadata, ctx, ar); err != nil {
+	if it.Metadata, err = validateMetadata(metadata, ctx); err != nil {
 		return it, err
 	}
-	if it.Fields, err = validateFields(fields, ctx, ar); err != nil {
+	if it.Fields, err = validateFields(fields, ctx); err != nil {
 		return it, err
 	}
 	return it, nil
 }
 
-func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]MetadataEntry, error) {
+func validateMetadata(v pyjson.Value, ctx func() string) ([]MetadataEntry, error) {
 	switch {
 	case v.Kind() == pyjson.Null:
 		return nil, nil
@@ -474,7 +432,7 @@ func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]Metad
 		return nil, fail(ctx() + ": at most 20 metadata entries")
 	}
 	elems := v.Elems()
-	out := ar.metaSlots(len(elems))
+	out := make([]MetadataEntry, 0, len(elems))
 	for i := range elems {
 		m := &elems[i]
 		if m.Kind() != pyjson.Object {
@@ -492,7 +450,7 @@ func validateMetadata(v pyjson.Value, ctx func() string, ar *itemArena) ([]Metad
 	return out, nil
 }
 
-func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, error) {
+func validateFields(v pyjson.Value, ctx func() string) (Fields, error) {
 	switch {
 	case v.Kind() == pyjson.Null:
 		return nil, nil
@@ -501,7 +459,7 @@ func validateFields(v pyjson.Value, ctx func() string, ar *itemArena) (Fields, e
 	case v.Len() > MaxFields:
 		return nil, fail(ctx() + ": at most 40 field entries")
 	}
-	out := ar.fieldSlots(v.Len())
+	out := make(Fields, 0, v.Len())
 	members := v.Members()
 	// The decoded keys are distinct: two entries can meet only once
 	// stripping has changed a key.

@@ -4,11 +4,7 @@
 // required", "... must be a boolean").
 package toolarg
 
-import (
-	"sync"
-
-	"appwrite-agent/shared/pyjson"
-)
+import "appwrite-agent/shared/pyjson"
 
 // Error is a rejected tool argument; Error returns the message that follows the protocol's ErrorPrefix.
 type Error struct {
@@ -25,15 +21,11 @@ func Fail(msg string) error { return &Error{Msg: msg} }
 // Decode reads a tool argument as the engine's parse_*_arg does: invalid UTF-8 repaired, whitespace stripped,
 // then json.loads. name ("actions", "prompts", "report") words the messages.
 func Decode(arg, name string) (pyjson.Value, error) {
-	return decode(arg, name, pyjson.Decode)
-}
-
-func decode(arg, name string, dec func(string) (pyjson.Value, error)) (pyjson.Value, error) {
 	text := pyjson.Strip(pyjson.ValidUTF8(arg))
 	if text == "" {
 		return pyjson.Value{}, Fail(name + " is empty")
 	}
-	v, err := dec(text)
+	v, err := pyjson.Decode(text)
 	if err != nil {
 		return pyjson.Value{}, Fail(name + " must be valid JSON: " + err.Error())
 	}
@@ -58,32 +50,6 @@ func List(arg, name string) ([]pyjson.Value, error) {
 		return nil, err
 	}
 	return Items(v, name)
-}
-
-// decoders holds idle pyjson.Decoders for WithList: a cache of scratch memory (as encoding/json pools its
-// encoders), holding nothing of a finished call (Reset clears it before it goes back).
-var decoders = sync.Pool{New: func() any { return new(pyjson.Decoder) }}
-
-// WithList is List for a caller that keeps nothing of the decoded values but strings: it calls f with the
-// list and returns what f returns. The values' memory is reused by later calls once f has returned, so f must
-// not keep a pyjson.Value, nor a slice of one, beyond its return; strings are safe to keep.
-func WithList[T any](arg, name string, f func([]pyjson.Value) (T, error)) (T, error) {
-	dec := decoders.Get().(*pyjson.Decoder)
-	defer func() {
-		dec.Reset()
-		decoders.Put(dec)
-	}()
-	v, err := decode(arg, name, dec.Decode)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	list, err := Items(v, name)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return f(list)
 }
 
 // Where names the item a field belongs to in messages, as the engine does (for example the repr of its type:

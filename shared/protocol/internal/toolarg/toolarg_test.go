@@ -49,41 +49,19 @@ func TestFieldReadersNameTheField(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
-// TestWithListRecyclesMemory checks that WithList gives f the list List gives, returns f's result and error,
-// and that strings f keeps stay intact while later calls reuse the decoded values' memory.
-func TestWithListRecyclesMemory(t *testing.T) {
-	firstKey := func(list []pyjson.Value) (string, error) {
-		ms := list[0].Members()
-		if len(ms) == 0 {
-			return "", toolarg.Fail("empty object")
-		}
-		return ms[0].Key + "=" + ms[0].Value.PyStr(), nil
-	}
-	var kept []string
-	for i := 0; i < 50; i++ {
-		arg := fmt.Sprintf(`[{"key%d":"value%d","other":[1,2,3]},{"b":%d}]`, i, i, i)
-		want, err := toolarg.List(arg, "actions")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := toolarg.WithList(arg, "actions", firstKey)
-		if err != nil || got != want[0].Members()[0].Key+"="+want[0].Members()[0].Value.PyStr() {
-			t.Fatalf("WithList = %q, %v", got, err)
-		}
-		kept = append(kept, got)
-	}
-	for i, k := range kept {
-		if want := fmt.Sprintf("key%d=value%d", i, i); k != want {
-			t.Fatalf("kept %q, want %q", k, want)
+// TestListMessages: List words its failures as the engine does.
+func TestListMessages(t *testing.T) {
+	for arg, want := range map[string]string{
+		"  ":  "actions is empty",
+		`[1,`: "actions must be valid JSON: Expecting value: line 1 column 4 (char 3)",
+		`"x"`: "actions JSON must be an object or an array of objects",
+	} {
+		if _, err := toolarg.List(arg, "actions"); err == nil || err.Error() != want {
+			t.Errorf("List(%q) = %v, want %q", arg, err, want)
 		}
 	}
-	if _, err := toolarg.WithList(`[{}]`, "actions", firstKey); err == nil || err.Error() != "empty object" {
-		t.Fatalf("f's error: %v", err)
-	}
-	if _, err := toolarg.WithList(`[1,`, "actions", firstKey); err == nil || err.Error() != "actions must be valid JSON: Expecting value: line 1 column 4 (char 3)" {
-		t.Fatalf("decode error: %v", err)
-	}
-	if _, err := toolarg.WithList(`"x"`, "actions", firstKey); err == nil || err.Error() != "actions JSON must be an object or an array of objects" {
-		t.Fatalf("items error: %v", err)
+	list, err := toolarg.List(`{"a":1}`, "actions")
+	if err != nil || len(list) != 1 || list[0].Lookup("a").Text() != "1" {
+		t.Fatalf("List of one object = %v, %v", list, err)
 	}
 }

@@ -3,7 +3,7 @@
 // open-runtimes server, the same executor headers and log files), it forwards each request body to
 // RELAY_TARGET over TLS (roots from RELAY_CA_FILE) and answers {"status":"relayed"}. It verifies, opens,
 // matches, projects and signs nothing: it is what any function that passes Appwrite's webhook on costs,
-// the baseline the ingress is compared with (docs/benchmarks.md §1).
+// the baseline the ingress is compared with (docs/benchmarks.md, "Ingress end to end").
 package handler
 
 import (
