@@ -21,6 +21,7 @@ const (
 	EnvJWKSURL          = "MCP_EVENTS_OAUTH_JWKS_URL"
 	EnvAudience         = "MCP_EVENTS_OAUTH_AUDIENCE"
 	EnvScopes           = "MCP_EVENTS_OAUTH_SCOPES"
+	EnvAllowedOrigins   = "MCP_EVENTS_ALLOWED_ORIGINS"
 	EnvAppwriteEndpoint = "MCP_EVENTS_APPWRITE_ENDPOINT"
 	EnvFunctionEndpoint = "APPWRITE_FUNCTION_API_ENDPOINT"
 	EnvIngressURL       = "MCP_EVENTS_INGRESS_URL"
@@ -81,6 +82,10 @@ type Config struct {
 	Audiences []string
 	// Scopes are advertised as scopes_supported and asked for by the 401 challenge.
 	Scopes []string
+	// AllowedOrigins are the browser origins (scheme://host[:port], lower case) whose pages may call the MCP
+	// endpoint; a request with any other Origin is refused with 403. Empty: only requests without an Origin
+	// (server-side clients) are served.
+	AllowedOrigins []string
 	// ScopesSet reports that MCP_EVENTS_OAUTH_SCOPES set Scopes: the authorization server's published
 	// scopes_supported are then not read.
 	ScopesSet bool
@@ -146,6 +151,13 @@ func FromEnv(getenv Getenv) (Config, error) {
 	if len(c.Scopes) == 0 {
 		c.Scopes = append([]string(nil), defaultScopes...)
 	}
+	for _, o := range list(getenv(EnvAllowedOrigins)) {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return c, fmt.Errorf("%s: %q is not an origin (scheme://host[:port], e.g. https://chat.example.com)", EnvAllowedOrigins, o)
+		}
+		c.AllowedOrigins = append(c.AllowedOrigins, NormalizeOrigin(o))
+	}
 	ep := getenv(EnvAppwriteEndpoint)
 	if ep == "" {
 		ep = getenv(EnvFunctionEndpoint)
@@ -208,6 +220,11 @@ func FromEnv(getenv Getenv) (Config, error) {
 	}
 	c.CallbackCAFile = strings.TrimSpace(getenv(EnvCallbackCAFile))
 	return c, nil
+}
+
+// NormalizeOrigin is an origin as compared: lower case, without a trailing slash.
+func NormalizeOrigin(o string) string {
+	return strings.TrimRight(strings.ToLower(strings.TrimSpace(o)), "/")
 }
 
 func list(s string) []string {

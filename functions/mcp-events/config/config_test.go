@@ -45,6 +45,8 @@ func TestErrors(t *testing.T) {
 		{map[string]string{config.EnvTTLDefault: "soon"}, "not a positive Go duration"},
 		{map[string]string{config.EnvErrorCodes: "v3"}, "unknown error numbering"},
 		{map[string]string{config.EnvIssuer: "ftp://x"}, "not an http(s) URL"},
+		{map[string]string{config.EnvAllowedOrigins: "https://chat.example.com/app"}, `MCP_EVENTS_ALLOWED_ORIGINS: "https://chat.example.com/app" is not an origin`},
+		{map[string]string{config.EnvAllowedOrigins: "*"}, "is not an origin"},
 		{map[string]string{config.EnvIngressURL: "https://ingress.example.com/a%20b"}, "MCP_EVENTS_INGRESS_URL: \"https://ingress.example.com/a%20b\" holds a %"},
 	} {
 		m := base()

@@ -215,10 +215,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, s.res(r.Context()).Metadata(strings.TrimPrefix(r.URL.Path, oauth.MetadataPath)))
 	case "/", "/mcp":
+		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin) {
+			// Streamable HTTP: servers MUST validate Origin (DNS rebinding). A browser page of another site
+			// sends its origin; server-side clients (ChatGPT's backend, SDKs) send none.
+			writeJSON(w, http.StatusForbidden, rpcError(nil, codeInvalidRequest,
+				"Forbidden: Origin "+strconv.Quote(origin)+" is not allowed (list it in "+config.EnvAllowedOrigins+")", nil))
+			return
+		}
 		s.serveMCP(w, r)
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "message": "no route for " + r.Method + " " + r.URL.Path})
 	}
+}
+
+// originAllowed reports whether a request's Origin is one MCP_EVENTS_ALLOWED_ORIGINS lists (scheme, host and
+// port compared without case).
+func (s *Server) originAllowed(origin string) bool {
+	return slices.Contains(s.cfg.AllowedOrigins, config.NormalizeOrigin(origin))
 }
 
 // res is the resource description, advertising what the authorization server publishes when it does.
@@ -338,7 +351,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	s.http.Handle(rec, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
 	out := rec.body.Bytes()
 	if rec.status == http.StatusOK && strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") {
-		if patched, err := s.decorate(out, head.Method); err == nil {
+		if patched, err := s.decorate(out, head.Method, detectEra(r, head.Params).modern); err == nil {
 			out = patched
 			rec.header.Del("Content-Length")
 		}
@@ -351,10 +364,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// decorate adds resultType "complete" to a result that lacks it and, on server/discover and initialize
-// with events on, the top-level capabilities.events the design-sketch clients (ChatGPT) read, beside
-// capabilities.extensions[ExtensionID] that mcp-go already sends.
-func (s *Server) decorate(body []byte, method string) ([]byte, error) {
+// decorate adds resultType "complete" to a result that lacks it when the request is of protocol 2026-07-28
+// or later (modern; an initialize by the version it negotiated), never to an older version's result, whose
+// strict clients refuse fields they do not know (the TypeScript SDK's ping() does); and, on server/discover
+// and initialize with events on, the top-level capabilities.events the design-sketch clients (ChatGPT)
+// read, beside capabilities.extensions[ExtensionID] that mcp-go already sends.
+func (s *Server) decorate(body []byte, method string, modern bool) ([]byte, error) {
 	var msg map[string]json.RawMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
 		return nil, err
@@ -367,7 +382,12 @@ func (s *Server) decorate(body []byte, method string) ([]byte, error) {
 	if err := json.Unmarshal(raw, &result); err != nil {
 		return nil, err
 	}
-	if _, ok := result["resultType"]; !ok {
+	if v, ok := result["protocolVersion"]; ok && method == string(mcp.MethodInitialize) {
+		var negotiated string
+		_ = json.Unmarshal(v, &negotiated)
+		modern = mcp.IsModernProtocol(negotiated)
+	}
+	if _, ok := result["resultType"]; !ok && modern {
 		result["resultType"] = json.RawMessage(`"complete"`)
 	}
 	if s.cfg.Enabled && (method == string(mcp.MethodServerDiscover) || method == string(mcp.MethodInitialize)) {

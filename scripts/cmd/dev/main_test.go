@@ -68,7 +68,8 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 		// With -model scripted it says so, and prints the chat page's URL and how to sign in (read once dev
 		// has returned: it prints after the functions are healthy).
 		for _, want := range []string{"chat page        http://" + appwriteAddr + "/_local/domains/chat/   sign in as demo@example.com / demo-password",
-			"scripted demo model at http://127.0.0.1:"} {
+			"scripted demo model at http://127.0.0.1:",
+			"connect a client MCP server URL http://127.0.0.1:" + strconv.Itoa(ports["mcp-events"]) + "/mcp; sign in as demo@example.com / demo-password"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("dev did not print %q", want)
 			}
@@ -140,6 +141,11 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	if err != nil || !prog.RowSecurity || len(prog.Permissions) != 0 || len(prog.Columns) != 5 || stack.UserSession == "" {
 		t.Fatalf("progress table: %+v %v", prog, err)
 	}
+	// dev prints the stack once its own health checks pass, which may be after this test's: wait for the
+	// last line before stopping it.
+	if !out.waitFor(ctx, "X-Session-API-Key for turn and title") {
+		t.Error("dev never printed the stack")
+	}
 }
 
 // TestDemoPrintsAVerifiedDelivery runs scripts/dev -demo: ChatGPT's flow against the local stack, ending in a
@@ -169,20 +175,47 @@ func TestDemoPrintsAVerifiedDelivery(t *testing.T) {
 // average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
 const sdkTimeout = 2 * time.Minute
 
-// lockedBuffer is a bytes.Buffer safe for dev's writers and the test's read.
+// lockedBuffer is a bytes.Buffer safe for dev's writers and the test's read; waitFor waits on its writes.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	wake chan struct{} // closed (and dropped) by the next write, for waitFor
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	if l.wake != nil {
+		close(l.wake)
+		l.wake = nil
+	}
+	return n, err
 }
 
 func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// waitFor waits until the output holds s (true) or ctx ends (false).
+func (l *lockedBuffer) waitFor(ctx context.Context, s string) bool {
+	for {
+		l.mu.Lock()
+		if strings.Contains(l.b.String(), s) {
+			l.mu.Unlock()
+			return true
+		}
+		if l.wake == nil {
+			l.wake = make(chan struct{})
+		}
+		wake := l.wake
+		l.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }

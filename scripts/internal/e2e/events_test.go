@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ type world struct {
 	// out is the functions' output: each execution's logs, as the runtime hands them over (read it after
 	// st.Stop, which waits for the last line).
 	out bytes.Buffer
+	// offset moves the stand-in's clock (the functions keep the wall clock).
+	offset atomic.Int64
 }
 
 func start(t *testing.T, env map[string][]string) *world {
@@ -57,7 +60,8 @@ func start(t *testing.T, env map[string][]string) *world {
 	env["*"] = append(env["*"], "SAFEHTTP_CA_FILE="+ca)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true, Profile: localappwrite.ProfileCloud, WebhookLimit: 50}})
+	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true, Profile: localappwrite.ProfileCloud, WebhookLimit: 50,
+		Clock: func() time.Time { return time.Now().Add(time.Duration(w.offset.Load())) }}})
 	if err != nil {
 		t.Fatal(err)
 	}

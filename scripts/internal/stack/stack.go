@@ -269,7 +269,6 @@ func (s *Stack) FunctionEnv(name string) []string {
 			"MCP_EVENTS_PUBLIC_URL="+s.URLs["mcp-events"],
 			"MCP_EVENTS_OAUTH_ISSUER="+d.Issuer,
 			"MCP_EVENTS_OAUTH_JWKS_URL="+d.JWKSURL,
-			"MCP_EVENTS_OAUTH_AUDIENCE="+s.URLs["mcp-events"],
 			"MCP_EVENTS_APPWRITE_ENDPOINT="+d.Endpoint,
 		)
 	case "webhook-ingress":

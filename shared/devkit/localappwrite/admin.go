@@ -175,7 +175,3 @@ func (s *Server) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, s.JWKS())
 }
-
-func (s *Server) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.discovery())
-}

@@ -364,23 +364,6 @@ func keyID(pub *rsa.PublicKey) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// discovery is the RFC 8414 authorization-server metadata of the issuer.
-func (s *Server) discovery() map[string]any {
-	iss := s.Issuer()
-	return map[string]any{
-		"issuer":                                iss,
-		"jwks_uri":                              iss + "/jwks",
-		"authorization_endpoint":                iss + "/authorize",
-		"token_endpoint":                        iss + "/token",
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
-		"id_token_signing_alg_values_supported": []string{"RS256"},
-		"scopes_supported":                      cloudScopesSupported(),
-	}
-}
-
 // projectScopes are the API-key scopes of app/config/scopes/project.php this stand-in knows.
 var projectScopes = []string{
 	"users.read", "users.write", "teams.read", "teams.write",

@@ -132,7 +132,7 @@ func TestOAuthIssuerAndAdminMode(t *testing.T) {
 	var disc map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&disc)
 	resp.Body.Close()
-	if disc["issuer"] != f.ts.URL+"/v1/oauth2/console" || disc["jwks_uri"] != f.ts.URL+"/v1/oauth2/console/jwks" {
+	if disc["issuer"] != f.ts.URL+"/v1/oauth2/console" || disc["jwks_uri"] != f.ts.URL+"/v1/oauth2/console/.well-known/jwks.json" {
 		t.Fatalf("discovery: %v", disc)
 	}
 	pub, kid := jwksKey(t, disc["jwks_uri"].(string))

@@ -98,11 +98,9 @@ func (s *Server) routes() {
 	api("POST /v1/functions/{functionId}/executions", []string{"executions.write", "execution.write"}, s.createExecution)
 	api("GET /v1/functions/{functionId}/executions/{executionId}", []string{"executions.read", "execution.read"}, s.getExecution)
 
-	// OAuth issuer (as appwrite/mcp expects it: issuer {endpoint}/oauth2/{project}; docs/events.md).
-	m.HandleFunc("GET /v1/oauth2/console/jwks", s.serveJWKS)
-	m.HandleFunc("GET /v1/oauth2/console/.well-known/openid-configuration", s.serveDiscovery)
-	m.HandleFunc("GET /v1/oauth2/console/.well-known/oauth-authorization-server", s.serveDiscovery)
-	m.HandleFunc("GET /.well-known/oauth-authorization-server/v1/oauth2/console", s.serveDiscovery)
+	// OAuth authorization servers (as appwrite/mcp expects them: issuer {endpoint}/oauth2/{project};
+	// oauth2server.go).
+	s.oauthRoutes(m)
 	m.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"name": "http", "ping": 0, "status": "pass"})
 	})

@@ -108,6 +108,15 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 			return nil, err
 		}
 	}
+	// The demo user is also a Console account, who signs in at the Console's OAuth server (oauth2server.go).
+	if err := s.SeedProject(ProjectSpec{ID: "console", Name: "Console"}); err != nil {
+		return nil, err
+	}
+	if err := s.SeedUser("console", UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: DemoUserPassword}); err != nil {
+		if apiErr, ok := err.(*APIError); !ok || apiErr.Type != ErrUserAlreadyExists {
+			return nil, err
+		}
+	}
 	err = s.SeedDatabase(pid, DatabaseSpec{ID: DemoDatabaseID, Name: "Main", Tables: []TableSpec{{
 		// Row security on and no table permission, as chat creates it: each conversation is readable by its
 		// user only, who receives the title's update through Realtime.

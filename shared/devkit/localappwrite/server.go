@@ -55,6 +55,8 @@ type Options struct {
 	// Issuer is the OAuth issuer (iss). When empty it is <base URL>/v1/oauth2/console once SetBaseURL or Start
 	// has run, and "http://127.0.0.1:8080/v1/oauth2/console" before.
 	Issuer string
+	// OAuth sets the lifetimes of the authorization server's codes and tokens.
+	OAuth OAuthOptions
 	// Audience is the default aud of minted tokens when MintToken gets none.
 	Audience string
 	// SigningKey signs OAuth access tokens (RS256). When nil, a 2048-bit key generated once per process
@@ -172,6 +174,8 @@ type Server struct {
 	deploy *deployer
 
 	rt realtimeHub // Realtime sessions and connections (realtime.go), guarded by mu
+
+	as authServer // the OAuth authorization servers' clients, sign-ins, codes and refresh tokens (oauth2server.go)
 
 	syncTimeout time.Duration // SetSyncTimeout's limit of synchronous executions; 0 is Appwrite's 30 s. Guarded by mu.
 

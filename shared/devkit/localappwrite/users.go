@@ -192,3 +192,23 @@ func userByEmailLocked(pr *project, email string) *user {
 	}
 	return nil
 }
+
+// checkPassword is Appwrite's email and password check (Account::createEmailPasswordSession): the id of the
+// project's user with this email and password, user_invalid_credentials when there is none or the password
+// differs, user_blocked for a blocked user.
+func (s *Server) checkPassword(projectID, email, password string) (string, *APIError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.projects[projectID]
+	if pr == nil {
+		return "", newErr(ErrUserInvalidCredentials)
+	}
+	u := userByEmailLocked(pr, strings.TrimSpace(email))
+	if u == nil || !u.passwordMatches(password) {
+		return "", newErr(ErrUserInvalidCredentials)
+	}
+	if !u.status {
+		return "", newErr(ErrUserBlocked)
+	}
+	return u.id, nil
+}

@@ -1,0 +1,98 @@
+package handler_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"appwrite-agent/functions/mcp-events/mcpserver"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestForeignOriginRefused: the Streamable HTTP transport says servers MUST validate Origin. A request whose
+// Origin is not listed in MCP_EVENTS_ALLOWED_ORIGINS is refused with 403 before anything else is looked at
+// (even a valid token does not help); a listed origin and a request without Origin (server-side clients
+// such as ChatGPT's) are served.
+func TestForeignOriginRefused(t *testing.T) {
+	st := newStack(t)
+	st.env["MCP_EVENTS_ALLOWED_ORIGINS"] = "https://Chat.Example.com, http://localhost:6274"
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	ping := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	for _, c := range []struct {
+		origin string
+		tok    string
+		want   int
+	}{
+		{"http://evil.example.com", tok, http.StatusForbidden},
+		{"null", tok, http.StatusForbidden},
+		{"https://chat.example.com.evil.example", tok, http.StatusForbidden},
+		{"http://chat.example.com", tok, http.StatusForbidden}, // another scheme is another origin
+		{"http://evil.example.com", "", http.StatusForbidden},  // before the 401
+		{"https://chat.example.com", tok, http.StatusOK},
+		{"HTTP://LOCALHOST:6274", tok, http.StatusOK},
+		{"", tok, http.StatusOK},
+		{"https://chat.example.com", "", http.StatusUnauthorized},
+	} {
+		hdr := map[string]string{}
+		if c.origin != "" {
+			hdr["Origin"] = c.origin
+		}
+		status, h, m, raw := post(t, "POST", url, c.tok, ping, hdr)
+		if status != c.want {
+			t.Fatalf("Origin %q: HTTP %d %s, want %d", c.origin, status, raw, c.want)
+		}
+		if status == http.StatusForbidden {
+			if rpcCode(m) != -32600 || !strings.Contains(string(raw), "MCP_EVENTS_ALLOWED_ORIGINS") || h.Get("WWW-Authenticate") != "" {
+				t.Fatalf("Origin %q: %s", c.origin, raw)
+			}
+		}
+	}
+	// Unset, every Origin is foreign.
+	delete(st.env, "MCP_EVENTS_ALLOWED_ORIGINS")
+	url = st.instance(st.server(mcpserver.Options{}))
+	if status, _, _, raw := post(t, "POST", url, tok, ping, map[string]string{"Origin": "https://chat.example.com"}); status != http.StatusForbidden {
+		t.Fatalf("no allowed origins: %d %s", status, raw)
+	}
+}
+
+// TestLegacyResultsCarryNoNewerFields: in a 2025-11-25 session, ping answers exactly {} and initialize and
+// tools/list carry no resultType (a 2026-07-28 field the TypeScript SDK's strict ping schema refuses); a
+// 2026-07-28 request (which has no ping) still gets resultType "complete".
+func TestLegacyResultsCarryNoNewerFields(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	for _, c := range []struct{ version, body string }{
+		{"", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`},
+		{"2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"ping"}`},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}`},
+		{"2025-11-25", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}`},
+	} {
+		status, _, m, raw := post(t, "POST", url, tok, c.body, map[string]string{"MCP-Protocol-Version": c.version})
+		res, ok := m["result"].(map[string]any)
+		if status != http.StatusOK || !ok {
+			t.Fatalf("%s: %d %s", c.body, status, raw)
+		}
+		if _, has := res["resultType"]; has {
+			t.Fatalf("%s: a %s result carries resultType: %s", c.body, c.version, raw)
+		}
+		if strings.Contains(c.body, `"ping"`) && len(res) != 0 {
+			t.Fatalf("ping: %s, want an empty result", raw)
+		}
+	}
+	modern := rawPost(t, url, tok, `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, "2026-07-28")
+	if !strings.Contains(string(modern), `"resultType":"complete"`) {
+		t.Fatalf("2026-07-28 tools/list: %s", modern)
+	}
+	// The official SDK's ping in a 2025-11-25 session.
+	cs := connect(t, url, tok, "2025-11-25")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cs.Ping(ctx, &sdk.PingParams{}); err != nil {
+		t.Fatalf("SDK ping: %v", err)
+	}
+}
