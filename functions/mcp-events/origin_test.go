@@ -96,3 +96,41 @@ func TestLegacyResultsCarryNoNewerFields(t *testing.T) {
 		t.Fatalf("SDK ping: %v", err)
 	}
 }
+
+// TestBrowserCORS: a page of a listed origin (the chat page) can run the MCP authorization discovery from
+// the browser: its preflight is answered without a token, the 401 lets it read WWW-Authenticate, and the
+// protected-resource metadata is readable from any origin (a public document without credentials). A page
+// of another origin gets the 403 and no CORS header, preflight included, so the browser shows it nothing.
+func TestBrowserCORS(t *testing.T) {
+	st := newStack(t)
+	st.env["MCP_EVENTS_ALLOWED_ORIGINS"] = "https://chat.example.com"
+	url := st.instance(st.server(mcpserver.Options{}))
+	preflight := map[string]string{"Origin": "https://chat.example.com", "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "authorization, content-type"}
+	status, h, _, raw := post(t, "OPTIONS", url, "", "", preflight)
+	if status != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "https://chat.example.com" ||
+		!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") || !strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Fatalf("preflight of a listed origin: %d %v %s", status, h, raw)
+	}
+	preflight["Origin"] = "https://evil.example.com"
+	if status, h, _, raw := post(t, "OPTIONS", url, "", "", preflight); status != http.StatusForbidden || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("preflight of a foreign origin: %d %v %s", status, h, raw)
+	}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	status, h, _, raw = post(t, "POST", url, "", ping, map[string]string{"Origin": "https://chat.example.com"})
+	if status != http.StatusUnauthorized || h.Get("Access-Control-Allow-Origin") != "https://chat.example.com" ||
+		!strings.Contains(h.Get("Access-Control-Expose-Headers"), "WWW-Authenticate") || !strings.Contains(h.Get("WWW-Authenticate"), "resource_metadata=") {
+		t.Fatalf("401 to a listed origin: %d %v %s", status, h, raw)
+	}
+	if status, h, _, raw := post(t, "POST", url, "", ping, map[string]string{"Origin": "https://evil.example.com"}); status != http.StatusForbidden || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("a foreign origin: %d %v %s", status, h, raw)
+	}
+	req, _ := http.NewRequest(http.MethodGet, url+"/.well-known/oauth-protected-resource/mcp", nil)
+	req.Header.Set("Origin", "https://anyone.example.com")
+	res, err := http.DefaultClient.Do(req)
+	must(t, err)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("protected-resource metadata: %d %v", res.StatusCode, res.Header)
+	}
+}

@@ -209,6 +209,16 @@ func Handles(path string) bool {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case oauth.MetadataPath, oauth.MetadataPath + "/mcp":
+		// The metadata is a public document that carries no credential: any page may read it (a browser
+		// client discovers the authorization server from it), as the MCP SDKs' metadata handlers allow every
+		// origin "to make it accessible to web-based MCP clients" (Vercel's mcp-handler does the same).
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD")
+			w.Header().Set("Access-Control-Max-Age", "86400")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed", "message": "use GET"})
 			return
@@ -221,6 +231,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusForbidden, rpcError(nil, codeInvalidRequest,
 				"Forbidden: Origin "+strconv.Quote(origin)+" is not allowed (list it in "+config.EnvAllowedOrigins+")", nil))
 			return
+		} else if origin != "" {
+			// A listed origin's page may read the answers (CORS): the 401's WWW-Authenticate included, which
+			// is how a browser client finds the authorization server. Its preflight is answered here, before
+			// the token check (a preflight carries no credentials).
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version, Retry-After")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "POST, GET, DELETE")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
 		}
 		s.serveMCP(w, r)
 	default:

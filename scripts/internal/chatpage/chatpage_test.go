@@ -23,6 +23,7 @@ import (
 	"appwrite-agent/shared/devkit/snapshot"
 
 	"github.com/chromedp/chromedp"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // offsetClock is the stand-in's clock: real time plus an offset the test moves (JWT and session expiry).
@@ -156,7 +157,6 @@ func TestChatPage(t *testing.T) {
 	dir := newDirector()
 	model.SetHandler(dir.reply)
 	defer dir.releaseAll() // a failing test must not leave the model's replies blocked
-	mcp := newOAuthMCP(t)
 	clk := &offsetClock{}
 	llm := func(m string) []string {
 		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
@@ -168,7 +168,7 @@ func TestChatPage(t *testing.T) {
 	var logs bytes.Buffer
 	st, err := stack.Start(context.Background(), stack.Options{
 		Env: map[string][]string{
-			"turn":  append(llm(turnModel), "SAFEHTTP_ALLOW_HTTP=true", maxBytes), // the OAuth MCP server is plain http on loopback
+			"turn":  append(llm(turnModel), "SAFEHTTP_ALLOW_HTTP=true", maxBytes), // the staged mcp-events is plain http on loopback
 			"title": llm(titleModel),
 			"chat":  {maxBytes},
 		},
@@ -251,21 +251,43 @@ func TestChatPage(t *testing.T) {
 		}
 	}
 
-	// MCP: connect a server through OAuth in the browser, then a turn uses its tool with the token.
+	// MCP: connect the staged mcp-events through OAuth in the browser, with the stand-in's authorization server:
+	// discovery from mcp-events' 401, its protected-resource metadata, the authorization server's metadata,
+	// dynamic registration, the stand-in's login and consent pages, the callback, the code exchange with
+	// PKCE; the tokens then live in chat's row, never in the page.
+	mcpURL := st.URLs["mcp-events"] + "/mcp"
+	dir.mcpProject.Store(d.ProjectID)
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
 	p.wait("the settings", `!!document.querySelector("#mcp-add input[name=mcp_url]")`)
-	p.do("adding the MCP server", chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Widgets"),
-		chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_url]`), mcp.resource()),
+	p.do("adding the MCP server", chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Events"),
+		chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_url]`), mcpURL),
 		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)))
-	p.wait("the connected server after the OAuth round trip", `!!document.querySelector('#mcp-connections li[data-connection-id="widgets"] .pill-done')`)
-	p.wait("the connection toast", `[...document.querySelectorAll(".toast-message")].some(t => t.textContent === "Connected Widgets")`)
+	p.wait("the authorization server's sign-in page (or the page's error)", `document.querySelector("form#login #email") || document.querySelector("#mcp-add .error")`)
+	if e := p.eval(`document.querySelector("#mcp-add .error")?.textContent ?? ""`); e != "" {
+		p.fail("connecting mcp-events: the page says %s", e)
+	}
+	p.do("signing in at the authorization server", chromedp.SendKeys(chromedp.ID("email"), localappwrite.DemoUserEmail),
+		chromedp.SendKeys(chromedp.ID("password"), localappwrite.DemoUserPassword), chromedp.Click(chromedp.ID("sign-in")))
+	p.wait("the consent page", `document.querySelector("#account")?.textContent === `+js(localappwrite.DemoUserEmail))
+	if res := p.eval(`[...document.querySelectorAll("code.resource")].map(c => c.textContent).join(" ")`); res != mcpURL {
+		t.Errorf("the consent is for the resource %q, want %q", res, mcpURL)
+	}
+	p.do("authorizing", chromedp.Click(chromedp.ID("authorize")))
+	p.wait("the connected server after the OAuth round trip", `!!document.querySelector('#mcp-connections li[data-connection-id="events"] .pill-done')`)
+	p.wait("the connection toast", `[...document.querySelectorAll(".toast-message")].some(t => t.textContent === "Connected Events")`)
 	if loc := p.eval(`location.href`); loc != chatURL+"#c="+convID {
 		t.Errorf("after the OAuth callback the page is at %s, want %s", loc, chatURL+"#c="+convID)
 	}
 	p.shot("chat-mcp.png")
-	registered, _, _ := mcp.counts()
-	if registered != 1 {
-		t.Errorf("dynamic registrations = %d, want 1", registered)
+	stored := mcpRow(t, d, "events")
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(stored.Tokens.AccessToken, claims, func(*jwt.Token) (any, error) { return aw.PublicKey(), nil },
+		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(d.Issuer), jwt.WithAudience(mcpURL)); err != nil {
+		t.Fatalf("the access token chat stored is not the stand-in's for mcp-events: %v", err)
+	}
+	if claims["sub"] != d.UserID || stored.Tokens.RefreshToken == "" || !strings.HasPrefix(stored.ClientInfo.ClientID, "mcp_") {
+		t.Errorf("chat stored sub %v, refresh token %t, client %q: want the signed-in Console user, a refresh token and a registered client",
+			claims["sub"], stored.Tokens.RefreshToken != "", stored.ClientInfo.ClientID)
 	}
 	// Agent settings: the user's own key goes to the model through chat and turn, and is never shown back.
 	const userKey = "sk-user-ada-0123456789"
@@ -278,15 +300,19 @@ func TestChatPage(t *testing.T) {
 		t.Errorf("the page shows the saved API key")
 	}
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
-	p.send("List my widgets")
-	p.wait("the MCP tool's card", `document.querySelector('details.tool[data-tool="list_widgets"] .tool-output')?.textContent === "sprocket, flange"`)
-	p.wait("the answer using the MCP tool", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("a sprocket and a flange"))`)
-	if _, authorized, _ := mcp.counts(); authorized == 0 {
-		t.Errorf("the MCP server never saw the access token the page obtained")
+	p.send("Look up the user ada")
+	// get_user's answer is what mcp-events read from the stand-in with the access token: it saw a valid one.
+	p.wait("the MCP tool's card", `document.querySelector('details.tool[data-tool="get_user"] .tool-output')?.textContent.includes(`+js(email)+`)`)
+	p.wait("the answer using the MCP tool", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("Ada signs in as"))`)
+	// The tokens stay server-side: nowhere in the page, its storage or its cookies.
+	for _, secret := range []string{stored.Tokens.AccessToken, stored.Tokens.RefreshToken} {
+		if shown := p.eval(`String([document.documentElement.outerHTML, JSON.stringify({...localStorage}), JSON.stringify({...sessionStorage}), document.cookie].some(s => s.includes(` + js(secret) + `)))`); shown != "false" {
+			t.Errorf("the page holds an MCP token")
+		}
 	}
 	keys := map[string]bool{}
 	for _, r := range model.Requests() {
-		if strings.Contains(string(r.Body), "List my widgets") {
+		if strings.Contains(string(r.Body), "Look up the user ada") {
 			keys[r.Header.Get("Authorization")] = true
 		}
 	}
@@ -409,6 +435,52 @@ func TestChatPage(t *testing.T) {
 	clk.Advance(366 * 24 * time.Hour)
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
 	p.wait("the sign-in form after the session ended", `document.querySelector("#signin-notice")?.textContent === "Your session has ended. Sign in again."`)
+}
+
+// storedConnection is the part of chat's mcp_connections row the test reads.
+type storedConnection struct {
+	Tokens struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+	}
+	ClientInfo struct {
+		ClientID string `json:"client_id"`
+	}
+}
+
+// mcpRow reads the MCP connection id of chat's table through the stand-in's API (with the demo's key), as
+// chat stored it.
+func mcpRow(t *testing.T, d *localappwrite.Demo, id string) storedConnection {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, d.Endpoint+"/tablesdb/"+d.DatabaseID+"/tables/mcp_connections/rows", nil)
+	req.Header.Set("X-Appwrite-Project", d.ProjectID)
+	req.Header.Set("X-Appwrite-Key", d.APIKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		Rows []struct {
+			ConnectionID string `json:"connection_id"`
+			Tokens       string `json:"tokens"`
+			ClientInfo   string `json:"client_info"`
+		} `json:"rows"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("reading chat's MCP connections: %d %v", res.StatusCode, err)
+	}
+	for _, r := range out.Rows {
+		if r.ConnectionID == id {
+			var c storedConnection
+			if json.Unmarshal([]byte(r.Tokens), &c.Tokens) != nil || json.Unmarshal([]byte(r.ClientInfo), &c.ClientInfo) != nil || c.Tokens.AccessToken == "" {
+				t.Fatalf("chat's row of %s holds no tokens: %.200s", id, r.Tokens)
+			}
+			return c
+		}
+	}
+	t.Fatalf("chat stored no MCP connection %s (%d rows)", id, len(out.Rows))
+	return storedConnection{}
 }
 
 func postJSON(t *testing.T, url, jwt string, body any) (int, string) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/devkit/scriptedllm"
@@ -47,6 +48,8 @@ const hostileAnswer = "Here is **bold** text.\n\n<img src=x onerror=\"window.__p
 // through Realtime.
 type director struct {
 	holdTurn, holdName, holdMemory gate
+	// mcpProject is the project mcp-events' get_user is asked about (set before the MCP turn).
+	mcpProject atomic.Value
 }
 
 // gate holds the replies waiting on it until it is opened (once; opening again does nothing).
@@ -130,7 +133,7 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 		switch {
 		case strings.Contains(msg, `"protocol":"appwrite.clarify/v1"`):
 			return route("FINISH", "Deleting the uploads bucket, as you chose.")
-		case strings.Contains(msg, "databases"), strings.Contains(msg, "bucket"), strings.Contains(msg, "widgets"), strings.Contains(msg, "Remember"):
+		case strings.Contains(msg, "databases"), strings.Contains(msg, "bucket"), strings.Contains(msg, "user ada"), strings.Contains(msg, "Remember"):
 			return route("platform", "")
 		case strings.Contains(msg, "HTML"):
 			return route("FINISH", hostileAnswer)
@@ -153,15 +156,15 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 	case strings.Contains(msg, "Remember"):
 		<-d.holdMemory.ch
 		return scriptedllm.Reply{Content: "Noted: concise answers from now on."}
-	case strings.Contains(msg, "widgets") && step == 0:
+	case strings.Contains(msg, "user ada") && step == 0:
 		for _, t := range req.Tools {
-			if t.Function.Name == "list_widgets" {
-				return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{call("list_widgets", map[string]any{})}}
+			if t.Function.Name == "get_user" {
+				return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{call("get_user", map[string]any{"project_id": d.mcpProject.Load(), "user_id": "ada"})}}
 			}
 		}
-		return scriptedllm.Reply{Content: "I have no widgets tool: the MCP connection did not reach me."}
-	case strings.Contains(msg, "widgets"):
-		return scriptedllm.Reply{Content: "You have two widgets: a sprocket and a flange."}
+		return scriptedllm.Reply{Content: "I have no get_user tool: the MCP connection did not reach me."}
+	case strings.Contains(msg, "user ada"):
+		return scriptedllm.Reply{Content: "Ada signs in as ada@example.com."}
 	}
 	return scriptedllm.Reply{Content: "Done."}
 }

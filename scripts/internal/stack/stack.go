@@ -17,6 +17,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,12 +271,24 @@ func (s *Stack) FunctionEnv(name string) []string {
 			"MCP_EVENTS_OAUTH_ISSUER="+d.Issuer,
 			"MCP_EVENTS_OAUTH_JWKS_URL="+d.JWKSURL,
 			"MCP_EVENTS_APPWRITE_ENDPOINT="+d.Endpoint,
+			// The chat page connects mcp-events from the browser (its OAuth discovery): its origin, the
+			// stand-in's, where function domains are served, is the one browser origin allowed.
+			"MCP_EVENTS_ALLOWED_ORIGINS="+origin(d.Domains["chat"]),
 		)
 	case "webhook-ingress":
 		env = append(env, events...)
 	}
 	env = append(env, s.opts.Env["*"]...)
 	return append(env, s.opts.Env[name]...)
+}
+
+// origin is the scheme://host[:port] of rawURL.
+func origin(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // launch is what one instance runs: a runtime server binary and the configuration added to the runtime's.
