@@ -157,6 +157,7 @@ func TestChatPage(t *testing.T) {
 	dir := newDirector()
 	model.SetHandler(dir.reply)
 	defer dir.releaseAll() // a failing test must not leave the model's replies blocked
+	widgets := newOAuthMCP(t)
 	clk := &offsetClock{}
 	llm := func(m string) []string {
 		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
@@ -278,6 +279,19 @@ func TestChatPage(t *testing.T) {
 	if loc := p.eval(`location.href`); loc != chatURL+"#c="+convID {
 		t.Errorf("after the OAuth callback the page is at %s, want %s", loc, chatURL+"#c="+convID)
 	}
+	// A third-party MCP server whose authorization server is on another origin (CORS) and approves at once.
+	// The settings are open again after the round trip.
+	p.wait("the settings", `!!document.querySelector("#mcp-add input[name=mcp_url]")`)
+	p.do("adding the third-party MCP server", chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Widgets"),
+		chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_url]`), widgets.resource()),
+		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)))
+	p.wait("the third-party server connected", `!!document.querySelector('#mcp-connections li[data-connection-id="widgets"] .pill-done') || document.querySelector("#mcp-add .error")`)
+	if e := p.eval(`document.querySelector("#mcp-add .error")?.textContent ?? ""`); e != "" {
+		p.fail("connecting the third-party server: the page says %s", e)
+	}
+	if registered, _, _ := widgets.counts(); registered != 1 {
+		t.Errorf("the third-party server's dynamic registrations = %d, want 1", registered)
+	}
 	p.shot("chat-mcp.png")
 	stored := mcpRow(t, d, "events")
 	claims := jwt.MapClaims{}
@@ -300,10 +314,14 @@ func TestChatPage(t *testing.T) {
 		t.Errorf("the page shows the saved API key")
 	}
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
-	p.send("Look up the user ada")
+	p.send("Look up the user ada and list my widgets")
 	// get_user's answer is what mcp-events read from the stand-in with the access token: it saw a valid one.
-	p.wait("the MCP tool's card", `document.querySelector('details.tool[data-tool="get_user"] .tool-output')?.textContent.includes(`+js(email)+`)`)
-	p.wait("the answer using the MCP tool", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("Ada signs in as"))`)
+	p.wait("mcp-events' tool card", `document.querySelector('details.tool[data-tool="get_user"] .tool-output')?.textContent.includes(`+js(email)+`)`)
+	p.wait("the third-party tool card", `document.querySelector('details.tool[data-tool="list_widgets"] .tool-output')?.textContent === "sprocket, flange"`)
+	p.wait("the answer using the MCP tools", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("Ada signs in as"))`)
+	if _, authorized, _ := widgets.counts(); authorized == 0 {
+		t.Errorf("the third-party MCP server never saw the access token the page obtained")
+	}
 	// The tokens stay server-side: nowhere in the page, its storage or its cookies.
 	for _, secret := range []string{stored.Tokens.AccessToken, stored.Tokens.RefreshToken} {
 		if shown := p.eval(`String([document.documentElement.outerHTML, JSON.stringify({...localStorage}), JSON.stringify({...sessionStorage}), document.cookie].some(s => s.includes(` + js(secret) + `)))`); shown != "false" {
@@ -312,7 +330,7 @@ func TestChatPage(t *testing.T) {
 	}
 	keys := map[string]bool{}
 	for _, r := range model.Requests() {
-		if strings.Contains(string(r.Body), "Look up the user ada") {
+		if strings.Contains(string(r.Body), "Look up the user ada and list my widgets") {
 			keys[r.Header.Get("Authorization")] = true
 		}
 	}

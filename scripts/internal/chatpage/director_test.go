@@ -157,14 +157,22 @@ func (d *director) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 		<-d.holdMemory.ch
 		return scriptedllm.Reply{Content: "Noted: concise answers from now on."}
 	case strings.Contains(msg, "user ada") && step == 0:
+		// One call to each connected server's tool, in one step.
+		var calls []scriptedllm.ToolCall
 		for _, t := range req.Tools {
-			if t.Function.Name == "get_user" {
-				return scriptedllm.Reply{ToolCalls: []scriptedllm.ToolCall{call("get_user", map[string]any{"project_id": d.mcpProject.Load(), "user_id": "ada"})}}
+			switch t.Function.Name {
+			case "get_user":
+				calls = append(calls, call("get_user", map[string]any{"project_id": d.mcpProject.Load(), "user_id": "ada"}))
+			case "list_widgets":
+				calls = append(calls, call("list_widgets", map[string]any{}))
 			}
 		}
-		return scriptedllm.Reply{Content: "I have no get_user tool: the MCP connection did not reach me."}
+		if len(calls) != 2 {
+			return scriptedllm.Reply{Content: "I lack get_user or list_widgets: an MCP connection did not reach me."}
+		}
+		return scriptedllm.Reply{ToolCalls: calls}
 	case strings.Contains(msg, "user ada"):
-		return scriptedllm.Reply{Content: "Ada signs in as ada@example.com."}
+		return scriptedllm.Reply{Content: "Ada signs in as ada@example.com; you have two widgets: a sprocket and a flange."}
 	}
 	return scriptedllm.Reply{Content: "Done."}
 }
