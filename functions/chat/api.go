@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"appwrite-agent/shared/appwriterest"
+
 	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/functions/chat/turns"
@@ -155,8 +157,8 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: Budget})
 	user, err := aw.Account(ctx, jwt)
 	if err != nil {
-		if s := awclient.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
-			var ae *awclient.Error
+		if s := appwriterest.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
+			var ae *appwriterest.Error
 			errors.As(err, &ae)
 			return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "Appwrite refused the JWT (%s: %s): sign in again", ae.Type, ae.Message))
 		}

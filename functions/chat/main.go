@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/shared/fnhttp"
@@ -16,10 +17,14 @@ import (
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
-// Main is the entry point the open-runtimes Go server calls for every request. It reads the configuration
-// once and passes it down.
+// config is the function's only process-wide value: its configuration, read once per process (a deployment's
+// environment never changes while it runs). Tests build their own Config and call serve.
+var config = sync.OnceValue(LoadConfig)
+
+// Main is the entry point the open-runtimes Go server calls for every request: serve over the configuration
+// read once per process, passed down.
 func Main(rt openruntimes.Context) openruntimes.Response {
-	cfg := LoadConfig()
+	cfg := config()
 	for _, w := range cfg.Warnings {
 		rt.Error("config: " + w)
 	}

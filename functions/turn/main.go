@@ -134,6 +134,7 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 	// tool calls); the runtime's logger is not safe for concurrent writes.
 	var logMu sync.Mutex
 	log := func(s string) { logMu.Lock(); defer logMu.Unlock(); rt.Error(s) }
+	info := func(s string) { logMu.Lock(); defer logMu.Unlock(); rt.Log(s) }
 	settings.Retry.OnRetry = func(e llm.RetryEvent) {
 		logMu.Lock()
 		defer logMu.Unlock()
@@ -143,7 +144,7 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 	eng := &engine.Engine{
 		Model:  llm.New(settings, httpClient),
 		Tools:  p.tools(),
-		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log},
+		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log, Info: info},
 		Config: engCfg,
 		Skills: p.skills.Prompt,
 		Log:    log,

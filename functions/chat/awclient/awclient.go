@@ -4,16 +4,15 @@
 package awclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"appwrite-agent/shared/appwriterest"
 )
 
 // ResponseFormat is the response format asked for (TablesDB, Appwrite 1.9).
@@ -21,47 +20,6 @@ const ResponseFormat = "1.9.0"
 
 // maxResponseBytes bounds every answer read (a conversation's messages and a turn's timeline included).
 const maxResponseBytes = 32 << 20
-
-// Error is an Appwrite API error ({"message","code","type"}) or a transport failure (Status 0).
-type Error struct {
-	// Status is the HTTP status; 0 when no answer arrived.
-	Status int
-	// Type is Appwrite's error type, e.g. "row_not_found".
-	Type string
-	// Message is Appwrite's message.
-	Message string
-	// Err is the transport error when Status is 0.
-	Err error
-}
-
-// Error implements error.
-func (e *Error) Error() string {
-	if e.Status == 0 {
-		return fmt.Sprintf("appwrite: %v", e.Err)
-	}
-	return fmt.Sprintf("appwrite: HTTP %d %s: %s", e.Status, e.Type, e.Message)
-}
-
-// Unwrap returns the transport error.
-func (e *Error) Unwrap() error { return e.Err }
-
-// TypeOf returns the Appwrite error type of an *Error in err's chain, or "".
-func TypeOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Type
-	}
-	return ""
-}
-
-// StatusOf returns the HTTP status of an *Error in err's chain, or 0.
-func StatusOf(err error) int {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Status
-	}
-	return 0
-}
 
 // Client calls one Appwrite project.
 type Client struct {
@@ -91,61 +49,16 @@ func (c *Client) call(ctx context.Context, auth Auth, method, path string, query
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("appwrite: encode %s %s: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return &Error{Err: err}
-	}
-	req.Header.Set("X-Appwrite-Project", c.project)
-	req.Header.Set("X-Appwrite-Response-Format", ResponseFormat)
+	h := http.Header{}
+	h.Set("X-Appwrite-Project", c.project)
+	h.Set("X-Appwrite-Response-Format", ResponseFormat)
 	if auth.key != "" {
-		req.Header.Set("X-Appwrite-Key", auth.key)
+		h.Set("X-Appwrite-Key", auth.key)
 	}
 	if auth.jwt != "" {
-		req.Header.Set("X-Appwrite-JWT", auth.jwt)
+		h.Set("X-Appwrite-JWT", auth.jwt)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := c.hc.Do(req)
-	if err != nil {
-		return &Error{Err: fmt.Errorf("%s %s: %w", method, path, err)}
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, maxResponseBytes+1))
-	if err != nil {
-		return &Error{Err: fmt.Errorf("%s %s: read answer: %w", method, path, err)}
-	}
-	if len(raw) > maxResponseBytes {
-		return &Error{Err: fmt.Errorf("%s %s: answer over %d bytes", method, path, maxResponseBytes)}
-	}
-	if res.StatusCode >= 300 {
-		e := &Error{Status: res.StatusCode}
-		var b struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-		}
-		if json.Unmarshal(raw, &b) == nil {
-			e.Type, e.Message = b.Type, b.Message
-		} else {
-			e.Message = strings.TrimSpace(string(raw[:min(len(raw), 200)]))
-		}
-		return e
-	}
-	if out == nil || res.StatusCode == http.StatusNoContent {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return &Error{Status: res.StatusCode, Err: fmt.Errorf("%s %s: answer is not the expected JSON: %w", method, path, err)}
-	}
-	return nil
+	return appwriterest.Do(ctx, c.hc, appwriterest.Request{Method: method, URL: u, Header: h, Body: body, MaxAnswer: maxResponseBytes}, out)
 }
 
 func seg(s string) string { return url.PathEscape(s) }
@@ -163,7 +76,7 @@ func (c *Client) Account(ctx context.Context, jwt string) (Account, error) {
 	var a Account
 	err := c.call(ctx, JWT(jwt), http.MethodGet, "/account", nil, nil, &a)
 	if err == nil && a.ID == "" {
-		err = &Error{Status: http.StatusOK, Err: errors.New("GET /account: the answer has no $id")}
+		err = &appwriterest.Error{Status: http.StatusOK, Type: "invalid_response", Message: "GET /account: the answer has no $id"}
 	}
 	return a, err
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sort"
 
+	"appwrite-agent/shared/appwriterest"
+
 	"appwrite-agent/functions/chat/awclient"
 )
 
@@ -183,7 +185,7 @@ func (s *Store) AddTurnMessages(ctx context.Context, userID, conversationID, tur
 	}
 	if _, err := s.aw.GetRow(ctx, s.key, s.database, Messages, turnID); err == nil {
 		return Message{}, Message{}, ErrTurnExists
-	} else if t := awclient.TypeOf(err); t != "row_not_found" && t != "document_not_found" && !missingSchema(err) {
+	} else if t := appwriterest.TypeOf(err); t != "row_not_found" && t != "document_not_found" && !missingSchema(err) {
 		return Message{}, Message{}, err
 	}
 	ab, _ := json.Marshal(atts)
@@ -201,7 +203,7 @@ func (s *Store) AddTurnMessages(ctx context.Context, userID, conversationID, tur
 	if err != nil {
 		// The turn does not start: its user message goes too.
 		_ = s.delete(ctx, Messages, usr.ID)
-		if t := awclient.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
+		if t := appwriterest.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
 			return Message{}, Message{}, ErrTurnExists
 		}
 		return Message{}, Message{}, err

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"time"
 
+	"appwrite-agent/shared/appwriterest"
+
 	"appwrite-agent/functions/chat/awclient"
 )
 
@@ -88,15 +90,15 @@ func (s *Store) Database() string { return s.database }
 
 // Ensure creates what is missing of the database, its tables and their columns; what exists is kept.
 func (s *Store) Ensure(ctx context.Context) error {
-	if err := s.aw.CreateDatabase(ctx, s.key, s.database, "Chat"); err != nil && awclient.TypeOf(err) != "database_already_exists" {
+	if err := s.aw.CreateDatabase(ctx, s.key, s.database, "Chat"); err != nil && appwriterest.TypeOf(err) != "database_already_exists" {
 		return fmt.Errorf("create database %q: %w", s.database, err)
 	}
 	for _, t := range schema {
-		if err := s.aw.CreateTable(ctx, s.key, s.database, t.id, t.name); err != nil && awclient.TypeOf(err) != "table_already_exists" {
+		if err := s.aw.CreateTable(ctx, s.key, s.database, t.id, t.name); err != nil && appwriterest.TypeOf(err) != "table_already_exists" {
 			return fmt.Errorf("create table %q: %w", t.id, err)
 		}
 		for _, c := range t.columns {
-			if err := s.aw.CreateColumn(ctx, s.key, s.database, t.id, c); err != nil && awclient.TypeOf(err) != "column_already_exists" {
+			if err := s.aw.CreateColumn(ctx, s.key, s.database, t.id, c); err != nil && appwriterest.TypeOf(err) != "column_already_exists" {
 				return fmt.Errorf("create column %s.%s: %w", t.id, c.Key, err)
 			}
 		}
@@ -142,7 +144,7 @@ func (s *Store) waitColumns(ctx context.Context, t table) error {
 
 // missingSchema reports whether err says the database, a table or a column is missing.
 func missingSchema(err error) bool {
-	switch awclient.TypeOf(err) {
+	switch appwriterest.TypeOf(err) {
 	case "database_not_found", "table_not_found", "collection_not_found", "row_invalid_structure", "document_invalid_structure":
 		return true
 	}
@@ -186,7 +188,7 @@ func (s *Store) get(ctx context.Context, tableID, id, userID string) (awclient.R
 		r, err = s.aw.GetRow(ctx, s.key, s.database, tableID, id)
 		return err
 	})
-	if awclient.TypeOf(err) == "row_not_found" || awclient.TypeOf(err) == "document_not_found" {
+	if appwriterest.TypeOf(err) == "row_not_found" || appwriterest.TypeOf(err) == "document_not_found" {
 		return r, ErrNotFound
 	}
 	if err != nil {
@@ -226,7 +228,7 @@ func (s *Store) update(ctx context.Context, tableID, id string, data map[string]
 
 func (s *Store) delete(ctx context.Context, tableID, id string) error {
 	err := s.aw.DeleteRow(ctx, s.key, s.database, tableID, id)
-	if awclient.TypeOf(err) == "row_not_found" {
+	if appwriterest.TypeOf(err) == "row_not_found" {
 		return nil
 	}
 	return err

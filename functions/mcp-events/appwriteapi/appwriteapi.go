@@ -24,16 +24,15 @@
 package appwriteapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"appwrite-agent/shared/appwriterest"
 )
 
 // ResponseFormat is the response format this client asks for (the Go SDK v1.0.0's).
@@ -41,38 +40,6 @@ const ResponseFormat = "1.8.0"
 
 // maxResponseBytes bounds every Appwrite answer.
 const maxResponseBytes = 4 << 20
-
-// Error is an Appwrite API error ({"message","code","type"}) or a transport failure (Status 0).
-type Error struct {
-	// Status is the HTTP status; 0 when no answer arrived.
-	Status int
-	// Type is Appwrite's error type, e.g. "webhook_not_found".
-	Type string
-	// Message is Appwrite's message.
-	Message string
-	// Err is the transport error when Status is 0.
-	Err error
-}
-
-// Error implements error.
-func (e *Error) Error() string {
-	if e.Status == 0 {
-		return fmt.Sprintf("appwrite: %v", e.Err)
-	}
-	return fmt.Sprintf("appwrite: %d %s: %s", e.Status, e.Type, e.Message)
-}
-
-// Unwrap returns the transport error.
-func (e *Error) Unwrap() error { return e.Err }
-
-// StatusOf returns the HTTP status of an *Error in err's chain, or 0.
-func StatusOf(err error) int {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Status
-	}
-	return 0
-}
 
 // MinVersion is the oldest Appwrite that honours a caller-chosen webhook secret (the secret param of
 // POST /v1/webhooks and PATCH /v1/webhooks/{id}/secret, Webhooks/Create.php:73 and Secret/Update.php:57 in
@@ -137,7 +104,7 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	select {
 	case c.versionMu <- struct{}{}:
 	case <-ctx.Done():
-		return "", &Error{Err: ctx.Err()}
+		return "", &appwriterest.Error{Err: ctx.Err()}
 	}
 	defer func() { <-c.versionMu }()
 	if c.versionRead {
@@ -154,7 +121,7 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 }
 
 // RequireVersion fails with a *VersionError when the endpoint reports an Appwrite version older than
-// MinVersion, and with an *Error when the version cannot be read. A version that does not parse, or none,
+// MinVersion, and with an *appwriterest.Error when the version cannot be read. A version that does not parse, or none,
 // passes: the webhook writes then check the server's behaviour (CreateWebhook, SetWebhookSecret).
 func (c *Client) RequireVersion(ctx context.Context) error {
 	v, err := c.Version(ctx)
@@ -243,53 +210,13 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return &Error{Err: err}
-	}
-	for k, vs := range h {
-		req.Header[k] = vs
-	}
-	req.Header.Set("X-Appwrite-Response-Format", ResponseFormat)
-	req.Header.Set("X-SDK-Name", "mcp-events")
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return &Error{Err: err}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return &Error{Err: err}
-	}
-	if resp.StatusCode >= 300 {
-		e := &Error{Status: resp.StatusCode}
-		var body struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-		}
-		if json.Unmarshal(data, &body) == nil {
-			e.Type, e.Message = body.Type, body.Message
-		}
-		return e
-	}
-	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return &Error{Status: resp.StatusCode, Type: "invalid_response", Message: err.Error()}
-		}
-	}
-	return nil
+	h.Set("X-Appwrite-Response-Format", ResponseFormat)
+	h.Set("X-SDK-Name", "mcp-events")
+	return appwriterest.Do(ctx, c.http, appwriterest.Request{Method: method, URL: u, Header: h, Body: body, MaxAnswer: maxResponseBytes}, out)
 }
 
 func seg(s string) string { return url.PathEscape(s) }
@@ -470,7 +397,7 @@ func (p *Project) CreateWebhook(ctx context.Context, id, secret string, in Webho
 	}
 	if ve := p.c.ignoredSecret(ctx, secret, w.Secret); ve != nil {
 		// Its deliveries would be signed with a key nobody holds: it must not stay.
-		if err := p.DeleteWebhook(ctx, id); err != nil && StatusOf(err) != http.StatusNotFound {
+		if err := p.DeleteWebhook(ctx, id); err != nil && appwriterest.StatusOf(err) != http.StatusNotFound {
 			ve.Leftover = err
 		}
 		return nil, ve

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"appwrite-agent/shared/appwriterest"
+
 	"appwrite-agent/functions/mcp-events/appwriteapi"
 )
 
@@ -45,14 +47,14 @@ func TestCallsCarryTheCallersToken(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := appwriteapi.New(srv.URL+"/v1", nil).Project("p1", "tok").GetTable(ctx, "db", "t")
-	var ae *appwriteapi.Error
-	if appwriteapi.StatusOf(err) != 404 || !asError(err, &ae) || ae.Type != "table_not_found" {
+	var ae *appwriterest.Error
+	if appwriterest.StatusOf(err) != 404 || !asError(err, &ae) || ae.Type != "table_not_found" {
 		t.Fatalf("%v", err)
 	}
 }
 
-func asError(err error, target **appwriteapi.Error) bool {
-	e, ok := err.(*appwriteapi.Error)
+func asError(err error, target **appwriterest.Error) bool {
+	e, ok := err.(*appwriterest.Error)
 	*target = e
 	return ok
 }
@@ -89,7 +91,7 @@ func TestRequireVersion(t *testing.T) {
 
 	status = http.StatusServiceUnavailable
 	c := appwriteapi.New(srv.URL+"/v1", nil)
-	if err := c.RequireVersion(ctx); appwriteapi.StatusOf(err) != 503 {
+	if err := c.RequireVersion(ctx); appwriterest.StatusOf(err) != 503 {
 		t.Fatalf("unreachable version: %v", err)
 	}
 	status = http.StatusOK

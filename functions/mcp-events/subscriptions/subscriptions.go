@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"appwrite-agent/shared/appwriterest"
+
 	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
@@ -386,7 +388,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	now := s.o.Now().UTC().Truncate(time.Second)
 	principal := c.Principal.Subject
 	existing, err := proj.GetWebhook(ctx, pr.id)
-	if err != nil && appwriteapi.StatusOf(err) != http.StatusNotFound {
+	if err != nil && appwriterest.StatusOf(err) != http.StatusNotFound {
 		return nil, "", mapAppwrite(err, "webhook", "")
 	}
 	if err != nil {
@@ -580,7 +582,7 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 		return mcperr.New(mcperr.Unsupported, map[string]any{"appwriteVersion": ve.Found, "minimumAppwriteVersion": ve.Need},
 			"events are not available on this server: %s", strings.TrimPrefix(ve.Error(), "appwrite: "))
 	}
-	var ae *appwriteapi.Error
+	var ae *appwriterest.Error
 	if !errors.As(err, &ae) || ae.Status == 0 {
 		e := mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
 		e.Fault = "appwrite_unreachable"
@@ -628,7 +630,7 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 // encrypting authPassword, and no handler maps the StructureException); the envelope budgets exist to keep
 // that from happening, so a 5xx here says what Appwrite answered and what that usually means.
 func mapWebhookWrite(err error, op, project string) *mcperr.Error {
-	var ae *appwriteapi.Error
+	var ae *appwriterest.Error
 	if errors.As(err, &ae) && ae.Status >= 500 {
 		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status, "appwriteType": ae.Type, "operation": "webhook " + op},
 			"Appwrite failed to %s the subscription's webhook in project %s: %d %s %q. Appwrite answers so when a webhook field is longer than its 255-character column after encryption (appwrite#14293): this deployment's envelope budgets (MCP_EVENTS_SEAL_USERNAME_BUDGET, MCP_EVENTS_SEAL_PASSWORD_BUDGET, MCP_EVENTS_SEAL_URL_BUDGET) exceed what Appwrite stores",
@@ -687,11 +689,11 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 		if err == nil {
 			return nil
 		}
-		var ae *appwriteapi.Error
+		var ae *appwriterest.Error
 		if errors.As(err, &ae) && ae.Type == TypePlanLimit {
 			return s.planLimit(ctx, proj)
 		}
-		if appwriteapi.StatusOf(err) != http.StatusConflict {
+		if appwriterest.StatusOf(err) != http.StatusConflict {
 			return mapWebhookWrite(err, "create", proj.ID())
 		}
 		// Another replica created it in the meantime: update it.
@@ -728,7 +730,7 @@ func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project
 		if !expired {
 			continue
 		}
-		if err := proj.DeleteWebhook(ctx, w.ID); err != nil && appwriteapi.StatusOf(err) != http.StatusNotFound {
+		if err := proj.DeleteWebhook(ctx, w.ID); err != nil && appwriterest.StatusOf(err) != http.StatusNotFound {
 			c.logf("cleanup %s: delete expired webhook %s: %v", proj.ID(), w.ID, err)
 			continue
 		}
@@ -774,8 +776,8 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
 	if err := proj.DeleteWebhook(ctx, pr.id); err != nil {
-		if appwriteapi.StatusOf(err) == http.StatusNotFound {
-			var ae *appwriteapi.Error
+		if appwriterest.StatusOf(err) == http.StatusNotFound {
+			var ae *appwriterest.Error
 			if errors.As(err, &ae) && strings.HasPrefix(ae.Type, "project_") {
 				return nil, "", mapAppwrite(err, "project", pr.project)
 			}

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/shared/appwriterest"
+
 	"appwrite-agent/functions/mcp-events/mcperr"
 )
 
@@ -63,13 +64,13 @@ func TestMapAppwrite(t *testing.T) {
 		kind  mcperr.Kind
 		field string
 	}{
-		{&appwriteapi.Error{Status: 401, Type: "user_unauthorized"}, mcperr.Forbidden, ""},
-		{&appwriteapi.Error{Status: 403, Type: "general_access_forbidden"}, mcperr.Forbidden, ""},
-		{&appwriteapi.Error{Status: 404, Type: "table_not_found"}, mcperr.NotFound, ""},
-		{&appwriteapi.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `authPassword` param: Value is too long"}, mcperr.InvalidParams, "authPassword"},
-		{&appwriteapi.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `url` param: x"}, mcperr.InvalidParams, "MCP_EVENTS_INGRESS_URL"},
-		{&appwriteapi.Error{Status: 500, Type: "general_unknown"}, mcperr.Internal, ""},
-		{&appwriteapi.Error{Err: errors.New("dial")}, mcperr.Internal, ""},
+		{&appwriterest.Error{Status: 401, Type: "user_unauthorized"}, mcperr.Forbidden, ""},
+		{&appwriterest.Error{Status: 403, Type: "general_access_forbidden"}, mcperr.Forbidden, ""},
+		{&appwriterest.Error{Status: 404, Type: "table_not_found"}, mcperr.NotFound, ""},
+		{&appwriterest.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `authPassword` param: Value is too long"}, mcperr.InvalidParams, "authPassword"},
+		{&appwriterest.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `url` param: x"}, mcperr.InvalidParams, "MCP_EVENTS_INGRESS_URL"},
+		{&appwriterest.Error{Status: 500, Type: "general_unknown"}, mcperr.Internal, ""},
+		{&appwriterest.Error{Err: errors.New("dial")}, mcperr.Internal, ""},
 	} {
 		e := mapAppwrite(c.err, "table", "p")
 		if e.Kind != c.kind {

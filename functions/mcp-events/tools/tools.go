@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 
+	"appwrite-agent/shared/appwriterest"
+
 	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/oauth"
@@ -200,7 +202,7 @@ func (e *readErr) Unwrap() error { return e.err }
 // unavailable, or the subscriptions service's own error.
 func describe(err error) Result {
 	var re *readErr
-	var ae *appwriteapi.Error
+	var ae *appwriterest.Error
 	if errors.As(err, &re) && errors.As(err, &ae) {
 		switch {
 		case ae.Status == http.StatusNotFound:
@@ -307,7 +309,7 @@ func (t *Tools) listSubscriptions(ctx context.Context, p *oauth.Principal, a map
 func object(raw json.RawMessage) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, &readErr{"the answer", &appwriteapi.Error{Status: http.StatusBadGateway, Type: "invalid_response", Message: "not a JSON object"}}
+		return nil, &readErr{"the answer", &appwriterest.Error{Status: http.StatusBadGateway, Type: "invalid_response", Message: "not a JSON object"}}
 	}
 	return m, nil
 }

@@ -46,8 +46,10 @@ type Source struct {
 	ConnectTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
-	// Log, when set, receives diagnostic lines.
+	// Log, when set, receives what went wrong (a connection skipped, and why).
 	Log func(string)
+	// Info, when set, receives what went as expected (a connection loaded).
+	Info func(string)
 	// NewID generates the ids of "unique()" (random when nil; tests set it).
 	NewID func() string
 }
@@ -251,7 +253,9 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 		out.err = fmt.Errorf("could not connect to %s: %v", srv.URL, err)
 	default:
 		out.sess, out.tools = sess, tools
-		s.logf("mcp: connection %q loaded %d tools (protocol %s, refreshed %v)", srv.ID, len(tools), sess.protocol, out.refreshed)
+		if s.Info != nil {
+			s.Info(fmt.Sprintf("mcp: connection %q loaded %d tools (protocol %s, refreshed %v)", srv.ID, len(tools), sess.protocol, out.refreshed))
+		}
 	}
 	return out
 }

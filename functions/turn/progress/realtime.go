@@ -1,16 +1,16 @@
 package progress
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"appwrite-agent/shared/appwriterest"
 )
 
 // Columns of the progress table (scripts/dev creates it; docs/turn.md lists it for a real project).
@@ -52,62 +52,41 @@ func (r *Realtime) tableURL() string {
 	return strings.TrimRight(r.Endpoint, "/") + "/tablesdb/" + url.PathEscape(r.DatabaseID) + "/tables/" + url.PathEscape(r.TableID)
 }
 
-func (r *Realtime) do(ctx context.Context, method, u string, body any) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("X-Appwrite-Project", r.ProjectID)
-	req.Header.Set("X-Appwrite-Key", r.Key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Appwrite-Response-Format", "1.9.1")
-	res, err := r.Client.Do(req)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", method, u, err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-	return res.StatusCode, out, nil
+// call sends one request to the progress table with the function's key; an Appwrite error is an
+// *appwriterest.Error.
+func (r *Realtime) call(ctx context.Context, method, u string, body any) error {
+	h := http.Header{}
+	h.Set("X-Appwrite-Project", r.ProjectID)
+	h.Set("X-Appwrite-Key", r.Key)
+	h.Set("X-Appwrite-Response-Format", "1.9.1")
+	return appwriterest.Do(ctx, r.Client, appwriterest.Request{Method: method, URL: u, Header: h, Body: body, MaxAnswer: 64 << 10}, nil)
 }
 
 // CheckTable makes sure the table exists and the key can read it (the function needs tables.read for this
 // check and rows.write for the rows).
 func (r *Realtime) CheckTable(ctx context.Context) error {
-	status, body, err := r.do(ctx, http.MethodGet, r.tableURL(), nil)
-	if err != nil {
+	err := r.call(ctx, http.MethodGet, r.tableURL(), nil)
+	switch status := appwriterest.StatusOf(err); {
+	case err == nil, status == 0:
 		return err
-	}
-	switch {
-	case status == http.StatusOK:
-		return nil
 	case status == http.StatusNotFound:
 		return fmt.Errorf("%w: table '%s' of database '%s' does not exist in project '%s' (%s)", ErrTableNotFound,
-			r.TableID, r.DatabaseID, r.ProjectID, appwriteMessage(body))
+			r.TableID, r.DatabaseID, r.ProjectID, appwriteMessage(err))
 	default:
-		return fmt.Errorf("reading table '%s/%s' answered HTTP %d: %s", r.DatabaseID, r.TableID, status, appwriteMessage(body))
+		return fmt.Errorf("reading table '%s/%s' answered HTTP %d: %s", r.DatabaseID, r.TableID, status, appwriteMessage(err))
 	}
 }
 
-func appwriteMessage(body []byte) string {
-	var e struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-	}
-	if json.Unmarshal(body, &e) == nil && e.Message != "" {
+// appwriteMessage is "type: message" of an Appwrite error answer.
+func appwriteMessage(err error) string {
+	var e *appwriterest.Error
+	if errors.As(err, &e) && e.Type != "" {
 		return e.Type + ": " + e.Message
 	}
-	if len(body) > 200 {
-		body = body[:200]
+	if e != nil {
+		return e.Message
 	}
-	return strings.TrimSpace(string(body))
+	return err.Error()
 }
 
 // RowData is the row written for one envelope.
@@ -145,13 +124,13 @@ func (r *Realtime) Send(ctx context.Context, batch []Envelope) (int, error) {
 			}
 			body = map[string]any{"rows": rows}
 		}
-		status, resp, err := r.do(ctx, http.MethodPost, r.tableURL()+"/rows", body)
-		if err != nil {
-			return done, err
-		}
-		if status != http.StatusCreated && status != http.StatusOK {
+		if err := r.call(ctx, http.MethodPost, r.tableURL()+"/rows", body); err != nil {
+			status := appwriterest.StatusOf(err)
+			if status == 0 {
+				return done, err
+			}
 			err := fmt.Errorf("creating the rows of events %d-%d answered HTTP %d: %s", chunk[0].Seq, chunk[len(chunk)-1].Seq,
-				status, appwriteMessage(resp))
+				status, appwriteMessage(err))
 			if status == http.StatusNotFound {
 				err = fmt.Errorf("%w: %v", ErrPermanent, err)
 			}

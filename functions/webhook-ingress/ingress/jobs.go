@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
+
+	"appwrite-agent/shared/appwriterest"
 
 	"appwrite-agent/shared/seal"
 )
@@ -87,29 +88,20 @@ func (s appwriteScheduler) Schedule(ctx context.Context, job Job, at time.Time, 
 		return err
 	}
 	// Appwrite's createExecution: body, async, path, method, headers, scheduledAt (ISO 8601, minute precision).
-	params, _ := json.Marshal(map[string]any{
+	params := map[string]any{
 		"body":        sealed,
 		"async":       true,
 		"path":        JobPath,
 		"method":      "POST",
 		"headers":     map[string]string{"content-type": "text/plain"},
 		"scheduledAt": at.UTC().Format("2006-01-02T15:04:05.000+00:00"),
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.self.Endpoint+"/functions/"+s.self.FunctionID+"/executions", bytes.NewReader(params))
-	if err != nil {
-		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Appwrite-Project", s.self.ProjectID)
-	req.Header.Set("X-Appwrite-Key", s.key)
-	res, err := s.client.Do(req)
-	if err != nil {
+	h := http.Header{}
+	h.Set("X-Appwrite-Project", s.self.ProjectID)
+	h.Set("X-Appwrite-Key", s.key)
+	if err := appwriterest.Do(ctx, s.client, appwriterest.Request{Method: http.MethodPost, URL: s.self.Endpoint + "/functions/" + s.self.FunctionID + "/executions",
+		Header: h, Body: params, MaxAnswer: 64 << 10}, nil); err != nil {
 		return fmt.Errorf("create delayed execution: %w", err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode >= 300 {
-		msg, _ := io.ReadAll(io.LimitReader(res.Body, 2048))
-		return fmt.Errorf("create delayed execution: %d %s", res.StatusCode, msg)
 	}
 	return nil
 }
