@@ -4,6 +4,7 @@ import { APIError, ChatAPI, SignedOutError, readConfig, type ChatConfig, type Co
 import { connect, currentUser, jwtSource, signIn, signOut, signUp, type Appwrite } from "./lib/appwrite"
 import { checkAttachments, DEFAULT_LIMITS, encodeFile } from "./lib/attachments"
 import { applyEvent, emptyTurn, Sequencer, viewOf, type TurnEvent, type TurnView as Turn } from "./lib/events"
+import { mergeList, mergeOne } from "./lib/conversations"
 import { completeMcpOAuth } from "./lib/mcp-oauth"
 import { conversationFromHash, conversationURL, isCallback } from "./lib/paths"
 import { parseConsole } from "./lib/protocols"
@@ -126,7 +127,7 @@ export function App() {
   const loadConversations = useCallback(() => {
     api
       ?.conversations()
-      .then((r) => setConversations(r.conversations))
+      .then((r) => setConversations((all) => mergeList(all, r.conversations)))
       .catch(fail)
   }, [api, fail])
 
@@ -137,7 +138,7 @@ export function App() {
         const r = await api.conversation(id)
         loadedFor.current = id
         setMessages(r.messages)
-        setConversations((all) => (all.some((c) => c.id === id) ? all.map((c) => (c.id === id ? r.conversation : c)) : [r.conversation, ...all]))
+        setConversations((all) => mergeOne(all, r.conversation))
         for (const m of r.messages) {
           if (m.role === "assistant" && m.status === "running" && !sequencers.current.has(m.turn_id)) watchTurn(m.turn_id, true)
         }
@@ -234,7 +235,7 @@ export function App() {
         created_at: row.$createdAt ?? known?.created_at ?? "",
         updated_at: row.$updatedAt ?? known?.updated_at ?? "",
       }
-      return known ? all.map((c) => (c.id === id ? next : c)) : [next, ...all]
+      return mergeOne(all, next)
     })
   }, [])
   // The subscription lives as long as the session; it reaches the current handlers through a ref.
