@@ -44,10 +44,39 @@ describe("mcp-oauth", () => {
       tokenEndpoint: "https://as.example/token",
       resource: "https://m.example/mcp",
       returnTo: "/",
+      issuer: "https://as.example",
+      issRequired: false,
     }
     sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
     await expect(completeMcpOAuth("?code=x&state=other")).rejects.toThrow(/state does not match/)
     await expect(completeMcpOAuth("?code=x&state=s1")).rejects.toThrow(/no connection was started/)
+  })
+
+  it("refuses a callback from another issuer, or without one where the server promised it (RFC 9207)", async () => {
+    const pending = {
+      server: { id: "m", name: "M", url: "https://m.example/mcp" },
+      state: "s1",
+      codeVerifier: "v",
+      redirectUri: "http://localhost/oauth/mcp/callback",
+      clientInfo: { client_id: "c" },
+      tokenEndpoint: "https://as.example/token",
+      resource: "https://m.example/mcp",
+      returnTo: "/",
+      issuer: "https://as.example",
+      issRequired: true,
+    }
+    let fetched = 0
+    vi.stubGlobal("fetch", async () => {
+      fetched++
+      return new Response("{}", { status: 500 })
+    })
+    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    await expect(completeMcpOAuth("?code=x&state=s1&iss=https%3A%2F%2Fevil.example")).rejects.toThrow(/issuer https:\/\/evil.example, not from https:\/\/as.example/)
+    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    await expect(completeMcpOAuth("?code=x&state=s1")).rejects.toThrow(/issuer \(none\)/)
+    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    await expect(completeMcpOAuth("?error=access_denied&state=s1&iss=https%3A%2F%2Fevil.example")).rejects.toThrow(/RFC 9207/)
+    expect(fetched).toBe(0)
   })
 
   it("exchanges the code with the verifier and the resource", async () => {
@@ -62,6 +91,8 @@ describe("mcp-oauth", () => {
         tokenEndpoint: "https://as.example/token",
         resource: "https://m.example/mcp",
         returnTo: "/c/abc",
+        issuer: "https://as.example",
+        issRequired: true,
       }),
     )
     let sent: URLSearchParams | null = null
@@ -70,7 +101,7 @@ describe("mcp-oauth", () => {
       sent = init.body as URLSearchParams
       return new Response(JSON.stringify({ access_token: "at", token_type: "Bearer", refresh_token: "rt" }), { status: 200 })
     })
-    const creds = await completeMcpOAuth("?code=abc&state=s1")
+    const creds = await completeMcpOAuth("?code=abc&state=s1&iss=https%3A%2F%2Fas.example")
     expect(creds.tokens.access_token).toBe("at")
     expect(creds.returnTo).toBe("/c/abc")
     expect(Object.fromEntries(sent!)).toEqual({

@@ -17,6 +17,7 @@ export type AuthServerMetadata = {
   code_challenge_methods_supported?: string[]
   scopes_supported?: string[]
   authorization_details_types_supported?: string[]
+  authorization_response_iss_parameter_supported?: boolean
 }
 export type ClientInfo = { client_id: string; client_secret?: string; [key: string]: unknown }
 
@@ -31,6 +32,10 @@ export type PendingOAuth = {
   resource: string
   /** the page's hash to come back to (#c=<id>, or empty) */
   returnTo: string
+  /** the authorization server's issuer, which a callback's `iss` must equal (RFC 9207) */
+  issuer: string
+  /** whether the server promised `iss` on every callback (authorization_response_iss_parameter_supported) */
+  issRequired: boolean
 }
 
 /** The MCP credentials handed to chat (PUT /api/mcp/connections/{id}). */
@@ -169,7 +174,18 @@ export async function beginMcpOAuth(server: McpServerRef, returnTo: string): Pro
   const codeVerifier = randomString(48)
   const state = randomString(24)
   const resource = prm.resource || canonicalResource(server.url)
-  const pending: PendingOAuth = { server, state, codeVerifier, redirectUri, clientInfo, tokenEndpoint: as.token_endpoint, resource, returnTo }
+  const pending: PendingOAuth = {
+    server,
+    state,
+    codeVerifier,
+    redirectUri,
+    clientInfo,
+    tokenEndpoint: as.token_endpoint,
+    resource,
+    returnTo,
+    issuer: as.issuer || prm.authorization_servers?.[0] || "",
+    issRequired: as.authorization_response_iss_parameter_supported === true,
+  }
   sessionStorage.setItem(PENDING_KEY, JSON.stringify(pending))
   const params = new URLSearchParams({
     response_type: "code",
@@ -191,11 +207,20 @@ export async function beginMcpOAuth(server: McpServerRef, returnTo: string): Pro
   window.location.assign(`${as.authorization_endpoint}${sep}${params.toString()}`)
 }
 
-/** completeMcpOAuth finishes on the callback page: checks the state, exchanges the code. */
+/** completeMcpOAuth finishes on the callback page: checks the issuer and the state, exchanges the code. */
 export async function completeMcpOAuth(search: string): Promise<McpCredentials> {
   const qs = new URLSearchParams(search)
   const raw = sessionStorage.getItem(PENDING_KEY)
   sessionStorage.removeItem(PENDING_KEY) // one use, whatever happens
+  // RFC 9207: a callback that names another issuer than the server this tab went to (a mix-up), or none where
+  // the server promised one, is refused before its code or its error is used.
+  const iss = qs.get("iss")
+  if (raw) {
+    const started = JSON.parse(raw) as PendingOAuth
+    if ((iss !== null || started.issRequired) && iss !== started.issuer) {
+      throw new Error(`the callback comes from issuer ${iss ?? "(none)"}, not from ${started.issuer}, where this connection started (RFC 9207)`)
+    }
+  }
   const error = qs.get("error")
   if (error) throw new Error(`the authorization server refused: ${qs.get("error_description") || error}`)
   const code = qs.get("code")
