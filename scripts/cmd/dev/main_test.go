@@ -53,14 +53,18 @@ func TestDevServesHealthOnEveryPort(t *testing.T) {
 	defer func() {
 		// dev prints the stack once stack.Start has returned, which is after the functions answer /health
 		// (the stand-in's demo data comes last): stopping it before then would stop it while starting.
-		for ceiling := time.Now().Add(2 * time.Minute); !strings.Contains(out.String(), "running (Ctrl-C stops everything)") && time.Now().Before(ceiling); {
+		// The wait ends when dev prints that, when dev returns (it failed to start), or at a safety ceiling.
+		waitCtx, stopWaiting := context.WithTimeout(ctx, 2*time.Minute)
+		go func() {
 			select {
 			case err := <-done:
 				done <- err
-				ceiling = time.Time{}
-			case <-time.After(10 * time.Millisecond):
+				stopWaiting()
+			case <-waitCtx.Done():
 			}
-		}
+		}()
+		out.waitFor(waitCtx, "running (Ctrl-C stops everything)")
+		stopWaiting()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("dev returned %v", err)
