@@ -1,5 +1,23 @@
 import { afterEach, describe, expect, it, vi } from "vitest"
-import { authServerURLs, canonicalResource, completeMcpOAuth, parseBearerChallenge, pkceChallenge, protectedResourceURLs } from "./mcp-oauth"
+import { authServerURLs, canonicalResource, completeMcpOAuth, parseBearerChallenge, pkceChallenge, protectedResourceURLs, type PendingOAuth } from "./mcp-oauth"
+
+/** startedHere records a connection started in this tab (what beginMcpOAuth keeps across the redirect). */
+function startedHere(changes: Partial<PendingOAuth> = {}): void {
+  const pending: PendingOAuth = {
+    server: { id: "m", name: "M", url: "https://m.example/mcp" },
+    state: "s1",
+    codeVerifier: "v",
+    redirectUri: "http://localhost/oauth/mcp/callback",
+    clientInfo: { client_id: "c" },
+    tokenEndpoint: "https://as.example/token",
+    resource: "https://m.example/mcp",
+    returnTo: "/",
+    issuer: "https://as.example",
+    issRequired: false,
+    ...changes,
+  }
+  sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+}
 
 afterEach(() => {
   vi.unstubAllGlobals()
@@ -35,66 +53,28 @@ describe("mcp-oauth", () => {
   })
 
   it("refuses a callback whose state does not match, and uses the pending state once", async () => {
-    const pending = {
-      server: { id: "m", name: "M", url: "https://m.example/mcp" },
-      state: "s1",
-      codeVerifier: "v",
-      redirectUri: "http://localhost/oauth/mcp/callback",
-      clientInfo: { client_id: "c" },
-      tokenEndpoint: "https://as.example/token",
-      resource: "https://m.example/mcp",
-      returnTo: "/",
-      issuer: "https://as.example",
-      issRequired: false,
-    }
-    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    startedHere()
     await expect(completeMcpOAuth("?code=x&state=other")).rejects.toThrow(/state does not match/)
     await expect(completeMcpOAuth("?code=x&state=s1")).rejects.toThrow(/no connection was started/)
   })
 
   it("refuses a callback from another issuer, or without one where the server promised it (RFC 9207)", async () => {
-    const pending = {
-      server: { id: "m", name: "M", url: "https://m.example/mcp" },
-      state: "s1",
-      codeVerifier: "v",
-      redirectUri: "http://localhost/oauth/mcp/callback",
-      clientInfo: { client_id: "c" },
-      tokenEndpoint: "https://as.example/token",
-      resource: "https://m.example/mcp",
-      returnTo: "/",
-      issuer: "https://as.example",
-      issRequired: true,
-    }
     let fetched = 0
     vi.stubGlobal("fetch", async () => {
       fetched++
       return new Response("{}", { status: 500 })
     })
-    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    startedHere({ issRequired: true })
     await expect(completeMcpOAuth("?code=x&state=s1&iss=https%3A%2F%2Fevil.example")).rejects.toThrow(/issuer https:\/\/evil.example, not from https:\/\/as.example/)
-    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    startedHere({ issRequired: true })
     await expect(completeMcpOAuth("?code=x&state=s1")).rejects.toThrow(/issuer \(none\)/)
-    sessionStorage.setItem("chat_mcp_oauth_pending", JSON.stringify(pending))
+    startedHere({ issRequired: true })
     await expect(completeMcpOAuth("?error=access_denied&state=s1&iss=https%3A%2F%2Fevil.example")).rejects.toThrow(/RFC 9207/)
     expect(fetched).toBe(0)
   })
 
   it("exchanges the code with the verifier and the resource", async () => {
-    sessionStorage.setItem(
-      "chat_mcp_oauth_pending",
-      JSON.stringify({
-        server: { id: "m", name: "M", url: "https://m.example/mcp" },
-        state: "s1",
-        codeVerifier: "verifier",
-        redirectUri: "http://localhost/oauth/mcp/callback",
-        clientInfo: { client_id: "c" },
-        tokenEndpoint: "https://as.example/token",
-        resource: "https://m.example/mcp",
-        returnTo: "/c/abc",
-        issuer: "https://as.example",
-        issRequired: true,
-      }),
-    )
+    startedHere({ codeVerifier: "verifier", returnTo: "/c/abc", issRequired: true })
     let sent: URLSearchParams | null = null
     vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
       expect(url).toBe("https://as.example/token")
