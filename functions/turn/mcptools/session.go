@@ -49,15 +49,28 @@ func newBearer(accessToken string) *bearer {
 // TokenSource implements auth.OAuthHandler.
 func (b *bearer) TokenSource(context.Context) (oauth2.TokenSource, error) { return b.token, nil }
 
-// Authorize implements auth.OAuthHandler: it reads the refusal and returns it as the request's error, so
-// the transport does not send the request again.
+// Authorize implements auth.OAuthHandler (the SDK calls it on 401 and 403): it reads the refusal and
+// returns it as the request's error, so the transport does not send the request again.
 func (b *bearer) Authorize(_ context.Context, _ *http.Request, res *http.Response) error {
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusUnauthorized {
-		body, _ := io.ReadAll(io.LimitReader(res.Body, 512))
-		return fmt.Errorf("the server answered HTTP %d: %s", res.StatusCode, strings.TrimSpace(string(body)))
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 200))
+		return &refused{status: res.StatusCode, body: strings.ToValidUTF8(strings.TrimSpace(string(body)), "?")}
 	}
 	return &authRequired{resourceMetadata: resourceMetadata(res.Header.Values("WWW-Authenticate"))}
+}
+
+// refused is a 403 from the server, with the start of its body.
+type refused struct {
+	status int
+	body   string
+}
+
+func (r *refused) Error() string {
+	if r.body == "" {
+		return fmt.Sprintf("the server answered HTTP %d", r.status)
+	}
+	return fmt.Sprintf("the server answered HTTP %d: %s", r.status, r.body)
 }
 
 // resourceMetadata is the resource_metadata parameter of a Bearer challenge (RFC 9728 §5.1), "" when there
@@ -139,21 +152,60 @@ func dialOnce(ctx context.Context, hc *http.Client, srv server, accessToken, pro
 	return s, tools, nil
 }
 
-// connError keeps a 401 as *authRequired and shortens transport errors to their cause.
+// connError keeps a 401 as *authRequired and says in one line what else failed: a 403, the HTTP client's
+// cause (an SSRF refusal, a refused connection, a redirect), the server's JSON-RPC error, or else the
+// SDK's account of the request that failed ("sending "initialize": Not Found").
 func connError(err error) error {
 	var ar *authRequired
 	if errors.As(err, &ar) {
 		return ar
 	}
+	var rf *refused
+	if errors.As(err, &rf) {
+		return rf
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return describeHTTPError(ue)
 	}
-	var werr *jsonrpc.Error
-	if errors.As(err, &werr) {
+	if werr := serverError(err); werr != nil {
 		return fmt.Errorf("the server answered error %d: %s", werr.Code, werr.Message)
 	}
-	return err
+	msg := err.Error()
+	if i := strings.LastIndex(msg, `sending "`); i >= 0 {
+		msg = msg[i:]
+	}
+	return errors.New(msg)
+}
+
+// The JSON-RPC codes the SDK gives its own transport failures (client or server closing, rejected by the
+// transport): they are not the server's answer.
+const (
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+	codeRejected      = -32005
+)
+
+// serverError is the first JSON-RPC error in err's tree that the server sent, nil when there is none.
+func serverError(err error) *jsonrpc.Error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *jsonrpc.Error:
+		if e.Code != codeClientClosing && e.Code != codeServerClosing && e.Code != codeRejected {
+			return e
+		}
+		return nil
+	case interface{ Unwrap() []error }:
+		for _, w := range e.Unwrap() {
+			if werr := serverError(w); werr != nil {
+				return werr
+			}
+		}
+		return nil
+	default:
+		return serverError(errors.Unwrap(err))
+	}
 }
 
 // close ends the session (a legacy session is deleted on the server, within SessionCloseTimeout).

@@ -1,9 +1,10 @@
-// Package mcptools gives a turn the tools of its MCP connections (the reference's app/mcp/manager.py and write_guard.py): each connection
-// of the request is validated, connected over Streamable HTTP with its bearer token through the SSRF-safe
-// client (protocol 2026-07-28 where the server offers it, the legacy handshake otherwise), its access
-// token refreshed once when it is expired or refused before any tool call, and its tools listed and
-// exposed under safe, unique names. appwrite_call_tool is wrapped in the write guard. A connection that
-// fails is skipped with a status notice; the turn goes on.
+// Package mcptools gives a turn the tools of its MCP connections (the reference's app/mcp/manager.py and
+// write_guard.py): each connection of the request is validated, connected with the official MCP Go SDK's
+// Streamable HTTP client and its bearer token through the SSRF-safe client (protocol 2026-07-28 where the
+// server offers it, the legacy handshake otherwise), its access token refreshed once when it is expired or
+// refused before any tool call, and its tools listed and exposed under safe, unique names.
+// appwrite_call_tool is wrapped in the write guard. A connection that fails is skipped with a status
+// notice; the turn goes on.
 package mcptools
 
 import (

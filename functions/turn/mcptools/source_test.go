@@ -219,3 +219,45 @@ func TestDiscoverTimeoutFallsBackToInitialize(t *testing.T) {
 		t.Fatalf("requests %s", seen)
 	}
 }
+
+// A connection that fails says what failed in one line: the HTTP status, the refusal of the HTTP client,
+// what the server sent instead of MCP; a tools/call the server answers with a JSON-RPC error gives its
+// code and message.
+func TestFailuresSayWhatFailed(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		h    http.HandlerFunc
+		want string
+	}{
+		{"forbidden", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "forbidden here", http.StatusForbidden) }, "the server answered HTTP 403: forbidden here"},
+		{"notfound", http.NotFound, `sending "initialize": Not Found`},
+		{"broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) }, `sending "initialize": Internal Server Error`},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://169.254.169.254/", http.StatusTemporaryRedirect)
+		}, "redirects are not followed"},
+		{"html", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte("<html></html>"))
+		}, `unsupported content type "text/html"`},
+	} {
+		s := httptest.NewServer(c.h)
+		out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: c.name, URL: s.URL, Tokens: tok()}}}, nil)
+		out.Close()
+		s.Close()
+		prefix := Notice(c.name, "could not connect to "+s.URL+": ")
+		if len(out.Notices) != 1 || !strings.HasPrefix(out.Notices[0], prefix) || !strings.HasSuffix(out.Notices[0], c.want) {
+			t.Errorf("%s: notices %q, want %s…%s", c.name, out.Notices, prefix, c.want)
+		}
+	}
+
+	p := newPeer(t, nil, mgserver.ServerTool{Tool: mcp.NewTool("ping"), Handler: result(mcp.NewToolResultText("pong"))})
+	out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
+	defer out.Close()
+	if len(out.Tools) != 1 {
+		t.Fatalf("tools %v, notices %q", out.Tools, out.Notices)
+	}
+	_, err := out.Tools[0].(*remoteTool).sess.call(context.Background(), "gone", nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "MCP server 'peer': the server answered error -32602: ") {
+		t.Fatalf("unknown tool: %v", err)
+	}
+}
