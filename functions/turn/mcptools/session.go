@@ -100,14 +100,18 @@ type session struct {
 // through server/discover where the server offers it, the initialize handshake otherwise) and lists its
 // tools. A 401 comes back as *authRequired. The session is closed on error.
 //
-// A server may answer server/discover and then refuse 2026-07-28 on the next request (the official Go
-// SDK's stateful handler does): the connection is then made again on the legacy handshake. Nothing but
-// server/discover and tools/list has been sent at that point.
+// The connection is made again on the legacy handshake alone when the first one failed in a way the SDK's
+// own fallback does not cover: a server that answers server/discover, offering 2026-07-28, and then
+// refuses 2026-07-28 on the next request; or an answer to server/discover that broke the SDK's connection
+// (a web page, a body that is not JSON-RPC), after which the SDK's fallback initialize cannot be sent.
+// Nothing but server/discover and tools/list has been sent at that point.
 func dial(ctx context.Context, hc *http.Client, srv server, accessToken string) (*session, []*mcp.Tool, error) {
 	s, tools, err := dialOnce(ctx, hc, srv, accessToken, "")
-	var werr *jsonrpc.Error
-	if err != nil && errors.As(err, &werr) && werr.Code == mcp.CodeUnsupportedProtocolVersion {
-		s, tools, err = dialOnce(ctx, hc, srv, accessToken, legacyProtocol)
+	if err != nil && ctx.Err() == nil {
+		werr := serverError(err)
+		if (werr != nil && werr.Code == mcp.CodeUnsupportedProtocolVersion) || errors.Is(err, mcp.ErrConnectionClosed) {
+			s, tools, err = dialOnce(ctx, hc, srv, accessToken, legacyProtocol)
+		}
 	}
 	if err != nil {
 		return nil, nil, connError(err)

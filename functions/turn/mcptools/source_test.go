@@ -238,7 +238,11 @@ func TestFailuresSayWhatFailed(t *testing.T) {
 		{"html", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			_, _ = w.Write([]byte("<html></html>"))
-		}, `unsupported content type "text/html"`},
+		}, `sending "initialize": unsupported content type "text/html"`},
+		{"garbage", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte("{nope"))
+		}, `sending "initialize": failed to decode response: unmarshaling jsonrpc message: json: expected '"' at the beginning of a string value: nope`},
 	} {
 		s := httptest.NewServer(c.h)
 		out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: c.name, URL: s.URL, Tokens: tok()}}}, nil)
