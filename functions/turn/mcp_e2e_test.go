@@ -60,8 +60,33 @@ type mcpServer struct {
 func newSDKServer(t testing.TB) *mcpServer { return newSDKServerWith(t, true) }
 
 // newSDKServerWith builds the SDK server stateless or stateful (the SDK's default, which answers
-// server/discover but serves only the legacy protocol); versions restricts the versions it speaks.
+// server/discover with the legacy versions only); versions restricts the versions it speaks.
 func newSDKServerWith(t testing.TB, stateless bool, versions ...string) *mcpServer {
+	m, s := newSDKPeer(t, versions...)
+	m.start(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s }, &sdkmcp.StreamableHTTPOptions{Stateless: stateless}))
+	return m
+}
+
+// newSplitSDKServer is one SDK server behind two of the SDK's handlers: server/discover is answered by the
+// stateless one (which offers 2026-07-28), everything else by the stateful one (which refuses it). A
+// deployment in the middle of a migration, or a proxy in front of several, looks like this to a client.
+func newSplitSDKServer(t testing.TB) *mcpServer {
+	m, s := newSDKPeer(t)
+	get := func(*http.Request) *sdkmcp.Server { return s }
+	stateless := sdkmcp.NewStreamableHTTPHandler(get, &sdkmcp.StreamableHTTPOptions{Stateless: true})
+	stateful := sdkmcp.NewStreamableHTTPHandler(get, nil)
+	m.start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "server/discover" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	}))
+	return m
+}
+
+// newSDKPeer is the recorder and the SDK server of newSDKServerWith, not yet served.
+func newSDKPeer(t testing.TB, versions ...string) (*mcpServer, *sdkmcp.Server) {
 	m := &mcpServer{t: t, validToken: "good-token", callsByTool: map[string]int{}, resources: map[string]string{}}
 	s := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "appwrite-test", Version: "1.0.0"}, &sdkmcp.ServerOptions{SupportedProtocolVersions: versions})
 	s.AddTool(&sdkmcp.Tool{Name: "appwrite_search_tools", Description: "Search the Appwrite tool catalog.",
@@ -81,8 +106,7 @@ func newSDKServerWith(t testing.TB, stateless bool, versions ...string) *mcpServ
 			_ = json.Unmarshal(req.Params.Arguments, &p)
 			return m.appwrite(p.ToolName, p.Arguments), nil
 		})
-	m.start(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s }, &sdkmcp.StreamableHTTPOptions{Stateless: stateless}))
-	return m
+	return m, s
 }
 
 // newMCPGoServer serves current_time (which collides with the built-in tool) and "lookup.v2" (not a
@@ -400,11 +424,13 @@ func TestMCPToolsListedAndCalled(t *testing.T) {
 }
 
 // TestMCPLegacyServer: servers without 2026-07-28 are spoken to with the initialize handshake: one that
-// restricts its versions, and the SDK's stateful handler, which answers server/discover but then refuses
-// the new protocol (the connection is made again, legacy only, before any tool call).
+// restricts its versions, the SDK's stateful handler (server/discover offers the legacy versions only),
+// and a server whose server/discover offers 2026-07-28 while the rest of it refuses the new protocol (the
+// connection is made again, legacy only, before any tool call).
 func TestMCPLegacyServer(t *testing.T) {
 	model, srv := mcpEnv(t)
-	for name, legacy := range map[string]*mcpServer{"restricted": newSDKServerWith(t, true, "2025-11-25"), "stateful": newSDKServerWith(t, false)} {
+	for name, legacy := range map[string]*mcpServer{"restricted": newSDKServerWith(t, true, "2025-11-25"), "stateful": newSDKServerWith(t, false),
+		"split": newSplitSDKServer(t)} {
 		script(model, call("appwrite_search_tools", `{}`))
 		evs := turn(t, srv, map[string]any{"message": "m", "mcp_connections": []any{conn("old", legacy.url(), "good-token", nil)}})
 		if ends := find(evs, "tool_end"); len(ends) != 1 || ends[0].Str("output") != "databases_create, databases_get, tablesdb_list_rows" {
@@ -413,6 +439,10 @@ func TestMCPLegacyServer(t *testing.T) {
 		snap := legacy.snapshot()
 		joined := strings.Join(snap.methods, ",")
 		if !strings.Contains(joined, "initialize,notifications/initialized,tools/list,tools/call") || snap.protocols[len(snap.protocols)-1] != "2025-11-25" {
+			t.Fatalf("%s: methods %v protocols %v", name, snap.methods, snap.protocols)
+		}
+		// The split server's tools/list at 2026-07-28 was refused, then the connection was made again.
+		if name == "split" && !strings.HasPrefix(joined, "server/discover,tools/list,initialize,") {
 			t.Fatalf("%s: methods %v protocols %v", name, snap.methods, snap.protocols)
 		}
 	}

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
-	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
 )
 
 // ClientName and ClientVersion identify the agent to MCP servers.
@@ -21,6 +22,14 @@ const (
 	ClientVersion = "1.0.0"
 )
 
+// legacyProtocol is the newest protocol version of the initialize handshake: asking for it makes the
+// SDK's client skip server/discover.
+const legacyProtocol = "2025-11-25"
+
+// MaxToolsPerConnection bounds the tools listed from one server (tools/list is paged: a server that
+// keeps handing out cursors is cut off here, and the connection is skipped).
+const MaxToolsPerConnection = 1000
+
 // authRequired is a 401 from the server: resourceMetadata is the challenge's resource_metadata URL.
 type authRequired struct{ resourceMetadata string }
 
@@ -28,26 +37,81 @@ func (a *authRequired) Error() string {
 	return "the server answered HTTP 401 (authorization required)"
 }
 
+// bearer is a session's auth.OAuthHandler for the official SDK's Streamable HTTP transport: every request
+// carries the connection's access token, and a 401 is not authorised again here but ends the request with
+// *authRequired (the refresh is loadOne's, once, before any tool call; a tools/call is never re-sent).
+type bearer struct{ token oauth2.TokenSource }
+
+func newBearer(accessToken string) *bearer {
+	return &bearer{token: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: accessToken, TokenType: "Bearer"})}
+}
+
+// TokenSource implements auth.OAuthHandler.
+func (b *bearer) TokenSource(context.Context) (oauth2.TokenSource, error) { return b.token, nil }
+
+// Authorize implements auth.OAuthHandler (the SDK calls it on 401 and 403): it reads the refusal and
+// returns it as the request's error, so the transport does not send the request again.
+func (b *bearer) Authorize(_ context.Context, _ *http.Request, res *http.Response) error {
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 200))
+		return &refused{status: res.StatusCode, body: strings.ToValidUTF8(strings.TrimSpace(string(body)), "?")}
+	}
+	return &authRequired{resourceMetadata: resourceMetadata(res.Header.Values("WWW-Authenticate"))}
+}
+
+// refused is a 403 from the server, with the start of its body.
+type refused struct {
+	status int
+	body   string
+}
+
+func (r *refused) Error() string {
+	if r.body == "" {
+		return fmt.Sprintf("the server answered HTTP %d", r.status)
+	}
+	return fmt.Sprintf("the server answered HTTP %d: %s", r.status, r.body)
+}
+
+// resourceMetadata is the resource_metadata parameter of a Bearer challenge (RFC 9728 §5.1), "" when there
+// is none or the header does not parse.
+func resourceMetadata(challenges []string) string {
+	cs, err := oauthex.ParseWWWAuthenticate(challenges)
+	if err != nil {
+		return ""
+	}
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params["resource_metadata"] != "" {
+			return c.Params["resource_metadata"]
+		}
+	}
+	return ""
+}
+
 // session is one connected MCP server of the turn.
 type session struct {
-	srv    server
-	client *client.Client
+	srv server
+	cs  *mcp.ClientSession
 	// protocol is the negotiated protocol version (2026-07-28 when the server offers it).
 	protocol string
 }
 
-// dial connects to srv with the bearer token through hc (protocol 2026-07-28 through server/discover
-// where the server offers it, the initialize handshake otherwise) and lists its tools. A 401 comes back as
-// *authRequired. The session is closed on error.
+// dial connects to srv with the bearer token through hc with the official MCP Go SDK (protocol 2026-07-28
+// through server/discover where the server offers it, the initialize handshake otherwise) and lists its
+// tools. A 401 comes back as *authRequired. The session is closed on error.
 //
-// A server may answer server/discover and then refuse 2026-07-28 on the next request (the official Go
-// SDK's stateful handler does): the connection is then made again on the legacy handshake. Nothing but
-// the handshake and tools/list has been sent at that point.
-func dial(ctx context.Context, hc *http.Client, srv server, accessToken string, discoverTimeout time.Duration) (*session, []mcp.Tool, error) {
-	s, tools, err := dialOnce(ctx, hc, srv, accessToken, discoverTimeout, false)
-	var unsupported mcp.UnsupportedProtocolVersionError
-	if err != nil && errors.As(err, &unsupported) && mcp.IsModernProtocol(unsupported.Version) {
-		s, tools, err = dialOnce(ctx, hc, srv, accessToken, discoverTimeout, true)
+// The connection is made again on the legacy handshake alone when the first one failed in a way the SDK's
+// own fallback does not cover: a server that answers server/discover, offering 2026-07-28, and then
+// refuses 2026-07-28 on the next request; or an answer to server/discover that broke the SDK's connection
+// (a web page, a body that is not JSON-RPC), after which the SDK's fallback initialize cannot be sent.
+// Nothing but server/discover and tools/list has been sent at that point.
+func dial(ctx context.Context, hc *http.Client, srv server, accessToken string) (*session, []*mcp.Tool, error) {
+	s, tools, err := dialOnce(ctx, hc, srv, accessToken, "")
+	if err != nil && ctx.Err() == nil {
+		werr := serverError(err)
+		if (werr != nil && werr.Code == mcp.CodeUnsupportedProtocolVersion) || errors.Is(err, mcp.ErrConnectionClosed) {
+			s, tools, err = dialOnce(ctx, hc, srv, accessToken, legacyProtocol)
+		}
 	}
 	if err != nil {
 		return nil, nil, connError(err)
@@ -55,60 +119,103 @@ func dial(ctx context.Context, hc *http.Client, srv server, accessToken string, 
 	return s, tools, nil
 }
 
-func dialOnce(ctx context.Context, hc *http.Client, srv server, accessToken string, discoverTimeout time.Duration, legacy bool) (*session, []mcp.Tool, error) {
-	tr, err := transport.NewStreamableHTTP(srv.URL,
-		transport.WithHTTPBasicClient(hc),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + accessToken}),
-		transport.WithHTTPLogger(slog.New(slog.DiscardHandler)),
-	)
+// dialOnce connects and lists the tools; protocol "" lets the SDK probe server/discover first.
+func dialOnce(ctx context.Context, hc *http.Client, srv server, accessToken, protocol string) (*session, []*mcp.Tool, error) {
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:   srv.URL,
+		HTTPClient: hc,
+		// The turn only calls tools: no standalone GET stream for server-initiated messages (a legacy
+		// session would otherwise hold one open for the whole turn).
+		DisableStandaloneSSE: true,
+		OAuthHandler:         newBearer(accessToken),
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: ClientVersion}, &mcp.ClientOptions{
+		// No roots, sampling or elicitation: the turn does not answer server requests.
+		Capabilities: &mcp.ClientCapabilities{},
+	})
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []client.ClientOption{client.WithDiscoverTimeout(discoverTimeout)}
-	if legacy {
-		//lint:ignore SA1019 the initialize handshake is the fallback for servers that do not answer
-		// server/discover (docs/turn.md "MCP connections"); it goes when mcp-go removes it.
-		opts = append(opts, client.WithLegacyProtocolOnly())
+	s := &session{srv: srv, cs: cs}
+	if res := cs.InitializeResult(); res != nil {
+		s.protocol = res.ProtocolVersion
 	}
-	c := client.NewClient(tr, opts...)
-	s := &session{srv: srv, client: c}
-	if err := c.Start(ctx); err != nil {
-		s.close()
-		return nil, nil, err
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			s.close()
+			return nil, nil, err
+		}
+		if len(tools) == MaxToolsPerConnection {
+			s.close()
+			return nil, nil, fmt.Errorf("the server listed more than %d tools", MaxToolsPerConnection)
+		}
+		tools = append(tools, t)
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: ClientName, Version: ClientVersion}
-	res, err := c.Initialize(ctx, init)
-	if err != nil {
-		s.close()
-		return nil, nil, err
-	}
-	s.protocol = res.ProtocolVersion
-	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		s.close()
-		return nil, nil, err
-	}
-	return s, list.Tools, nil
+	return s, tools, nil
 }
 
-// connError turns a 401 into *authRequired and shortens transport errors.
+// connError keeps a 401 as *authRequired and says in one line what else failed: a 403, the HTTP client's
+// cause (an SSRF refusal, a refused connection, a redirect), the server's JSON-RPC error, or else the
+// SDK's account of the request that failed ("sending "initialize": Not Found").
 func connError(err error) error {
-	var ar *transport.AuthorizationRequiredError
+	var ar *authRequired
 	if errors.As(err, &ar) {
-		return &authRequired{resourceMetadata: ar.ResourceMetadataURL}
+		return ar
 	}
-	var te *transport.Error
-	if errors.As(err, &te) && te.Err != nil {
-		err = te.Err
+	var rf *refused
+	if errors.As(err, &rf) {
+		return rf
 	}
-	return errors.New(strings.TrimPrefix(describeHTTPError(err).Error(), "failed to send request: "))
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return describeHTTPError(ue)
+	}
+	if werr := serverError(err); werr != nil {
+		return fmt.Errorf("the server answered error %d: %s", werr.Code, werr.Message)
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, `sending "`); i >= 0 {
+		msg = msg[i:]
+	}
+	return errors.New(msg)
 }
 
-// close ends the session (a legacy session is deleted on the server) within a short deadline.
+// The JSON-RPC codes the SDK gives its own transport failures (client or server closing, rejected by the
+// transport): they are not the server's answer.
+const (
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+	codeRejected      = -32005
+)
+
+// serverError is the first JSON-RPC error in err's tree that the server sent, nil when there is none.
+func serverError(err error) *jsonrpc.Error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *jsonrpc.Error:
+		if e.Code != codeClientClosing && e.Code != codeServerClosing && e.Code != codeRejected {
+			return e
+		}
+		return nil
+	case interface{ Unwrap() []error }:
+		for _, w := range e.Unwrap() {
+			if werr := serverError(w); werr != nil {
+				return werr
+			}
+		}
+		return nil
+	default:
+		return serverError(errors.Unwrap(err))
+	}
+}
+
+// close ends the session (a legacy session is deleted on the server, within SessionCloseTimeout).
 func (s *session) close() {
-	if s != nil && s.client != nil {
-		_ = s.client.Close()
+	if s != nil && s.cs != nil {
+		_ = s.cs.Close()
 	}
 }
 
@@ -120,12 +227,11 @@ func (e *toolError) Error() string { return e.text }
 // call sends one tools/call and returns the result as text. A result with isError comes back as a
 // *toolError carrying its text. The call is sent once: a 401 here is reported, never retried.
 func (s *session) call(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
+	params := &mcp.CallToolParams{Name: name}
 	if len(args) > 0 {
-		req.Params.Arguments = args
+		params.Arguments = args
 	}
-	res, err := s.client.CallTool(ctx, req)
+	res, err := s.cs.CallTool(ctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("MCP server '%s' did not answer in time: %v", s.srv.ID, ctx.Err())
@@ -152,32 +258,25 @@ func resultText(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
 		switch t := c.(type) {
-		case mcp.TextContent:
-			parts = append(parts, t.Text)
 		case *mcp.TextContent:
 			parts = append(parts, t.Text)
-		case mcp.ImageContent:
+		case *mcp.ImageContent:
 			parts = append(parts, fmt.Sprintf("[image content, %s, not shown]", t.MIMEType))
-		case mcp.AudioContent:
+		case *mcp.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio content, %s, not shown]", t.MIMEType))
-		case mcp.ResourceLink:
+		case *mcp.ResourceLink:
 			parts = append(parts, fmt.Sprintf("[resource %s]", t.URI))
-		case mcp.EmbeddedResource:
-			if tr, ok := t.Resource.(mcp.TextResourceContents); ok {
-				parts = append(parts, tr.Text)
+		case *mcp.EmbeddedResource:
+			if t.Resource != nil && t.Resource.Blob == nil {
+				parts = append(parts, t.Resource.Text)
 			} else {
 				parts = append(parts, "[embedded resource, not shown]")
 			}
 		}
 	}
-	if len(parts) == 0 {
-		switch {
-		case len(res.RawStructuredContent) > 0:
-			return string(res.RawStructuredContent)
-		case res.StructuredContent != nil:
-			b, _ := json.Marshal(res.StructuredContent)
-			return string(b)
-		}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		return string(b)
 	}
 	return strings.Join(parts, "\n")
 }

@@ -1,15 +1,17 @@
-// Package mcptools gives a turn the tools of its MCP connections (the reference's app/mcp/manager.py and write_guard.py): each connection
-// of the request is validated, connected over Streamable HTTP with its bearer token through the SSRF-safe
-// client (protocol 2026-07-28 where the server offers it, the legacy handshake otherwise), its access
-// token refreshed once when it is expired or refused before any tool call, and its tools listed and
-// exposed under safe, unique names. appwrite_call_tool is wrapped in the write guard. A connection that
-// fails is skipped with a status notice; the turn goes on.
+// Package mcptools gives a turn the tools of its MCP connections (the reference's app/mcp/manager.py and
+// write_guard.py): each connection of the request is validated, connected with the official MCP Go SDK's
+// Streamable HTTP client and its bearer token through the SSRF-safe client (protocol 2026-07-28 where the
+// server offers it, the legacy handshake otherwise), its access token refreshed once when it is expired or
+// refused before any tool call, and its tools listed and exposed under safe, unique names.
+// appwrite_call_tool is wrapped in the write guard. A connection that fails is skipped with a status
+// notice; the turn goes on.
 package mcptools
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -18,7 +20,7 @@ import (
 	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/safehttp"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Defaults of Source.
@@ -44,6 +46,9 @@ type Source struct {
 	Budget time.Duration
 	// ConnectTimeout bounds loading one connection (DefaultConnectTimeout when zero).
 	ConnectTimeout time.Duration
+	// DiscoverTimeout bounds each server/discover probe (DefaultDiscoverTimeout, at most half of the
+	// connection's time, when zero).
+	DiscoverTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Log, when set, receives what went wrong (a connection skipped, and why).
@@ -70,7 +75,7 @@ func Notice(id, why string) string { return fmt.Sprintf(noticePrefix, id, why) }
 type loaded struct {
 	srv       server
 	sess      *session
-	tools     []mcp.Tool
+	tools     []*mcp.Tool
 	tok       tokens
 	refreshed bool
 	err       error
@@ -99,7 +104,7 @@ func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]
 			opts.MaxResponseBytes = DefaultMaxResponseBytes
 		}
 		hc = safehttp.NewClient(opts)
-		hc.Transport = boundedDelete{hc.Transport}
+		hc.Transport = boundedRequests{next: hc.Transport, discover: s.discoverTimeout()}
 	}
 	seen := map[string]bool{}
 	var wg sync.WaitGroup
@@ -170,33 +175,58 @@ func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]
 	return out
 }
 
-// SessionCloseTimeout bounds the DELETE that ends a legacy session when the turn ends (mcp-go allows 5 s,
+// SessionCloseTimeout bounds the DELETE that ends a legacy session when the turn ends (the SDK allows 5 s,
 // which a slow server could add to a turn already near the platform's limit).
 const SessionCloseTimeout = 2 * time.Second
 
-// boundedDelete gives session-ending DELETE requests a short deadline.
-type boundedDelete struct{ next http.RoundTripper }
+// boundedRequests gives session-ending DELETE requests SessionCloseTimeout and each server/discover probe
+// its own deadline: a server that does not answer the probe in time is spoken to with the initialize
+// handshake (the SDK falls back on any failed probe) within what is left of the connection's time. The
+// probe is the request the SDK marks "Mcp-Method: server/discover" (the 2026-07-28 standard headers).
+type boundedRequests struct {
+	next     http.RoundTripper
+	discover time.Duration
+}
 
 // RoundTrip implements http.RoundTripper.
-func (b boundedDelete) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodDelete {
+func (b boundedRequests) RoundTrip(r *http.Request) (*http.Response, error) {
+	var timeout time.Duration
+	switch {
+	case r.Method == http.MethodDelete:
+		timeout = SessionCloseTimeout
+	case r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "server/discover" && b.discover > 0:
+		timeout = b.discover
+	default:
 		return b.next.RoundTrip(r)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), SessionCloseTimeout)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	res, err := b.next.RoundTrip(r.WithContext(ctx))
-	if err == nil {
-		res.Body.Close()
-		res.Body = http.NoBody
+	if err != nil {
+		cancel()
+		return nil, err
 	}
-	return res, err
+	// The deadline holds until the body is read and closed (the SDK reads it after RoundTrip returns).
+	res.Body = cancelOnClose{ReadCloser: res.Body, cancel: cancel}
+	return res, nil
 }
 
 // CloseIdleConnections forwards to the wrapped transport.
-func (b boundedDelete) CloseIdleConnections() {
+func (b boundedRequests) CloseIdleConnections() {
 	if c, ok := b.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// cancelOnClose releases a request's deadline when its response body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // loadOne connects one validated connection: a known-expired access token is refreshed first; a 401
@@ -209,10 +239,7 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 		return out
 	}
 	out.tok = tok
-	timeout := s.ConnectTimeout
-	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
-	}
+	timeout := s.connectTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ci := parseClientInfo(c.ClientInfo)
@@ -230,8 +257,7 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 			return out
 		}
 	}
-	discover := min(DefaultDiscoverTimeout, timeout/2)
-	sess, tools, err := dial(ctx, hc, srv, out.tok.AccessToken, discover)
+	sess, tools, err := dial(ctx, hc, srv, out.tok.AccessToken)
 	var ar *authRequired
 	if errors.As(err, &ar) && !out.refreshed {
 		if out.tok.refreshToken() == "" {
@@ -242,7 +268,7 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 			out.err = fmt.Errorf("the server refused the access token (HTTP 401) and the refresh failed: %v", rerr)
 			return out
 		}
-		sess, tools, err = dial(ctx, hc, srv, out.tok.AccessToken, discover)
+		sess, tools, err = dial(ctx, hc, srv, out.tok.AccessToken)
 	}
 	switch {
 	case errors.As(err, &ar):
@@ -258,6 +284,23 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 		}
 	}
 	return out
+}
+
+// connectTimeout is ConnectTimeout, DefaultConnectTimeout when unset.
+func (s *Source) connectTimeout() time.Duration {
+	if s.ConnectTimeout > 0 {
+		return s.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+// discoverTimeout is DiscoverTimeout, by default DefaultDiscoverTimeout but at most half the connection's
+// time.
+func (s *Source) discoverTimeout() time.Duration {
+	if s.DiscoverTimeout > 0 {
+		return s.DiscoverTimeout
+	}
+	return min(DefaultDiscoverTimeout, s.connectTimeout()/2)
 }
 
 func (s *Source) now() time.Time {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -109,3 +110,158 @@ func TestMisconfiguredPolicySkipsEverything(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// peer is an mcp-go server (an implementation independent of the client) with the given tools, on loopback;
+// every request's Mcp-Method and Mcp-Protocol-Version headers are recorded.
+type peer struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	requests []string // "<method> <protocol>"
+}
+
+func newPeer(t *testing.T, hold func(*http.Request) bool, tools ...mgserver.ServerTool) *peer {
+	s := mgserver.NewMCPServer("peer", "1.0.0", mgserver.WithToolCapabilities(false))
+	s.AddTools(tools...)
+	h := mgserver.NewStreamableHTTPServer(s)
+	p := &peer{}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.requests = append(p.requests, r.Method+" "+r.Header.Get("Mcp-Method")+" "+r.Header.Get("Mcp-Protocol-Version"))
+		p.mu.Unlock()
+		if hold != nil && hold(r) {
+			// Reading the body lets the server notice the client going away.
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *peer) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
+}
+
+func result(r *mcp.CallToolResult) mgserver.ToolHandlerFunc {
+	return func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return r, nil }
+}
+
+// A tool result reaches the model as text: the text parts and embedded text resources joined by newlines,
+// a note for images, audio, resource links and binary resources, the structured content when nothing
+// else came, and "Tool execution failed" for an isError result without text.
+func TestResultText(t *testing.T) {
+	p := newPeer(t, nil,
+		mgserver.ServerTool{Tool: mcp.NewTool("mixed"), Handler: result(&mcp.CallToolResult{Content: []mcp.Content{
+			mcp.NewTextContent("first"),
+			mcp.NewImageContent("aGk=", "image/png"),
+			mcp.NewAudioContent("aGk=", "audio/wav"),
+			mcp.NewResourceLink("file:///report.pdf", "report", "", "application/pdf"),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///notes.txt", MIMEType: "text/plain", Text: "embedded notes"}),
+			mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "file:///x.bin", Blob: "aGk="}),
+			mcp.NewTextContent("last"),
+		}})},
+		mgserver.ServerTool{Tool: mcp.NewTool("structured"), Handler: result(&mcp.CallToolResult{Content: []mcp.Content{},
+			StructuredContent: map[string]any{"rows": []any{"a", "b"}, "total": 2}})},
+		mgserver.ServerTool{Tool: mcp.NewTool("failing"), Handler: result(&mcp.CallToolResult{Content: []mcp.Content{}, IsError: true})},
+		mgserver.ServerTool{Tool: mcp.NewTool("refusing"), Handler: result(mcp.NewToolResultError("no such row"))},
+	)
+	src := loopbackSource()
+	ctx := context.Background()
+	out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
+	defer out.Close()
+	if len(out.Tools) != 4 {
+		t.Fatalf("tools %v, notices %q", out.Tools, out.Notices)
+	}
+	run := map[string]func() (string, error){}
+	for _, tl := range out.Tools {
+		run[tl.Name()] = func() (string, error) { return tl.Run(ctx, json.RawMessage(`{}`)) }
+	}
+	want := "first\n[image content, image/png, not shown]\n[audio content, audio/wav, not shown]\n[resource file:///report.pdf]\n" +
+		"embedded notes\n[embedded resource, not shown]\nlast"
+	if got, err := run["mixed"](); err != nil || got != want {
+		t.Errorf("mixed: %q %v", got, err)
+	}
+	if got, err := run["structured"](); err != nil || got != `{"rows":["a","b"],"total":2}` {
+		t.Errorf("structured: %q %v", got, err)
+	}
+	var te *toolError
+	if got, err := run["failing"](); !errors.As(err, &te) || err.Error() != "Tool execution failed" || got != "" {
+		t.Errorf("failing: %q %v", got, err)
+	}
+	if _, err := run["refusing"](); !errors.As(err, &te) || err.Error() != "no such row" {
+		t.Errorf("refusing: %v", err)
+	}
+}
+
+// A server that never answers server/discover is spoken to with the initialize handshake once the probe's
+// own deadline has passed, well within the connection's time.
+func TestDiscoverTimeoutFallsBackToInitialize(t *testing.T) {
+	p := newPeer(t, func(r *http.Request) bool { return r.Header.Get("Mcp-Method") == "server/discover" },
+		mgserver.ServerTool{Tool: mcp.NewTool("ping"), Handler: result(mcp.NewToolResultText("pong"))})
+	src := loopbackSource()
+	src.ConnectTimeout, src.DiscoverTimeout = time.Minute, 200*time.Millisecond
+	ctx := context.Background()
+	out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
+	defer out.Close()
+	if len(out.Tools) != 1 || len(out.Notices) != 0 {
+		t.Fatalf("tools %v, notices %q", out.Tools, out.Notices)
+	}
+	if got, err := out.Tools[0].Run(ctx, json.RawMessage(`{}`)); err != nil || got != "pong" {
+		t.Fatalf("call %q %v", got, err)
+	}
+	seen := strings.Join(p.seen(), ",")
+	if !strings.HasPrefix(seen, "POST server/discover 2026-07-28,POST  ,POST  2025-11-25,POST  2025-11-25,POST  2025-11-25") {
+		t.Fatalf("requests %s", seen)
+	}
+}
+
+// A connection that fails says what failed in one line: the HTTP status, the refusal of the HTTP client,
+// what the server sent instead of MCP; a tools/call the server answers with a JSON-RPC error gives its
+// code and message.
+func TestFailuresSayWhatFailed(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		h    http.HandlerFunc
+		want string
+	}{
+		{"forbidden", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "forbidden here", http.StatusForbidden) }, "the server answered HTTP 403: forbidden here"},
+		{"notfound", http.NotFound, `sending "initialize": Not Found`},
+		{"broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) }, `sending "initialize": Internal Server Error`},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://169.254.169.254/", http.StatusTemporaryRedirect)
+		}, "redirects are not followed"},
+		{"html", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte("<html></html>"))
+		}, `sending "initialize": unsupported content type "text/html"`},
+		{"garbage", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte("{nope"))
+		}, `sending "initialize": failed to decode response: unmarshaling jsonrpc message: json: expected '"' at the beginning of a string value: nope`},
+	} {
+		s := httptest.NewServer(c.h)
+		out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: c.name, URL: s.URL, Tokens: tok()}}}, nil)
+		out.Close()
+		s.Close()
+		prefix := Notice(c.name, "could not connect to "+s.URL+": ")
+		if len(out.Notices) != 1 || !strings.HasPrefix(out.Notices[0], prefix) || !strings.HasSuffix(out.Notices[0], c.want) {
+			t.Errorf("%s: notices %q, want %s…%s", c.name, out.Notices, prefix, c.want)
+		}
+	}
+
+	p := newPeer(t, nil, mgserver.ServerTool{Tool: mcp.NewTool("ping"), Handler: result(mcp.NewToolResultText("pong"))})
+	out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
+	defer out.Close()
+	if len(out.Tools) != 1 {
+		t.Fatalf("tools %v, notices %q", out.Tools, out.Notices)
+	}
+	_, err := out.Tools[0].(*remoteTool).sess.call(context.Background(), "gone", nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "MCP server 'peer': the server answered error -32602: ") {
+		t.Fatalf("unknown tool: %v", err)
+	}
+}

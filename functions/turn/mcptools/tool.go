@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // remoteTool is one tool of a connected server, as the engine sees it (toolapi.Tool).
@@ -17,7 +17,7 @@ type remoteTool struct {
 	params json.RawMessage
 }
 
-func newRemoteTool(s *session, name string, t mcp.Tool) *remoteTool {
+func newRemoteTool(s *session, name string, t *mcp.Tool) *remoteTool {
 	desc := strings.TrimSpace(t.Description)
 	if desc == "" {
 		desc = "Tool " + t.Name + " of the MCP server " + s.srv.Name + "."
@@ -26,11 +26,8 @@ func newRemoteTool(s *session, name string, t mcp.Tool) *remoteTool {
 }
 
 // inputSchema is the tool's JSON Schema as an object schema with properties, as the model APIs want it.
-func inputSchema(t mcp.Tool) json.RawMessage {
-	raw := t.RawInputSchema
-	if len(raw) == 0 {
-		raw, _ = json.Marshal(t.InputSchema)
-	}
+func inputSchema(t *mcp.Tool) json.RawMessage {
+	raw, _ := json.Marshal(t.InputSchema)
 	var m map[string]any
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		m = map[string]any{}
