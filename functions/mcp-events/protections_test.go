@@ -121,9 +121,10 @@ func TestJSONRPCEdges(t *testing.T) {
 			t.Fatalf("%s: %d %v %s", method, status, hdr, raw)
 		}
 	}
-	// mcp-go's own plain-text refusals become JSON too.
+	// The SDK's own plain-text refusals become JSON too, answering the request's id: a body that is not
+	// application/json is 415 Unsupported Media Type.
 	status, hdr, m, raw := post(t, "POST", url, tok, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Content-Type": "text/plain"})
-	if status != http.StatusBadRequest || m == nil || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
+	if status != http.StatusUnsupportedMediaType || rpcCode(m) != -32600 || m["id"] != float64(1) || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("text/plain request: %d %s", status, raw)
 	}
 	// A valid id of each kind is accepted.

@@ -47,7 +47,7 @@ func bench(b *testing.B, body, version string) {
 }
 
 // BenchmarkDiscover measures one authenticated server/discover (token verification with a warm JWKS cache,
-// mcp-go dispatch, capability decoration).
+// SDK dispatch, capability decoration).
 func BenchmarkDiscover(b *testing.B) {
 	bench(b, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`, "2026-07-28")
 }
