@@ -109,11 +109,11 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 		&sdk.ServerOptions{Instructions: Instructions, Capabilities: caps,
 			// Every answer is behind the caller's token: only that user's client may cache it.
 			SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope = "private" }})
-	// Stateless with JSON answers; the SDK logs nothing (no Logger): functions log through Context.Log only,
-	// and everything worth logging is logged by this package.
-	s.mcp = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: maxRequestBytes, PropagateRequestCancellation: true,
-	})
+	// Stateless with JSON answers, a call's context ending with its request; the body reaching the SDK is
+	// already bounded (maxRequestBytes). The SDK logs nothing (no Logger): functions log through Context.Log
+	// only, and everything worth logging is logged by this package.
+	s.mcp = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, PropagateRequestCancellation: true})
 	if !cfg.Enabled {
 		return s, nil
 	}
