@@ -383,7 +383,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			out = patched
 		}
 	}
-	out = jsonBody(rec.status, rec.header, out, head.ID)
+	out = jsonBody(&rec.status, rec.header, out, head.ID)
 	for k, vs := range rec.header {
 		w.Header()[k] = vs
 	}

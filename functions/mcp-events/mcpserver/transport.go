@@ -194,18 +194,24 @@ func methodNotAllowed(w http.ResponseWriter, method string) {
 
 // jsonBody makes sure an answer of the SDK on the MCP path is JSON: its plain-text refusals (http.Error: wrong
 // content type or Accept, unsupported protocol version, an unknown method) become a JSON-RPC error answering
-// the request's id, with the same status and text.
-func jsonBody(status int, header http.Header, body []byte, id json.RawMessage) []byte {
-	if strings.HasPrefix(header.Get("Content-Type"), "application/json") || (len(body) == 0 && status < 400) {
+// the request's id, with the same status and text. The one refusal that is a JSON-RPC error of its own is a
+// legacy request's unknown method ("JSON RPC not handled: …", a 400; 2026-07-28 requests get the SDK's own
+// 404 with -32601): it becomes Method not found in a 200, as this package answers an unknown events/* method.
+func jsonBody(status *int, header http.Header, body []byte, id json.RawMessage) []byte {
+	if strings.HasPrefix(header.Get("Content-Type"), "application/json") || (len(body) == 0 && *status < 400) {
 		return body
 	}
 	msg := strings.TrimSpace(string(body))
 	if msg == "" {
-		msg = http.StatusText(status)
+		msg = http.StatusText(*status)
+	}
+	code := codeInvalidRequest
+	if *status == http.StatusBadRequest && strings.HasPrefix(msg, "JSON RPC not handled") {
+		*status, code = http.StatusOK, codeMethodNotFound
 	}
 	header.Set("Content-Type", "application/json")
 	header.Del("Content-Length")
 	header.Del("X-Content-Type-Options")
-	b, _ := json.Marshal(rpcError(id, codeInvalidRequest, msg, nil))
+	b, _ := json.Marshal(rpcError(id, code, msg, nil))
 	return append(b, '\n')
 }
