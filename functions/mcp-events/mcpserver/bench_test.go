@@ -33,6 +33,7 @@ func bench(b *testing.B, body, version string) {
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+tok)
 		if version != "" {
 			req.Header.Set("MCP-Protocol-Version", version)
