@@ -172,8 +172,15 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 func (s *Server) toolDone(ctx context.Context, r tools.Result) {
 	metrics.Count(logSink(ctx), metrics.ToolCallsTotal, "tool", r.Tool, "outcome", r.Outcome)
 	if r.Fault() {
+		detail := r.Text
+		if r.Detail != "" {
+			detail = r.Detail
+			if sink := logSink(ctx); sink != nil {
+				sink("tools/call " + r.Tool + ": " + r.Reason + ": " + r.Detail)
+			}
+		}
 		s.faults.Report(faultreport.Fault{Operation: "tools/call " + r.Tool, ProjectID: r.ProjectID,
-			Outcome: r.Outcome, Reason: r.Reason, Detail: r.Text})
+			Outcome: r.Outcome, Reason: r.Reason, Detail: detail})
 	}
 }
 

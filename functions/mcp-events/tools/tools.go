@@ -94,6 +94,8 @@ type Result struct {
 	Reason string
 	// Text is what the caller was told.
 	Text string
+	// Detail is what a fault report tells the operators when it is more than Text (a panic's value).
+	Detail string
 }
 
 // Fault reports whether the call ended in a server fault (Appwrite failing or unreachable, or an internal
@@ -162,14 +164,22 @@ func (t *Tools) Register(srv *sdk.Server) {
 type handler func(ctx context.Context, p *oauth.Principal, args map[string]string) (any, error)
 
 // handle wraps a tool: it runs the read on arguments the SDK has validated against the tool's input schema
-// and turns failures into tool errors with a clear text (the model reads them and can correct itself).
+// and turns failures into tool errors with a clear text (the model reads them and can correct itself). A
+// panic is one of them, reported as a fault: the SDK runs the tool on a goroutine of its own, which the
+// function's recover (main.go) does not cover, and which the SDK does not recover either.
 func (t *Tools) handle(name string, h handler) sdk.ToolHandlerFor[map[string]string, any] {
-	return func(ctx context.Context, _ *sdk.CallToolRequest, args map[string]string) (*sdk.CallToolResult, any, error) {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, args map[string]string) (res *sdk.CallToolResult, out any, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				res, out, err = t.fail(ctx, Result{Tool: name, ProjectID: args[eventcatalog.ArgProject], Outcome: "error",
+					Reason: "panic", Text: "internal error", Detail: fmt.Sprint(v)}), nil, nil
+			}
+		}()
 		p := principal(ctx)
 		if p == nil {
 			return t.fail(ctx, Result{Tool: name, Outcome: "error", Reason: "no_principal", Text: "no verified caller for this call"}), nil, nil
 		}
-		res, err := h(ctx, p, args)
+		read, err := h(ctx, p, args)
 		if err != nil {
 			r := describe(err)
 			r.Tool, r.ProjectID = name, args[eventcatalog.ArgProject]
@@ -178,7 +188,7 @@ func (t *Tools) handle(name string, h handler) sdk.ToolHandlerFor[map[string]str
 		if t.observe != nil {
 			t.observe(ctx, Result{Tool: name, ProjectID: args[eventcatalog.ArgProject], Outcome: "ok"})
 		}
-		return nil, res, nil // the SDK sends res as structuredContent and as its JSON text
+		return nil, read, nil // the SDK sends what was read as structuredContent and as its JSON text
 	}
 }
 
