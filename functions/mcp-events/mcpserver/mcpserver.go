@@ -164,7 +164,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools.New(aw, s.subs, s.toolDone).Register(srv)
+	tools.New(aw, s.subs, cfg.RequestTimeout, s.toolDone).Register(srv)
 	return s, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"appwrite-agent/shared/appwriterest"
 
@@ -106,12 +107,14 @@ func (r Result) Fault() bool { return r.Outcome == "unavailable" || r.Outcome ==
 type Tools struct {
 	appwrite *appwriteapi.Client
 	subs     *subscriptions.Service
+	timeout  time.Duration
 	observe  func(ctx context.Context, r Result)
 }
 
-// New returns the tools. observe, when not nil, is told how every call ended.
-func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, observe func(ctx context.Context, r Result)) *Tools {
-	return &Tools{appwrite: appwrite, subs: subs, observe: observe}
+// New returns the tools. Each call runs within timeout (none when 0); observe, when not nil, is told how
+// every call ended.
+func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, timeout time.Duration, observe func(ctx context.Context, r Result)) *Tools {
+	return &Tools{appwrite: appwrite, subs: subs, timeout: timeout, observe: observe}
 }
 
 // arg is one argument of a tool: an Appwrite id.
@@ -175,6 +178,12 @@ func (t *Tools) handle(name string, h handler) sdk.ToolHandlerFor[map[string]str
 					Reason: "panic", Text: "internal error", Detail: fmt.Sprint(v)}), nil, nil
 			}
 		}()
+		if t.timeout > 0 {
+			// The SDK's context for a legacy request carries no deadline of the request's.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t.timeout)
+			defer cancel()
+		}
 		p := principal(ctx)
 		if p == nil {
 			return t.fail(ctx, Result{Tool: name, Outcome: "error", Reason: "no_principal", Text: "no verified caller for this call"}), nil, nil

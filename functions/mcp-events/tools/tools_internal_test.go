@@ -14,7 +14,7 @@ import (
 // tool on its own goroutine, outside the function's recover.
 func TestPanicIsAToolError(t *testing.T) {
 	var seen []Result
-	tl := New(nil, nil, func(_ context.Context, r Result) { seen = append(seen, r) })
+	tl := New(nil, nil, 0, func(_ context.Context, r Result) { seen = append(seen, r) })
 	h := tl.handle(GetUser, func(context.Context, *oauth.Principal, map[string]string) (any, error) {
 		panic("boom")
 	})
