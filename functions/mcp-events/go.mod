@@ -8,6 +8,7 @@ replace appwrite-agent/shared => ../../shared
 
 require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/google/jsonschema-go v0.4.3
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/open-runtimes/types-for-go/v4 v4.0.8
@@ -18,7 +19,6 @@ require (
 require (
 	github.com/coder/websocket v1.8.14 // indirect
 	github.com/getsentry/sentry-go v0.46.2 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect

@@ -3,7 +3,7 @@
 // Main routes GET /health itself and hands the MCP endpoint ("/" and "/mcp") and the OAuth
 // protected-resource metadata to mcpserver. The open-runtimes contract gives the function one
 // openruntimes.Context per request and takes one buffered openruntimes.Response back, so the request is turned
-// into an *http.Request and the answer recorded (mcp-go answers JSON, never SSE, in this setup).
+// into an *http.Request and the answer recorded (the MCP SDK answers JSON, never SSE, in this setup).
 package handler
 
 import (

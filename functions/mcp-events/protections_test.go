@@ -121,9 +121,10 @@ func TestJSONRPCEdges(t *testing.T) {
 			t.Fatalf("%s: %d %v %s", method, status, hdr, raw)
 		}
 	}
-	// mcp-go's own plain-text refusals become JSON too.
+	// The SDK's own plain-text refusals become JSON too, answering the request's id: a body that is not
+	// application/json is 415 Unsupported Media Type.
 	status, hdr, m, raw := post(t, "POST", url, tok, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Content-Type": "text/plain"})
-	if status != http.StatusBadRequest || m == nil || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
+	if status != http.StatusUnsupportedMediaType || rpcCode(m) != -32600 || m["id"] != float64(1) || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("text/plain request: %d %s", status, raw)
 	}
 	// A valid id of each kind is accepted.
@@ -237,6 +238,9 @@ func TestEventsTransport2026(t *testing.T) {
 		{"invalid params", modernBody("events/subscribe", v, `"name":"tablesdb.row.created"`), hdr(v, "events/subscribe"), 400, -32602},
 		{"unknown event", modernBody("events/subscribe", v, `"name":"nope","delivery":{"url":"https://x.example/h"}`), hdr(v, "events/subscribe"), 200, -32011},
 		{"legacy unknown method", `{"jsonrpc":"2.0","id":5,"method":"events/poll","params":{}}`, nil, 200, -32601},
+		// A method neither events/* nor the SDK's answers the same way (the SDK's plain-text 400 rewrapped).
+		{"legacy unknown SDK method", `{"jsonrpc":"2.0","id":5,"method":"foo/bar","params":{}}`, nil, 200, -32601},
+		{"modern unknown SDK method", modernBody("foo/bar", v, ""), hdr(v, "foo/bar"), 404, -32601},
 		{"legacy bad header", `{"jsonrpc":"2.0","id":5,"method":"events/list","params":{}}`, map[string]string{"MCP-Protocol-Version": "1999-01-01"}, 400, -32600},
 	} {
 		t.Run(c.name, func(t *testing.T) {

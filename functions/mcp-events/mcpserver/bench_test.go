@@ -33,6 +33,7 @@ func bench(b *testing.B, body, version string) {
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+tok)
 		if version != "" {
 			req.Header.Set("MCP-Protocol-Version", version)
@@ -47,7 +48,7 @@ func bench(b *testing.B, body, version string) {
 }
 
 // BenchmarkDiscover measures one authenticated server/discover (token verification with a warm JWKS cache,
-// mcp-go dispatch, capability decoration).
+// SDK dispatch, capability decoration).
 func BenchmarkDiscover(b *testing.B) {
 	bench(b, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`, "2026-07-28")
 }

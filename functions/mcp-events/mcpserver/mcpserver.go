@@ -1,9 +1,9 @@
 // Package mcpserver is the mcp-events MCP server over Streamable HTTP: OAuth resource server in front,
-// events/* dispatched by this package, every other method handled by mcp-go (server/discover at protocol
-// 2026-07-28 and legacy initialize), with the events capability advertised in both shapes.
+// events/* dispatched by this package, every other method handled by the official MCP Go SDK (server/discover
+// at protocol 2026-07-28 and legacy initialize), with the events capability advertised in both shapes.
 //
-// The server is stateless: mcp-go runs in stateless mode with JSON (not SSE) answers, because a function
-// answers with one buffered body, and any replica may serve any request.
+// The server is stateless: the SDK's Streamable HTTP handler runs stateless with JSON (not SSE) answers,
+// because a function answers with one buffered body, and any replica may serve any request.
 package mcpserver
 
 import (
@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"slices"
@@ -35,8 +34,7 @@ import (
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ServerName and ServerVersion identify the server in serverInfo.
@@ -75,8 +73,7 @@ type Server struct {
 	// MCP_EVENTS_OAUTH_SCOPES names the scopes.
 	discovery *oauth.Discovery
 	verifier  *oauth.Verifier
-	mcp       *server.MCPServer
-	http      *server.StreamableHTTPServer
+	mcp       http.Handler           // the SDK's Streamable HTTP handler
 	subs      *subscriptions.Service // nil when events are off
 	faults    *faultreport.Reporter  // nil when SENTRY_DSN is unset
 }
@@ -103,16 +100,20 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	if !cfg.ScopesSet {
 		s.discovery = oauth.NewDiscovery(cfg.Issuer, hc, o.Now)
 	}
-	opts := []server.ServerOption{server.WithInstructions(Instructions)}
+	caps := &sdk.ServerCapabilities{} // no logging capability: the SDK's default advertises it
 	if cfg.Enabled {
-		opts = append(opts, server.WithExtensions(map[string]any{ExtensionID: map[string]any{}}),
-			server.WithToolCapabilities(false), server.WithInputSchemaValidation(), server.WithStrictInputSchemaDefault())
+		caps.Tools = &sdk.ToolCapabilities{}
+		caps.AddExtension(ExtensionID, nil)
 	}
-	s.mcp = server.NewMCPServer(ServerName, ServerVersion, opts...)
-	// mcp-go's own logger is silenced: functions log through Context.Log only (native output is captured
-	// as noise by the runtime); everything worth logging is logged by this package.
-	s.http = server.NewStreamableHTTPServer(s.mcp, server.WithStateLess(true), server.WithDisableStreaming(true),
-		server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
+	srv := sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: ServerVersion},
+		&sdk.ServerOptions{Instructions: Instructions, Capabilities: caps,
+			// Every answer is behind the caller's token: only that user's client may cache it.
+			SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope = "private" }})
+	// Stateless with JSON answers, a call's context ending with its request; the body reaching the SDK is
+	// already bounded (maxRequestBytes). The SDK logs nothing (no Logger): functions log through Context.Log
+	// only, and everything worth logging is logged by this package.
+	s.mcp = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, PropagateRequestCancellation: true})
 	if !cfg.Enabled {
 		return s, nil
 	}
@@ -163,7 +164,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools.New(aw, s.subs, s.toolDone).Register(s.mcp)
+	tools.New(aw, s.subs, cfg.RequestTimeout, s.toolDone).Register(srv)
 	return s, nil
 }
 
@@ -171,8 +172,15 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 func (s *Server) toolDone(ctx context.Context, r tools.Result) {
 	metrics.Count(logSink(ctx), metrics.ToolCallsTotal, "tool", r.Tool, "outcome", r.Outcome)
 	if r.Fault() {
+		detail := r.Text
+		if r.Detail != "" {
+			detail = r.Detail
+			if sink := logSink(ctx); sink != nil {
+				sink("tools/call " + r.Tool + ": " + r.Reason + ": " + r.Detail)
+			}
+		}
 		s.faults.Report(faultreport.Fault{Operation: "tools/call " + r.Tool, ProjectID: r.ProjectID,
-			Outcome: r.Outcome, Reason: r.Reason, Detail: r.Text})
+			Outcome: r.Outcome, Reason: r.Reason, Detail: detail})
 	}
 }
 
@@ -355,11 +363,11 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	var head rpcHead
 	_ = json.Unmarshal(body, &head) // checkShape proved it is an object
-	if s.cfg.Enabled && strings.HasPrefix(head.Method, "events/") {
+	if strings.HasPrefix(head.Method, "events/") {
 		s.serveEvents(w, r.WithContext(ctx), principal, head)
 		return
 	}
-	if s.cfg.Enabled && head.Method == string(mcp.MethodToolsCall) {
+	if s.cfg.Enabled && head.Method == "tools/call" {
 		var call struct {
 			Name string `json:"name"`
 		}
@@ -372,16 +380,17 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx = tools.WithPrincipal(ctx, principal)
+	r = r.WithContext(ctx)
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := NewRecorder()
-	s.http.Handle(rec, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
+	s.mcp.ServeHTTP(rec, r)
 	out := rec.body.Bytes()
-	if rec.status == http.StatusOK && strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") {
-		if patched, err := s.decorate(out, head.Method, detectEra(r, head.Params).modern); err == nil {
+	if s.cfg.Enabled && rec.status == http.StatusOK && (head.Method == "server/discover" || head.Method == "initialize") {
+		if patched, err := addEventsCapability(out); err == nil {
 			out = patched
-			rec.header.Del("Content-Length")
 		}
 	}
-	out = jsonBody(rec.status, rec.header, out)
+	out = jsonBody(&rec.status, rec.header, out, head.ID)
 	for k, vs := range rec.header {
 		w.Header()[k] = vs
 	}
@@ -389,68 +398,25 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// decorate adds resultType "complete" to a result that lacks it when the request is of protocol 2026-07-28
-// or later (modern; an initialize by the version it negotiated), never to an older version's result, whose
-// strict clients refuse fields they do not know (the TypeScript SDK's ping() does); and, on server/discover
-// and initialize with events on, the top-level capabilities.events the design-sketch clients (ChatGPT)
-// read, beside capabilities.extensions[ExtensionID] that mcp-go already sends.
-func (s *Server) decorate(body []byte, method string, modern bool) ([]byte, error) {
-	var msg map[string]json.RawMessage
-	if err := json.Unmarshal(body, &msg); err != nil {
-		return nil, err
+// addEventsCapability adds to a server/discover or initialize answer the top-level capabilities.events the
+// design-sketch clients (ChatGPT) read, beside capabilities.extensions[ExtensionID] that the SDK sends.
+func addEventsCapability(body []byte) ([]byte, error) {
+	var msg struct {
+		JSONRPC string                     `json:"jsonrpc"`
+		ID      json.RawMessage            `json:"id"`
+		Result  map[string]json.RawMessage `json:"result"`
 	}
-	raw, ok := msg["result"]
-	if !ok {
-		return nil, errors.New("no result")
+	if err := json.Unmarshal(body, &msg); err != nil || msg.Result == nil {
+		return nil, errors.New("not a JSON-RPC result")
 	}
-	var result map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &result); err != nil {
-		return nil, err
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal(msg.Result["capabilities"], &caps); err != nil || caps == nil {
+		return nil, errors.New("no capabilities")
 	}
-	if v, ok := result["protocolVersion"]; ok && method == string(mcp.MethodInitialize) {
-		var negotiated string
-		_ = json.Unmarshal(v, &negotiated)
-		modern = mcp.IsModernProtocol(negotiated)
-	}
-	if _, ok := result["resultType"]; !ok && modern {
-		result["resultType"] = json.RawMessage(`"complete"`)
-	}
-	if s.cfg.Enabled && (method == string(mcp.MethodServerDiscover) || method == string(mcp.MethodInitialize)) {
-		var caps map[string]json.RawMessage
-		if c, ok := result["capabilities"]; ok {
-			if err := json.Unmarshal(c, &caps); err != nil {
-				return nil, err
-			}
-		}
-		if caps == nil {
-			caps = map[string]json.RawMessage{}
-		}
-		caps["events"] = json.RawMessage(`{}`)
-		var ext map[string]json.RawMessage
-		if e, ok := caps["extensions"]; ok {
-			_ = json.Unmarshal(e, &ext)
-		}
-		if ext == nil {
-			ext = map[string]json.RawMessage{}
-		}
-		if _, ok := ext[ExtensionID]; !ok {
-			ext[ExtensionID] = json.RawMessage(`{}`)
-		}
-		b, _ := json.Marshal(ext)
-		caps["extensions"] = b
-		c, _ := json.Marshal(caps)
-		result["capabilities"] = c
-	}
-	r, err := json.Marshal(result)
-	if err != nil {
-		return nil, err
-	}
-	msg["result"] = r
-	out, err := json.Marshal(msg)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, '\n'), nil
+	caps["events"] = json.RawMessage(`{}`)
+	msg.Result["capabilities"], _ = json.Marshal(caps)
+	out, err := json.Marshal(rpcResponse{JSONRPC: msg.JSONRPC, ID: msg.ID, Result: msg.Result})
+	return append(out, '\n'), err
 }
 
 // rpcResponse is a JSON-RPC answer.
@@ -518,7 +484,11 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 		writeJSON(w, statusFor(e, codeInvalidRequest), rpcError(head.ID, codeInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"", nil))
 		return
 	}
-	switch head.Method {
+	method := head.Method
+	if !s.cfg.Enabled {
+		method = "" // with events off, no events/* method exists
+	}
+	switch method {
 	case "events/list":
 		result = List(p.Scopes)
 		if res := result.(ListResult); len(res.Events) == 0 {
@@ -609,8 +579,8 @@ func decodeParams(raw json.RawMessage, v any) *mcperr.Error {
 }
 
 // Recorder is the function's one buffering http.ResponseWriter: it keeps the whole answer (status,
-// headers, body), as the open-runtimes contract takes one buffered response. It is also the
-// non-streaming server.HTTPResponseWriter mcp-go answers into (one JSON body, never SSE).
+// headers, body), as the open-runtimes contract takes one buffered response; the SDK's JSON answers are
+// recorded the same way before this package completes them.
 type Recorder struct {
 	header http.Header
 	status int
@@ -636,12 +606,6 @@ func (r *Recorder) Write(p []byte) (int, error) {
 	r.wrote = true
 	return r.body.Write(p)
 }
-
-// Flush implements http.Flusher as a no-op: the answer is sent whole.
-func (r *Recorder) Flush() {}
-
-// CanStream tells mcp-go not to stream (server.HTTPResponseWriter).
-func (r *Recorder) CanStream() bool { return false }
 
 // Status is the recorded status code.
 func (r *Recorder) Status() int { return r.status }

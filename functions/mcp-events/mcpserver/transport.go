@@ -3,24 +3,44 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"appwrite-agent/functions/mcp-events/mcperr"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // This file holds the transport rules this package applies itself: the JSON-RPC shape of a request (before
 // any method is looked at), the Streamable HTTP rules of protocol 2026-07-28 for the events/* methods that
-// mcp-go never sees (mcp-go applies the same rules to every other method), and JSON bodies for every answer
+// the SDK never sees (the SDK applies the same rules to every other method), and JSON bodies for every answer
 // on the MCP path.
 
 // JSON-RPC codes of the transport.
 const (
-	codeParseError     = mcp.PARSE_ERROR     // -32700
-	codeInvalidRequest = mcp.INVALID_REQUEST // -32600
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
 )
+
+// Header names and the first protocol version of the 2026-07-28 transport (SEP-2575).
+const (
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerLastEventID     = "Last-Event-ID"
+	version20260728       = "2026-07-28"
+)
+
+// modernProtocol reports whether version is 2026-07-28 or later (the versions are ISO dates).
+func modernProtocol(version string) bool { return version >= version20260728 }
+
+// knownProtocol reports whether version is one the server speaks (the SDK's list).
+func knownProtocol(version string) bool {
+	return slices.Contains(sdk.SupportedProtocolVersions(), version)
+}
 
 // rpcFault is a transport-level refusal: an HTTP status and the JSON-RPC error answered with it.
 type rpcFault struct {
@@ -95,18 +115,18 @@ type era struct {
 }
 
 func detectEra(r *http.Request, params json.RawMessage) era {
-	e := era{headerVersion: r.Header.Get(mcp.HeaderProtocolVersion)}
+	e := era{headerVersion: r.Header.Get(headerProtocolVersion)}
 	var p struct {
-		Meta *mcp.Meta `json:"_meta"`
+		Meta map[string]any `json:"_meta"`
 	}
 	if len(params) > 0 && json.Unmarshal(params, &p) == nil {
-		e.metaVersion = p.Meta.ProtocolVersion()
+		e.metaVersion, _ = p.Meta[sdk.MetaKeyProtocolVersion].(string)
 	}
-	e.modern = mcp.IsModernProtocol(e.metaVersion) || mcp.IsModernProtocol(e.headerVersion)
+	e.modern = modernProtocol(e.metaVersion) || modernProtocol(e.headerVersion)
 	return e
 }
 
-// checkEventsTransport applies to an events/* request the rules mcp-go applies to every other method: a
+// checkEventsTransport applies to an events/* request the rules the SDK applies to every other method: a
 // legacy request's Mcp-Protocol-Version header must name a known version; a modern request must state its
 // version in both the header and _meta, the two must agree, the version must be served, and the standard
 // Mcp-Method header must mirror the body. Refusals are HTTP 400.
@@ -115,31 +135,35 @@ func checkEventsTransport(r *http.Request, head rpcHead, e era) *rpcFault {
 		return &rpcFault{status: http.StatusBadRequest, id: head.ID, code: code, msg: msg}
 	}
 	if !e.modern {
-		if e.headerVersion != "" && !mcp.IsValidProtocolVersion(e.headerVersion) {
+		if e.headerVersion != "" && !knownProtocol(e.headerVersion) {
 			return bad(codeInvalidRequest, "Unsupported protocol version: "+e.headerVersion)
 		}
 		return nil
 	}
-	if r.Header.Get(mcp.HeaderLastEventID) != "" {
-		return bad(mcp.HEADER_MISMATCH, "Last-Event-ID is not supported in protocol version "+mcp.ProtocolVersion20260728)
+	if r.Header.Get(headerLastEventID) != "" {
+		return bad(sdk.CodeHeaderMismatch, "Last-Event-ID is not supported in protocol version "+version20260728)
 	}
 	if e.headerVersion == "" {
-		return bad(mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+" header is required for requests carrying "+mcp.MetaKeyProtocolVersion)
+		return bad(sdk.CodeHeaderMismatch, headerProtocolVersion+" header is required for requests carrying "+strconv.Quote(sdk.MetaKeyProtocolVersion))
 	}
 	if e.metaVersion == "" {
-		return bad(mcperr.CodeInvalidParams, "missing or invalid _meta field "+mcp.MetaKeyProtocolVersion)
+		return bad(mcperr.CodeInvalidParams, "missing or invalid _meta field "+strconv.Quote(sdk.MetaKeyProtocolVersion))
 	}
 	if e.headerVersion != e.metaVersion {
-		return bad(mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+" header "+e.headerVersion+
-			" does not match request "+mcp.MetaKeyProtocolVersion+" "+e.metaVersion)
+		return bad(sdk.CodeHeaderMismatch, fmt.Sprintf("%s header %q does not match request %s %q",
+			headerProtocolVersion, e.headerVersion, sdk.MetaKeyProtocolVersion, e.metaVersion))
 	}
-	if !mcp.IsValidProtocolVersion(e.metaVersion) {
-		return bad(mcp.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: "+e.metaVersion)
+	if !knownProtocol(e.metaVersion) {
+		return bad(sdk.CodeUnsupportedProtocolVersion, "Unsupported protocol version: "+e.metaVersion)
 	}
-	if err := mcp.ValidateStandardHeaders(r.Header.Get, e.metaVersion, mcp.MCPMethod(head.Method), head.Params); err != nil {
-		return bad(mcp.HEADER_MISMATCH, err.Error())
+	switch m := r.Header.Get(headerMethod); m {
+	case "":
+		return bad(sdk.CodeHeaderMismatch, "missing required Mcp-Method header")
+	case head.Method:
+		return nil
+	default:
+		return bad(sdk.CodeHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", m, head.Method))
 	}
-	return nil
 }
 
 // statusFor is the HTTP status of a JSON-RPC error answer: protocol 2026-07-28 maps codes onto statuses
@@ -150,9 +174,9 @@ func statusFor(e era, code int) int {
 		return http.StatusOK
 	}
 	switch code {
-	case mcp.METHOD_NOT_FOUND:
+	case codeMethodNotFound:
 		return http.StatusNotFound
-	case mcp.HEADER_MISMATCH, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, mcp.UNSUPPORTED_PROTOCOL_VERSION,
+	case sdk.CodeHeaderMismatch, sdk.CodeMissingRequiredClientCapabilities, sdk.CodeUnsupportedProtocolVersion,
 		codeInvalidRequest, mcperr.CodeInvalidParams, codeParseError:
 		return http.StatusBadRequest
 	default:
@@ -168,19 +192,26 @@ func methodNotAllowed(w http.ResponseWriter, method string) {
 		"Method Not Allowed: "+method+" is not served on the MCP endpoint; send JSON-RPC requests with POST", nil))
 }
 
-// jsonBody makes sure an answer of mcp-go on the MCP path is JSON: its few plain-text refusals (wrong
-// content type, unsupported protocol version) become a JSON-RPC error with the same status and text.
-func jsonBody(status int, header http.Header, body []byte) []byte {
-	if strings.HasPrefix(header.Get("Content-Type"), "application/json") || (len(body) == 0 && status < 400) {
+// jsonBody makes sure an answer of the SDK on the MCP path is JSON: its plain-text refusals (http.Error: wrong
+// content type or Accept, unsupported protocol version, an unknown method) become a JSON-RPC error answering
+// the request's id, with the same status and text. The one refusal that is a JSON-RPC error of its own is a
+// legacy request's unknown method ("JSON RPC not handled: …", a 400; 2026-07-28 requests get the SDK's own
+// 404 with -32601): it becomes Method not found in a 200, as this package answers an unknown events/* method.
+func jsonBody(status *int, header http.Header, body []byte, id json.RawMessage) []byte {
+	if strings.HasPrefix(header.Get("Content-Type"), "application/json") || (len(body) == 0 && *status < 400) {
 		return body
 	}
 	msg := strings.TrimSpace(string(body))
 	if msg == "" {
-		msg = http.StatusText(status)
+		msg = http.StatusText(*status)
+	}
+	code := codeInvalidRequest
+	if *status == http.StatusBadRequest && strings.HasPrefix(msg, "JSON RPC not handled") {
+		*status, code = http.StatusOK, codeMethodNotFound
 	}
 	header.Set("Content-Type", "application/json")
 	header.Del("Content-Length")
 	header.Del("X-Content-Type-Options")
-	b, _ := json.Marshal(rpcError(nil, codeInvalidRequest, msg, nil))
+	b, _ := json.Marshal(rpcError(id, code, msg, nil))
 	return append(b, '\n')
 }

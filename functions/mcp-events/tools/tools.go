@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"appwrite-agent/shared/appwriterest"
 
@@ -22,8 +23,8 @@ import (
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/shared/eventcatalog"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tool names.
@@ -94,6 +95,8 @@ type Result struct {
 	Reason string
 	// Text is what the caller was told.
 	Text string
+	// Detail is what a fault report tells the operators when it is more than Text (a panic's value).
+	Detail string
 }
 
 // Fault reports whether the call ended in a server fault (Appwrite failing or unreachable, or an internal
@@ -104,89 +107,105 @@ func (r Result) Fault() bool { return r.Outcome == "unavailable" || r.Outcome ==
 type Tools struct {
 	appwrite *appwriteapi.Client
 	subs     *subscriptions.Service
+	timeout  time.Duration
 	observe  func(ctx context.Context, r Result)
 }
 
-// New returns the tools. observe, when not nil, is told how every call ended.
-func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, observe func(ctx context.Context, r Result)) *Tools {
-	return &Tools{appwrite: appwrite, subs: subs, observe: observe}
+// New returns the tools. Each call runs within timeout (none when 0); observe, when not nil, is told how
+// every call ended.
+func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, timeout time.Duration, observe func(ctx context.Context, r Result)) *Tools {
+	return &Tools{appwrite: appwrite, subs: subs, timeout: timeout, observe: observe}
 }
 
-func idProp(name, what string) mcp.ToolOption {
-	return mcp.WithString(name, mcp.Required(), mcp.Pattern(eventcatalog.IDPattern), mcp.MaxLength(36),
-		mcp.Description(what+" (an Appwrite id)"))
-}
+// arg is one argument of a tool: an Appwrite id.
+type arg struct{ name, what string }
 
-func readOnly(title string) []mcp.ToolOption {
-	return []mcp.ToolOption{
-		mcp.WithTitleAnnotation(title), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+// inputSchema is a tool's strict input schema: every argument a required Appwrite id, no other property.
+// The SDK validates each call's arguments against it before the tool runs.
+func inputSchema(args ...arg) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}}
+	maxLen := 36
+	for _, a := range args {
+		s.Properties[a.name] = &jsonschema.Schema{Type: "string", Pattern: eventcatalog.IDPattern, MaxLength: &maxLen,
+			Description: a.what + " (an Appwrite id)"}
+		s.Required = append(s.Required, a.name)
 	}
+	return s
+}
+
+// readOnly is the annotation of every tool: titled, read-only, idempotent, closed-world.
+func readOnly(title string) *sdk.ToolAnnotations {
+	no := false
+	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
 }
 
 // Register adds the tools to srv.
-func (t *Tools) Register(srv *server.MCPServer) {
-	project := idProp(eventcatalog.ArgProject, "The Appwrite project")
-	srv.AddTool(mcp.NewTool(GetRow, append(readOnly("Get a row"),
-		mcp.WithDescription("Read one TablesDB row (the one a row.* event names) with your own access: every column Appwrite returns to you, plus its ids and timestamps."),
-		project, idProp(eventcatalog.ArgDatabase, "The database"), idProp(eventcatalog.ArgTable, "The table"), idProp(argRow, "The row"))...),
-		t.handle(GetRow, t.getRow))
-	srv.AddTool(mcp.NewTool(GetFile, append(readOnly("Get a file's metadata"),
-		mcp.WithDescription("Read a Storage file's metadata (name, MIME type, size, checksum, permissions, timestamps; not its content), e.g. the file a file.created event names."),
-		project, idProp(eventcatalog.ArgBucket, "The bucket"), idProp(argFile, "The file"))...),
-		t.handle(GetFile, t.getFile))
-	srv.AddTool(mcp.NewTool(GetUser, append(readOnly("Get a user"),
-		mcp.WithDescription("Read a project user (the one a user.created event names) as your access lets you see it: name, email, phone, status, labels, verification, preferences, timestamps. Password hashes are never returned."),
-		project, idProp(argUser, "The user"))...),
-		t.handle(GetUser, t.getUser))
-	srv.AddTool(mcp.NewTool(GetExecution, append(readOnly("Get a function execution"),
-		mcp.WithDescription("Read a function execution (the one an execution.failed event names): status, trigger, HTTP status, duration, logs and errors."),
-		project, idProp(eventcatalog.ArgFunction, "The function"), idProp(argExecution, "The execution"))...),
-		t.handle(GetExecution, t.getExecution))
-	srv.AddTool(mcp.NewTool(ListSubscriptions, append(readOnly("List my event subscriptions"),
-		mcp.WithDescription("List your own event subscriptions in a project: the event, its arguments, where deliveries go, until when it runs (refresh_before), whether it was verified and whether Appwrite still delivers. Other users' subscriptions and all secrets are never shown."),
-		project)...),
-		t.handle(ListSubscriptions, t.listSubscriptions))
+func (t *Tools) Register(srv *sdk.Server) {
+	project := arg{eventcatalog.ArgProject, "The Appwrite project"}
+	add := func(name, title, description string, h handler, args ...arg) {
+		sdk.AddTool(srv, &sdk.Tool{Name: name, Description: description, Annotations: readOnly(title),
+			InputSchema: inputSchema(append([]arg{project}, args...)...)}, t.handle(name, h))
+	}
+	add(GetRow, "Get a row",
+		"Read one TablesDB row (the one a row.* event names) with your own access: every column Appwrite returns to you, plus its ids and timestamps.",
+		t.getRow, arg{eventcatalog.ArgDatabase, "The database"}, arg{eventcatalog.ArgTable, "The table"}, arg{argRow, "The row"})
+	add(GetFile, "Get a file's metadata",
+		"Read a Storage file's metadata (name, MIME type, size, checksum, permissions, timestamps; not its content), e.g. the file a file.created event names.",
+		t.getFile, arg{eventcatalog.ArgBucket, "The bucket"}, arg{argFile, "The file"})
+	add(GetUser, "Get a user",
+		"Read a project user (the one a user.created event names) as your access lets you see it: name, email, phone, status, labels, verification, preferences, timestamps. Password hashes are never returned.",
+		t.getUser, arg{argUser, "The user"})
+	add(GetExecution, "Get a function execution",
+		"Read a function execution (the one an execution.failed event names): status, trigger, HTTP status, duration, logs and errors.",
+		t.getExecution, arg{eventcatalog.ArgFunction, "The function"}, arg{argExecution, "The execution"})
+	add(ListSubscriptions, "List my event subscriptions",
+		"List your own event subscriptions in a project: the event, its arguments, where deliveries go, until when it runs (refresh_before), whether it was verified and whether Appwrite still delivers. Other users' subscriptions and all secrets are never shown.",
+		t.listSubscriptions)
 }
 
 type handler func(ctx context.Context, p *oauth.Principal, args map[string]string) (any, error)
 
-// handle wraps a tool: it checks the arguments, runs the read and turns failures into tool errors with a
-// clear text (the model reads them and can correct itself).
-func (t *Tools) handle(name string, h handler) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// handle wraps a tool: it runs the read on arguments the SDK has validated against the tool's input schema
+// and turns failures into tool errors with a clear text (the model reads them and can correct itself). A
+// panic is one of them, reported as a fault: the SDK runs the tool on a goroutine of its own, which the
+// function's recover (main.go) does not cover, and which the SDK does not recover either.
+func (t *Tools) handle(name string, h handler) sdk.ToolHandlerFor[map[string]string, any] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, args map[string]string) (res *sdk.CallToolResult, out any, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				res, out, err = t.fail(ctx, Result{Tool: name, ProjectID: args[eventcatalog.ArgProject], Outcome: "error",
+					Reason: "panic", Text: "internal error", Detail: fmt.Sprint(v)}), nil, nil
+			}
+		}()
+		if t.timeout > 0 {
+			// The SDK's context for a legacy request carries no deadline of the request's.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t.timeout)
+			defer cancel()
+		}
 		p := principal(ctx)
 		if p == nil {
-			return t.fail(ctx, Result{Tool: name, Outcome: "error", Reason: "no_principal", Text: "no verified caller for this call"}), nil
+			return t.fail(ctx, Result{Tool: name, Outcome: "error", Reason: "no_principal", Text: "no verified caller for this call"}), nil, nil
 		}
-		args := map[string]string{}
-		for k, v := range req.GetArguments() {
-			s, ok := v.(string)
-			if !ok || !eventcatalog.ValidID(s) {
-				return t.fail(ctx, Result{Tool: name, Outcome: "invalid_arguments",
-					Text: fmt.Sprintf("%s: must be an Appwrite id (a letter or digit, then up to 35 letters, digits, '.', '_' or '-')", k)}), nil
-			}
-			args[k] = s
-		}
-		res, err := h(ctx, p, args)
+		read, err := h(ctx, p, args)
 		if err != nil {
 			r := describe(err)
 			r.Tool, r.ProjectID = name, args[eventcatalog.ArgProject]
-			return t.fail(ctx, r), nil
+			return t.fail(ctx, r), nil, nil
 		}
 		if t.observe != nil {
 			t.observe(ctx, Result{Tool: name, ProjectID: args[eventcatalog.ArgProject], Outcome: "ok"})
 		}
-		b, _ := json.Marshal(res)
-		return mcp.NewToolResultStructured(res, string(b)), nil
+		return nil, read, nil // the SDK sends what was read as structuredContent and as its JSON text
 	}
 }
 
-func (t *Tools) fail(ctx context.Context, r Result) *mcp.CallToolResult {
+func (t *Tools) fail(ctx context.Context, r Result) *sdk.CallToolResult {
 	if t.observe != nil {
 		t.observe(ctx, r)
 	}
-	return mcp.NewToolResultError(r.Text)
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: r.Text}}}
 }
 
 // readErr is a failed Appwrite read with what was being read.

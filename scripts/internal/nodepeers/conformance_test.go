@@ -72,7 +72,8 @@ func TestConformance(t *testing.T) {
 	}
 	// The scenarios that apply ran and passed (the summary has one line per scenario).
 	for _, s := range []string{"server-initialize: 1 passed, 0 failed", "ping: 1 passed, 0 failed", "tools-list: 1 passed, 0 failed",
-		"dns-rebinding-protection: 2 passed, 0 failed"} {
+		"dns-rebinding-protection: 2 passed, 0 failed", "logging-set-level: 1 passed, 0 failed",
+		"resources-list: 1 passed, 0 failed", "prompts-list: 1 passed, 0 failed"} {
 		if !strings.Contains(buf.String(), "✓ "+s) {
 			t.Fatalf("the summary lacks %q", s)
 		}
