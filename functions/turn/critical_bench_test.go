@@ -75,8 +75,9 @@ func BenchmarkToolRound(b *testing.B) {
 				for i := range 3 {
 					calls = append(calls, scriptedllm.ToolCall{Name: "http_get", Arguments: fmt.Sprintf(`{"url":"%s/%d"}`, slow.URL, i)})
 				}
-				srv := criticalEnv(b, 0, "platform", calls)
+				// Before criticalEnv: the function reads its configuration once, when it is built.
 				b.Setenv("TOOL_CONCURRENCY", limit)
+				srv := criticalEnv(b, 0, "platform", calls)
 				body, _ := json.Marshal(map[string]any{"message": "fetch three pages", "history": history})
 				runTurns(b, srv, body, `"output":"status=200`)
 				b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(d), "x_D")

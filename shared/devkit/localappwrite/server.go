@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -459,12 +460,30 @@ func versionLess(a, b [3]int) bool {
 // Profiles are the profiles a suite runs against: Appwrite Cloud, then open-source Appwrite.
 var Profiles = []Profile{ProfileCloud, ProfileOpenSource}
 
-// EachProfile runs a test binary's tests (m is the *testing.M of TestMain) once per profile of Profiles,
-// calling use with the profile before each pass and naming it on stderr, and returns the first failing
-// pass's exit code (0 when every pass passes): what a suite's TestMain calls to test against both.
+// EnvProfiles names the profiles EachProfile runs, by String ("cloud", "oss", comma-separated); unset, all of
+// Profiles. One pass is what a CPU or memory profile of a test binary needs: Go writes -test.cpuprofile once
+// per process, and a second pass leaves the file empty.
+const EnvProfiles = "LOCALAPPWRITE_PROFILES"
+
+// EachProfile runs a test binary's tests (m is the *testing.M of TestMain) once per profile of Profiles (or
+// of EnvProfiles when set), calling use with the profile before each pass and naming it on stderr, and
+// returns the first failing pass's exit code (0 when every pass passes): what a suite's TestMain calls to
+// test against both. An unknown name in EnvProfiles fails the binary with exit code 2 and says so.
 func EachProfile(m interface{ Run() int }, use func(Profile)) int {
+	profiles := Profiles
+	if names := os.Getenv(EnvProfiles); names != "" {
+		profiles = nil
+		for _, name := range strings.Split(names, ",") {
+			i := slices.IndexFunc(Profiles, func(p Profile) bool { return p.String() == strings.TrimSpace(name) })
+			if i < 0 {
+				fmt.Fprintf(os.Stderr, "%s=%q: no stand-in profile %q (known: cloud, oss)\n", EnvProfiles, names, name)
+				return 2
+			}
+			profiles = append(profiles, Profiles[i])
+		}
+	}
 	code := 0
-	for _, p := range Profiles {
+	for _, p := range profiles {
 		use(p)
 		fmt.Fprintf(os.Stderr, "== stand-in profile %s\n", p)
 		if c := m.Run(); c != 0 && code == 0 {
