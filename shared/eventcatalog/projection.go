@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -137,9 +138,8 @@ func executionProjection(p payload, f fieldList) fieldList {
 func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 	evs := splitEvents(delivered)
 	for _, pattern := range fill(append(slices.Clip(e.Patterns), e.Aliases...), args) {
-		ps := strings.Split(pattern, ".")
 		for _, es := range evs {
-			if segmentsEqual(ps, es) {
+			if segmentsEqual(pattern, es) {
 				return true
 			}
 		}
@@ -156,18 +156,17 @@ func splitEvents(events []string) [][]string {
 	return out
 }
 
-// segmentsEqual reports whether the split event es matches the split pattern ps, "*" matching any one
+// segmentsEqual reports whether the split event es matches pattern, split on dots, "*" matching any one
 // segment.
-func segmentsEqual(ps, es []string) bool {
-	if len(ps) != len(es) {
-		return false
-	}
-	for i := range ps {
-		if ps[i] != "*" && ps[i] != es[i] {
+func segmentsEqual(pattern string, es []string) bool {
+	i := 0
+	for seg := range strings.SplitSeq(pattern, ".") {
+		if i == len(es) || (seg != "*" && seg != es[i]) {
 			return false
 		}
+		i++
 	}
-	return true
+	return i == len(es)
 }
 
 // Occurrence is what the ingress learns from one Appwrite payload.
@@ -278,7 +277,7 @@ type Binding struct {
 func Bindings(appwriteEvents []string) []Binding {
 	evs := splitEvents(appwriteEvents)
 	var out []Binding
-	for _, e := range allEvents() {
+	for e := range allEvents() {
 		args, ok := e.argsFrom(evs)
 		if !ok {
 			continue
@@ -299,34 +298,58 @@ func Bindings(appwriteEvents []string) []Binding {
 	return out
 }
 
-// allEvents is the catalog followed by the legacy events.
-func allEvents() []Event { return append(slices.Clip(events), legacy...) }
-
-// argsFrom reads e's arguments from Appwrite events (splitEvents): every event is compared with every
-// pattern and alias split on dots, segment by segment.
-func (e Event) argsFrom(evs [][]string) (map[string]string, bool) {
-	args := map[string]string{}
-	matched := false
-	for _, p := range append(slices.Clip(e.Patterns), e.Aliases...) {
-		ps := strings.Split(p, ".")
-		for _, es := range evs {
-			if !segmentsMatch(ps, es) {
-				continue
-			}
-			matched = true
-			for i, seg := range ps {
-				if !isPlaceholder(seg) || es[i] == "*" {
-					continue
+// allEvents yields the catalog's events, then the legacy events.
+func allEvents() iter.Seq[*Event] {
+	return func(yield func(*Event) bool) {
+		for _, list := range [...][]Event{events, legacy} {
+			for i := range list {
+				if !yield(&list[i]) {
+					return
 				}
-				name := seg[1 : len(seg)-1]
-				if v, seen := args[name]; seen && v != es[i] {
-					return nil, false
-				}
-				args[name] = es[i]
 			}
 		}
 	}
-	if !matched || len(args) != len(e.Args) {
+}
+
+// patterns yields e's patterns, then its aliases.
+func (e *Event) patterns() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, list := range [...][]string{e.Patterns, e.Aliases} {
+			for _, p := range list {
+				if !yield(p) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// argsFrom reads e's arguments from Appwrite events (splitEvents): every event is compared with every
+// pattern and alias split on dots, segment by segment.
+func (e *Event) argsFrom(evs [][]string) (map[string]string, bool) {
+	var args map[string]string // nil until an event matches
+	for p := range e.patterns() {
+		for _, es := range evs {
+			if !segmentsMatch(p, es) {
+				continue
+			}
+			if args == nil {
+				args = make(map[string]string, len(e.Args))
+			}
+			i := 0
+			for seg := range strings.SplitSeq(p, ".") {
+				if isPlaceholder(seg) && es[i] != "*" {
+					name := seg[1 : len(seg)-1]
+					if v, seen := args[name]; seen && v != es[i] {
+						return nil, false
+					}
+					args[name] = es[i]
+				}
+				i++
+			}
+		}
+	}
+	if args == nil || len(args) != len(e.Args) {
 		return nil, false
 	}
 	for _, a := range e.Args {
@@ -337,18 +360,17 @@ func (e Event) argsFrom(evs [][]string) (map[string]string, bool) {
 	return args, true
 }
 
-// segmentsMatch reports whether the split event es equals the split pattern ps in length and in every
+// segmentsMatch reports whether the split event es equals pattern, split on dots, in length and in every
 // segment that is neither "*" nor a placeholder.
-func segmentsMatch(ps, es []string) bool {
-	if len(ps) != len(es) {
-		return false
-	}
-	for i, seg := range ps {
-		if seg != "*" && !isPlaceholder(seg) && seg != es[i] {
+func segmentsMatch(pattern string, es []string) bool {
+	i := 0
+	for seg := range strings.SplitSeq(pattern, ".") {
+		if i == len(es) || (seg != "*" && !isPlaceholder(seg) && seg != es[i]) {
 			return false
 		}
+		i++
 	}
-	return true
+	return i == len(es)
 }
 
 func isPlaceholder(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }
