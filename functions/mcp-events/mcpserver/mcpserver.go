@@ -492,9 +492,10 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 	case "events/list":
 		result = List(p.Scopes)
 		if res := result.(ListResult); len(res.Events) == 0 {
-			merr = mcperr.InsufficientScope(nil, listStepUp(p.Scopes),
-				"the access token carries none of the scopes any event needs; ask for %s", strings.Join(listStepUp(p.Scopes), " "))
-			merr.Data = map[string]any{"missingScopes": listStepUp(p.Scopes)}
+			ask := listStepUp(p.Scopes)
+			merr = mcperr.InsufficientScope(nil, ask,
+				"the access token carries none of the scopes any event needs; ask for %s", strings.Join(ask, " "))
+			merr.Data = map[string]any{"missingScopes": ask}
 		}
 	case "events/subscribe":
 		var params subscriptions.SubscribeParams
