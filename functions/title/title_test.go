@@ -14,14 +14,16 @@ import (
 	"appwrite-agent/shared/devkit/scriptedllm"
 )
 
-// titleServer runs the function behind the local runtime with the env LLM pointing at model.
-func titleServer(t *testing.T, model *scriptedllm.Server, headers map[string]string) *httptest.Server {
+// titleServer runs the function behind the local runtime (opts, with a temporary LogDir) with the env LLM
+// pointing at model.
+func titleServer(t *testing.T, model *scriptedllm.Server, opts localruntime.Options) *httptest.Server {
 	t.Helper()
 	t.Setenv("LLM_API_KEY", "env-key")
 	t.Setenv("LLM_MODEL", "openai/gpt-4.1-mini")
 	t.Setenv("LLM_BASE_URL", model.BaseURL())
 	t.Setenv("AGENT_API_KEY", "session-key")
-	srv := httptest.NewServer(localruntime.New(envMain, localruntime.Options{LogDir: t.TempDir(), Headers: headers}))
+	opts.LogDir = t.TempDir()
+	srv := httptest.NewServer(localruntime.New(envMain, opts))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -54,7 +56,7 @@ func post(t *testing.T, url, key, body string) reply {
 func TestTitleOverHTTP(t *testing.T) {
 	model := scriptedllm.New(scriptedllm.Reply{Content: "Title: \"Fix Login Redirect Loop!\"\nSecond line"})
 	defer model.Close()
-	srv := titleServer(t, model, nil)
+	srv := titleServer(t, model, localruntime.Options{})
 	for _, path := range []string{"/", "/api/title"} {
 		model.Push(scriptedllm.Reply{Content: "Title: \"Fix Login Redirect Loop!\"\nSecond line"})
 		r := post(t, srv.URL+path, "session-key", `{"message":"my login page keeps redirecting to itself","assistant_message":"Let's check the session cookie."}`)
@@ -80,7 +82,7 @@ func TestTitleOverHTTP(t *testing.T) {
 func TestTitleErrors(t *testing.T) {
 	model := scriptedllm.New()
 	defer model.Close()
-	srv := titleServer(t, model, nil)
+	srv := titleServer(t, model, localruntime.Options{})
 
 	cases := []struct {
 		name, key, body string
@@ -135,7 +137,7 @@ func TestTitleHonoursTheLLMOverride(t *testing.T) {
 	defer envModel.Close()
 	userModel := scriptedllm.New(scriptedllm.Reply{Content: "Billing Question"})
 	defer userModel.Close()
-	srv := titleServer(t, envModel, nil)
+	srv := titleServer(t, envModel, localruntime.Options{})
 
 	body := `{"message":"why was I charged twice","llm":{"api_key":"user-key","model":"my-model","base_url":"` + userModel.BaseURL() + `"}}`
 	// A user's base URL goes through the SSRF-safe client: loopback is refused without the allowlist.
@@ -194,7 +196,7 @@ func TestTitleFromRowEvent(t *testing.T) {
 	t.Setenv("TITLE_DATABASE_ID", "agent")
 	t.Setenv("TITLE_TABLE_ID", "conversations")
 	t.Setenv("TITLE_MESSAGE_COLUMN", "first_message")
-	srv := titleServer(t, model, map[string]string{"x-appwrite-trigger": "event", "x-appwrite-key": "dynamic_abc"})
+	srv := titleServer(t, model, localruntime.Options{Headers: map[string]string{"x-appwrite-trigger": "event", "x-appwrite-key": "dynamic_abc"}})
 
 	send := func(event, row string) reply {
 		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(row))
@@ -256,7 +258,7 @@ func TestTitleFromRowEvent(t *testing.T) {
 func TestEventHeaderIsIgnoredOnHTTPTrigger(t *testing.T) {
 	model := scriptedllm.New()
 	defer model.Close()
-	srv := titleServer(t, model, map[string]string{"x-appwrite-trigger": "http"})
+	srv := titleServer(t, model, localruntime.Options{Headers: map[string]string{"x-appwrite-trigger": "http"}})
 	req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{"$id":"r1"}`))
 	req.Header.Set("x-appwrite-event", "databases.agent.tables.conversations.rows.r1.create")
 	res, err := http.DefaultClient.Do(req)
@@ -277,15 +279,9 @@ func TestTitleRetries(t *testing.T) {
 		scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 429, Type: "rate_limit_exceeded", Message: "slow down"}, Header: map[string]string{"retry-after-ms": "2"}},
 		scriptedllm.Reply{Content: "Billing Question"})
 	defer model.Close()
-	t.Setenv("LLM_API_KEY", "env-key")
-	t.Setenv("LLM_MODEL", "openai/gpt-4.1-mini")
-	t.Setenv("LLM_BASE_URL", model.BaseURL())
-	t.Setenv("AGENT_API_KEY", "session-key")
 	var mu sync.Mutex
 	var logs, errs string
-	srv := httptest.NewServer(localruntime.New(envMain, localruntime.Options{LogDir: t.TempDir(),
-		OnLog: func(_, l, e string) { mu.Lock(); logs, errs = logs+l, errs+e; mu.Unlock() }}))
-	defer srv.Close()
+	srv := titleServer(t, model, localruntime.Options{OnLog: func(_, l, e string) { mu.Lock(); logs, errs = logs+l, errs+e; mu.Unlock() }})
 	r := post(t, srv.URL, "session-key", `{"message":"why was I charged twice?"}`)
 	if r.status != 200 || r.body["title"] != "Billing Question" || len(model.Requests()) != 3 {
 		t.Fatalf("%+v after %d requests", r, len(model.Requests()))

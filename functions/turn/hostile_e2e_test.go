@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,30 +19,11 @@ import (
 // with the sleeper injected); a backoff without a hint would sleep on the real clock, so every retried
 // fault here carries one.
 
-// logBook collects the execution logs the runtime hands over.
-type logBook struct {
-	mu         sync.Mutex
-	logs, errs strings.Builder
-}
-
-func (b *logBook) onLog(_, logs, errs string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.logs.WriteString(logs)
-	b.errs.WriteString(errs)
-}
-
-func (b *logBook) text() (logs, errs string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.logs.String(), b.errs.String()
-}
-
 // hostileEnv is env with the logs collected.
-func hostileEnv(t *testing.T, replies ...scriptedllm.Reply) (*scriptedllm.Server, *httptest.Server, *logBook) {
+func hostileEnv(t *testing.T, replies ...scriptedllm.Reply) (*scriptedllm.Server, *httptest.Server, *logSink) {
 	t.Helper()
-	book := &logBook{}
-	model, srv := startEnv(t, book.onLog, replies...)
+	book := &logSink{}
+	model, srv := startEnv(t, book.add, replies...)
 	return model, srv, book
 }
 

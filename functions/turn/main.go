@@ -135,12 +135,7 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 	var logMu sync.Mutex
 	log := func(s string) { logMu.Lock(); defer logMu.Unlock(); rt.Error(s) }
 	info := func(s string) { logMu.Lock(); defer logMu.Unlock(); rt.Log(s) }
-	settings.Retry.OnRetry = func(e llm.RetryEvent) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		rt.Error(e.String())
-		rt.Log(e.Metric())
-	}
+	settings.Retry.OnRetry = func(e llm.RetryEvent) { log(e.String()); info(e.Metric()) }
 	eng := &engine.Engine{
 		Model:  llm.New(settings, httpClient),
 		Tools:  p.tools(),

@@ -43,21 +43,30 @@ type stack struct {
 	logs  *logSink
 }
 
+// logSink collects the execution logs the runtime hands over (localruntime.Options.OnLog).
 type logSink struct {
-	mu    sync.Mutex
-	lines []string
+	mu         sync.Mutex
+	logs, errs strings.Builder
 }
 
 func (l *logSink) add(_, logs, errs string) {
 	l.mu.Lock()
-	l.lines = append(l.lines, logs+errs)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	l.logs.WriteString(logs)
+	l.errs.WriteString(errs)
 }
 
-func (l *logSink) all() string {
+// text returns the log lines and the error lines collected so far.
+func (l *logSink) text() (logs, errs string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
+	return l.logs.String(), l.errs.String()
+}
+
+// all returns every line collected so far, logs then errors.
+func (l *logSink) all() string {
+	logs, errs := l.text()
+	return logs + "\n" + errs
 }
 
 // progressColumns are the progress table's columns, as scripts/dev creates them.

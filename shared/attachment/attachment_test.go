@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+func TestSanitizeName(t *testing.T) {
+	for in, want := range map[string]string{"../../etc/passwd": "passwd", `C:\x\my file.txt`: "my_file.txt", "...": "file",
+		"_a_": "a", strings.Repeat("a", 200): strings.Repeat("a", 180), "héllo.md": "h_llo.md"} {
+		if got := SanitizeName(in); got != want {
+			t.Errorf("SanitizeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestDecodeLenient(t *testing.T) {
 	for _, in := range []string{"aGVsbG8=", "aGVsbG8", "aGVs\nbG8=", "data:text/plain;base64,aGVsbG8="} {
 		if b, ok := DecodeLenient(in); !ok || string(b) != "hello" {

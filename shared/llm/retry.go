@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"appwrite-agent/shared/opsmetrics"
 )
 
@@ -143,17 +141,11 @@ func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // errStreamCut is a stream that ended before it said it was finished.
 var errStreamCut = errors.New("the stream ended before the answer was finished")
 
-// retryReason reports whether a failed attempt may be retried, and why it failed.
+// retryReason reports whether a failed attempt may be retried, and why it failed. The status is the
+// attempt's last HTTP answer, as the transport saw it (the status an *openai.APIError or
+// *openai.RequestError carries is that answer's).
 func retryReason(err error, ex *exchange) (reason string, status int, ok bool) {
 	status = ex.status
-	var api *openai.APIError
-	var reqErr *openai.RequestError
-	switch {
-	case errors.As(err, &api):
-		status = api.HTTPStatusCode
-	case errors.As(err, &reqErr):
-		status = reqErr.HTTPStatusCode
-	}
 	if status >= 400 || (status != 0 && status < 200) {
 		switch strings.ToLower(ex.header.Get("x-should-retry")) {
 		case "true":

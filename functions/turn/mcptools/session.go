@@ -237,7 +237,7 @@ func (s *session) call(ctx context.Context, name string, args json.RawMessage) (
 			return "", fmt.Errorf("MCP server '%s' did not answer in time: %v", s.srv.ID, ctx.Err())
 		}
 		var ar *authRequired
-		if err := connError(err); errors.As(err, &ar) {
+		if errors.As(err, &ar) {
 			return "", fmt.Errorf("MCP server '%s' refused the access token (HTTP 401); the call was not retried", s.srv.ID)
 		}
 		return "", fmt.Errorf("MCP server '%s': %v", s.srv.ID, connError(err))

@@ -21,29 +21,19 @@ import (
 	mgserver "github.com/mark3labs/mcp-go/server"
 )
 
-// gatedServer is an mcp-go server whose every request waits until gate is closed (or the client gives up);
-// arrived is called once, when its first request comes in.
+// gatedServer is a peer serving ping whose every request waits until gate is closed (or the client gives
+// up); arrived is called once, when its first request comes in.
 func gatedServer(t *testing.T, gate <-chan struct{}, arrived func()) *httptest.Server {
-	s := mgserver.NewMCPServer("slow", "1.0.0", mgserver.WithToolCapabilities(false))
-	s.AddTool(mcp.NewTool("ping"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("pong"), nil
-	})
-	h := mgserver.NewStreamableHTTPServer(s)
 	var once sync.Once
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Reading the body lets the server notice the client going away.
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	return newPeer(t, func(r *http.Request) bool {
 		once.Do(arrived)
 		select {
 		case <-gate:
+			return true
 		case <-r.Context().Done():
-			return
+			return false
 		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	}, ping).srv
 }
 
 func loopbackSource() *Source {
@@ -120,7 +110,10 @@ type peer struct {
 	requests []string // "<method> <protocol>"
 }
 
-func newPeer(t *testing.T, hold func(*http.Request) bool, tools ...mgserver.ServerTool) *peer {
+// newPeer starts a peer. wait, when set, is called with each request before the server sees it (its body
+// already read, which lets the server notice the client going away); the request is answered only when
+// wait returns true.
+func newPeer(t *testing.T, wait func(*http.Request) bool, tools ...mgserver.ServerTool) *peer {
 	s := mgserver.NewMCPServer("peer", "1.0.0", mgserver.WithToolCapabilities(false))
 	s.AddTools(tools...)
 	h := mgserver.NewStreamableHTTPServer(s)
@@ -129,10 +122,9 @@ func newPeer(t *testing.T, hold func(*http.Request) bool, tools ...mgserver.Serv
 		p.mu.Lock()
 		p.requests = append(p.requests, r.Method+" "+r.Header.Get("Mcp-Method")+" "+r.Header.Get("Mcp-Protocol-Version"))
 		p.mu.Unlock()
-		if hold != nil && hold(r) {
-			// Reading the body lets the server notice the client going away.
-			_, _ = io.Copy(io.Discard, r.Body)
-			<-r.Context().Done()
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if wait != nil && !wait(r) {
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -140,6 +132,9 @@ func newPeer(t *testing.T, hold func(*http.Request) bool, tools ...mgserver.Serv
 	t.Cleanup(p.srv.Close)
 	return p
 }
+
+// ping answers pong.
+var ping = mgserver.ServerTool{Tool: mcp.NewTool("ping"), Handler: result(mcp.NewToolResultText("pong"))}
 
 func (p *peer) seen() []string {
 	p.mu.Lock()
@@ -201,8 +196,13 @@ func TestResultText(t *testing.T) {
 // A server that never answers server/discover is spoken to with the initialize handshake once the probe's
 // own deadline has passed, well within the connection's time.
 func TestDiscoverTimeoutFallsBackToInitialize(t *testing.T) {
-	p := newPeer(t, func(r *http.Request) bool { return r.Header.Get("Mcp-Method") == "server/discover" },
-		mgserver.ServerTool{Tool: mcp.NewTool("ping"), Handler: result(mcp.NewToolResultText("pong"))})
+	p := newPeer(t, func(r *http.Request) bool {
+		if r.Header.Get("Mcp-Method") == "server/discover" {
+			<-r.Context().Done() // never answered
+			return false
+		}
+		return true
+	}, ping)
 	src := loopbackSource()
 	src.ConnectTimeout, src.DiscoverTimeout = time.Minute, 200*time.Millisecond
 	ctx := context.Background()
@@ -254,7 +254,7 @@ func TestFailuresSayWhatFailed(t *testing.T) {
 		}
 	}
 
-	p := newPeer(t, nil, mgserver.ServerTool{Tool: mcp.NewTool("ping"), Handler: result(mcp.NewToolResultText("pong"))})
+	p := newPeer(t, nil, ping)
 	out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
 	defer out.Close()
 	if len(out.Tools) != 1 {

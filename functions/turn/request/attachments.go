@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"appwrite-agent/shared/attachment"
 )
 
 // Attachment kinds.
@@ -19,9 +17,6 @@ const (
 
 // MaxInlineTextChars is how much of a text attachment goes into the model input.
 const MaxInlineTextChars = 8000
-
-// SanitizeName reduces a client file name to a safe base name (attachment.SanitizeName).
-func SanitizeName(name string) string { return attachment.SanitizeName(name) }
 
 var imageMimes = map[string]bool{"image/png": true, "image/jpeg": true, "image/jpg": true, "image/gif": true, "image/webp": true}
 

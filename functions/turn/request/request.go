@@ -9,10 +9,9 @@ import (
 	"net/http"
 	"strings"
 
+	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/llm"
-
-	"appwrite-agent/shared/attachment"
 )
 
 // HistoryWindow is how many history messages (not turns) a turn keeps: the last 12.
@@ -259,7 +258,7 @@ func validateMemories(in []Memory) ([]Memory, *Error) {
 }
 
 func normalizeAttachment(a InlineAttachment, i int, maxBytes int) (Attachment, *Error) {
-	name := SanitizeName(a.Name)
+	name := attachment.SanitizeName(a.Name)
 	raw := a.ContentBase64
 	if raw == "" {
 		raw = a.DataBase64
