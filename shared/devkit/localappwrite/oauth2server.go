@@ -442,7 +442,7 @@ func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	req := &authRequest{id: randomToken(), project: project, clientID: c.id, redirectURI: redirect, state: q.Get("state"),
-		challenge: q.Get("code_challenge"), scopes: dedupe(scopes), resources: dedupe(resources),
+		challenge: q.Get("code_challenge"), scopes: uniqueStrings(scopes), resources: uniqueStrings(resources),
 		expires: s.now().Add(s.oauthOpts().CodeTTL)}
 	sid := s.sessionOf(r, project)
 	s.as.mu.Lock()
@@ -597,16 +597,6 @@ func withQuery(raw string, v url.Values) string {
 
 func randomToken() string { return base64.RawURLEncoding.EncodeToString(randomBytes(32)) }
 
-func dedupe(in []string) []string {
-	var out []string
-	for _, s := range in {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // ---- token ----
 
 func (s *Server) asToken(w http.ResponseWriter, r *http.Request) {
@@ -738,7 +728,7 @@ func (s *Server) exchangeRefresh(w http.ResponseWriter, f url.Values, c *oauthCl
 				return
 			}
 		}
-		scopes = dedupe(sc)
+		scopes = uniqueStrings(sc)
 	}
 	aud, err := audience(g.resources, f["resource"])
 	if err != nil {
@@ -757,7 +747,7 @@ func audience(authorized, asked []string) ([]string, error) {
 		}
 	}
 	if len(asked) > 0 {
-		return dedupe(asked), nil
+		return uniqueStrings(asked), nil
 	}
 	return authorized, nil
 }
