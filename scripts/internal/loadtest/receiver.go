@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"appwrite-agent/shared/devkit/netfault"
+
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -216,7 +218,7 @@ func (f *farm) handler(i int) http.Handler {
 		case kindLate, kindTimeout:
 			panic(http.ErrAbortHandler)
 		case kindReset:
-			reset(w)
+			netfault.Reset(w)
 		case kind5xx:
 			if len(msg.EventID)%2 == 0 {
 				w.WriteHeader(http.StatusInternalServerError)
@@ -231,24 +233,4 @@ func (f *farm) handler(i int) http.Handler {
 			w.WriteHeader(http.StatusUnauthorized)
 		}
 	})
-}
-
-// reset closes the connection with a TCP RST (SO_LINGER 0) and no answer.
-func reset(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	if nc, ok := conn.(interface{ NetConn() net.Conn }); ok {
-		if tcp, ok := nc.NetConn().(*net.TCPConn); ok {
-			_ = tcp.SetLinger(0)
-			_ = tcp.Close()
-			return
-		}
-	}
-	_ = conn.Close()
 }

@@ -44,7 +44,7 @@ func Unplain(ctx context.Context, root, name string) ([]Finding, error) {
 	}
 	var out []Finding
 	for _, p := range pkgs {
-		if !ships(p.ImportPath, name) {
+		if _, copied := stagedPath(name, p.ImportPath); !copied {
 			continue
 		}
 		rel := func(f string) string {
@@ -71,13 +71,6 @@ func Unplain(ctx context.Context, root, name string) ([]Finding, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, nil
-}
-
-// ships reports whether Stage copies the package at path into function name's deployment.
-func ships(path, name string) bool {
-	fnModule := FunctionPrefix + name
-	return path == fnModule || strings.HasPrefix(path, fnModule+"/") ||
-		path == SharedModule || strings.HasPrefix(path, SharedModule+"/")
 }
 
 // goFileKinds parses a Go file and reports whether it imports unsafe and whether it names sync.Pool (under any

@@ -98,17 +98,7 @@ func StageWith(ctx context.Context, root, name, outDir string, opts Options) err
 		return fmt.Errorf("stage %s: %w", name, err)
 	}
 	fnModule := FunctionPrefix + name
-	rewrite := func(path string) (string, bool) {
-		switch {
-		case path == fnModule:
-			return HandlerModule, true
-		case strings.HasPrefix(path, fnModule+"/"):
-			return HandlerModule + strings.TrimPrefix(path, fnModule), true
-		case path == SharedModule || strings.HasPrefix(path, SharedModule+"/"):
-			return HandlerModule + "/shared" + strings.TrimPrefix(path, SharedModule), true
-		}
-		return "", false
-	}
+	rewrite := func(path string) (string, bool) { return stagedPath(name, path) }
 
 	if err := checkShips(pkgs); err != nil {
 		return fmt.Errorf("stage %s: %w", name, err)
@@ -198,6 +188,22 @@ func StageWith(ctx context.Context, root, name, outDir string, opts Options) err
 		return fmt.Errorf("stage %s: go mod tidy in %s: %w\n%s", name, outDir, err, out)
 	}
 	return nil
+}
+
+// stagedPath maps the import path of a package that Stage copies into function name's deployment (the
+// function's own packages and shared/) to its path in the staged handler module; ok is false for every other
+// package, which the deployment requires as a published module.
+func stagedPath(name, path string) (staged string, ok bool) {
+	fnModule := FunctionPrefix + name
+	switch {
+	case path == fnModule:
+		return HandlerModule, true
+	case strings.HasPrefix(path, fnModule+"/"):
+		return HandlerModule + strings.TrimPrefix(path, fnModule), true
+	case path == SharedModule || strings.HasPrefix(path, SharedModule+"/"):
+		return HandlerModule + "/shared" + strings.TrimPrefix(path, SharedModule), true
+	}
+	return "", false
 }
 
 // DevkitPrefix is the import path of the dev and test tooling (shared/devkit): it never ships.

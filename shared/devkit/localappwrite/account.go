@@ -90,12 +90,9 @@ func (s *Server) createEmailSession(c *call) (int, any, *APIError) {
 	if len(password) < 8 || len(password) > 256 {
 		return 0, nil, invalidParam("password", "Password must be between 8 and 256 characters long.")
 	}
-	u := userByEmailLocked(c.pr, email)
-	if u == nil || !u.passwordMatches(password) {
-		return 0, nil, newErr(ErrUserInvalidCredentials)
-	}
-	if !u.status {
-		return 0, nil, newErr(ErrUserBlocked)
+	u, err := passwordUserLocked(c.pr, email, password)
+	if err != nil {
+		return 0, nil, err
 	}
 	sess, value := s.newSessionLocked(c.pr, u)
 	key := "a_session_" + c.pr.id

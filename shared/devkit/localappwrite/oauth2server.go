@@ -110,11 +110,10 @@ type refreshGrant struct {
 	used, revoked                     bool
 }
 
+// init makes the empty maps; New calls it once.
 func (a *authServer) init() {
-	if a.clients == nil {
-		a.clients, a.requests, a.sessions = map[string]*oauthClient{}, map[string]*authRequest{}, map[string]*asSession{}
-		a.codes, a.refresh = map[string]*authCode{}, map[string]*refreshGrant{}
-	}
+	a.clients, a.requests, a.sessions = map[string]*oauthClient{}, map[string]*authRequest{}, map[string]*asSession{}
+	a.codes, a.refresh = map[string]*authCode{}, map[string]*refreshGrant{}
 }
 
 // prune forgets what can no longer be used: expired sign-ins, sessions and codes, and refresh tokens that are
@@ -332,7 +331,6 @@ func (s *Server) asRegister(w http.ResponseWriter, r *http.Request) {
 	out["redirect_uris"] = redirects
 	c.registration = out
 	s.as.mu.Lock()
-	s.as.init()
 	s.as.clients[c.id] = c
 	s.as.mu.Unlock()
 	w.Header().Set("Cache-Control", "no-store")
@@ -400,7 +398,6 @@ func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	s.as.mu.Lock()
-	s.as.init()
 	c := s.as.clients[q.Get("client_id")]
 	s.as.mu.Unlock()
 	// Errors about the client or its redirect_uri are shown to the user, never redirected (section 4.1.2.1).
@@ -445,7 +442,7 @@ func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	req := &authRequest{id: randomToken(), project: project, clientID: c.id, redirectURI: redirect, state: q.Get("state"),
-		challenge: q.Get("code_challenge"), scopes: dedupe(scopes), resources: dedupe(resources),
+		challenge: q.Get("code_challenge"), scopes: uniqueStrings(scopes), resources: uniqueStrings(resources),
 		expires: s.now().Add(s.oauthOpts().CodeTTL)}
 	sid := s.sessionOf(r, project)
 	s.as.mu.Lock()
@@ -473,7 +470,6 @@ func (s *Server) asAuthorizeForm(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now()
 	s.as.mu.Lock()
-	s.as.init()
 	req := s.as.requests[r.PostForm.Get("request")]
 	var c *oauthClient
 	if req != nil {
@@ -569,7 +565,6 @@ func (s *Server) sessionOf(r *http.Request, project string) string {
 	}
 	s.as.mu.Lock()
 	defer s.as.mu.Unlock()
-	s.as.init()
 	sess := s.as.sessions[ck.Value]
 	if sess == nil || sess.project != project || !s.now().Before(sess.expires) {
 		return ""
@@ -602,16 +597,6 @@ func withQuery(raw string, v url.Values) string {
 
 func randomToken() string { return base64.RawURLEncoding.EncodeToString(randomBytes(32)) }
 
-func dedupe(in []string) []string {
-	var out []string
-	for _, s := range in {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // ---- token ----
 
 func (s *Server) asToken(w http.ResponseWriter, r *http.Request) {
@@ -630,7 +615,6 @@ func (s *Server) asToken(w http.ResponseWriter, r *http.Request) {
 		clientID, _ = url.QueryUnescape(u)
 	}
 	s.as.mu.Lock()
-	s.as.init()
 	c := s.as.clients[clientID]
 	s.as.mu.Unlock()
 	if c == nil || c.project != project {
@@ -744,7 +728,7 @@ func (s *Server) exchangeRefresh(w http.ResponseWriter, f url.Values, c *oauthCl
 				return
 			}
 		}
-		scopes = dedupe(sc)
+		scopes = uniqueStrings(sc)
 	}
 	aud, err := audience(g.resources, f["resource"])
 	if err != nil {
@@ -763,7 +747,7 @@ func audience(authorized, asked []string) ([]string, error) {
 		}
 	}
 	if len(asked) > 0 {
-		return dedupe(asked), nil
+		return uniqueStrings(asked), nil
 	}
 	return authorized, nil
 }

@@ -257,6 +257,7 @@ func New(opts Options) *Server {
 		s.signer = processSigningKey()
 	}
 	s.kid = keyID(&s.signer.PublicKey)
+	s.as.init()
 	s.issuer = opts.Issuer
 	s.q = newQueue(opts.Workers)
 	s.deploy = newDeployer(opts.Builds)

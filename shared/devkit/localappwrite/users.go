@@ -193,9 +193,22 @@ func userByEmailLocked(pr *project, email string) *user {
 	return nil
 }
 
-// checkPassword is Appwrite's email and password check (Account::createEmailPasswordSession): the id of the
+// passwordUserLocked is Appwrite's email and password check (Account::createEmailPasswordSession): the
 // project's user with this email and password, user_invalid_credentials when there is none or the password
 // differs, user_blocked for a blocked user.
+func passwordUserLocked(pr *project, email, password string) (*user, *APIError) {
+	u := userByEmailLocked(pr, email)
+	if u == nil || !u.passwordMatches(password) {
+		return nil, newErr(ErrUserInvalidCredentials)
+	}
+	if !u.status {
+		return nil, newErr(ErrUserBlocked)
+	}
+	return u, nil
+}
+
+// checkPassword is passwordUserLocked for the authorization server's login form: the id of projectID's
+// user with this email (trimmed) and password.
 func (s *Server) checkPassword(projectID, email, password string) (string, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -203,12 +216,9 @@ func (s *Server) checkPassword(projectID, email, password string) (string, *APIE
 	if pr == nil {
 		return "", newErr(ErrUserInvalidCredentials)
 	}
-	u := userByEmailLocked(pr, strings.TrimSpace(email))
-	if u == nil || !u.passwordMatches(password) {
-		return "", newErr(ErrUserInvalidCredentials)
-	}
-	if !u.status {
-		return "", newErr(ErrUserBlocked)
+	u, err := passwordUserLocked(pr, strings.TrimSpace(email), password)
+	if err != nil {
+		return "", err
 	}
 	return u.id, nil
 }

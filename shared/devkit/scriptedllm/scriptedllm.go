@@ -23,12 +23,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
+
+	"appwrite-agent/shared/devkit/netfault"
 )
 
 // ToolCall is a function call the scripted model asks for.
@@ -296,7 +297,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reply.Reset {
-		reset(w)
+		netfault.Reset(w)
 		return
 	}
 	for k, v := range reply.Header {
@@ -329,22 +330,6 @@ func stalled(r *http.Request, reply Reply, sent int) bool {
 	}
 	<-r.Context().Done()
 	return true
-}
-
-// reset closes the request's connection with a TCP RST and nothing written.
-func reset(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
 }
 
 // cut ends a response abruptly: net/http closes the connection without terminating the chunked body.
