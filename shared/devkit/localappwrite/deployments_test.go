@@ -192,7 +192,7 @@ func TestDeploymentChunkedBuildAndServe(t *testing.T) {
 	}
 	select {
 	case <-first.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a ceiling on the signal wait, far above the kill and WaitDelay (2 s)
 		t.Fatal("the first deployment's runtime still runs")
 	}
 	if old, _ := fs.GetDeployment("hello", dep.Id); old.Activate {
