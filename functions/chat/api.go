@@ -360,8 +360,8 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 		if conv, err = c.st.CreateConversation(c.ctx, c.user.ID, first); err != nil {
 			return 0, nil, fromStore(err, "conversation", "")
 		}
-	} else if err := c.st.TouchConversation(c.ctx, c.user.ID, conv.ID); err != nil {
-		return 0, nil, fromStore(err, "conversation", conv.ID)
+	} else if conv, err = c.st.TouchConversation(c.ctx, c.user.ID, in.ConversationID); err != nil {
+		return 0, nil, fromStore(err, "conversation", in.ConversationID)
 	}
 	userMsg, asst, err := c.st.AddTurnMessages(c.ctx, c.user.ID, conv.ID, tid, message, kept)
 	if errors.Is(err, store.ErrTurnExists) {
@@ -382,9 +382,6 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	}
 	if err := c.st.SetExecution(c.ctx, asst.ID, ex.ID); err != nil {
 		c.rt.Error("recording execution " + ex.ID + " of turn " + tid + ": " + err.Error())
-	}
-	if conv, err = c.st.Conversation(c.ctx, c.user.ID, conv.ID); err != nil {
-		return 0, nil, fromStore(err, "conversation", conv.ID)
 	}
 	return http.StatusAccepted, map[string]any{
 		"conversation": conv,
