@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -423,20 +424,14 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 // progressEvents reads the user's progress rows of a turn, in order: only rows whose permissions name this
 // user (a turn id is no secret).
 func (c *call) progressEvents(tid string) ([]turns.Event, error) {
-	rows, err := c.aw.ListRows(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, 0, awclient.Equal("turn_id", tid))
+	rows, err := c.aw.ListRows(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, awclient.Equal("turn_id", tid))
 	if err != nil {
 		return nil, err
 	}
 	mine := `read("user:` + c.user.ID + `")`
 	var evs []turns.Event
 	for _, r := range rows {
-		owned := false
-		for _, p := range r.Permissions {
-			if p == mine {
-				owned = true
-			}
-		}
-		if !owned || !json.Valid([]byte(r.Str("payload"))) {
+		if !slices.Contains(r.Permissions, mine) || !json.Valid([]byte(r.Str("payload"))) {
 			continue
 		}
 		evs = append(evs, turns.Event{Seq: r.Int("seq"), Time: r.Str("time"), Event: json.RawMessage(r.Str("payload"))})

@@ -9,7 +9,7 @@ import (
 )
 
 // Config is everything chat reads from its environment. This file is the only place that reads it; Main
-// reads it once per request and passes it down.
+// reads it once per process and passes it down.
 type Config struct {
 	// SessionKey is AGENT_API_KEY, sent to turn as X-Session-API-Key.
 	SessionKey string
