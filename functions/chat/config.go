@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/attachment"
+	"appwrite-agent/shared/fnhttp"
 )
 
 // Config is everything chat reads from its environment. This file is the only place that reads it; Main
@@ -25,7 +26,7 @@ type Config struct {
 	PublicEndpoint string
 	// MaxAttachments and MaxAttachmentBytes are ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
 	MaxAttachments, MaxAttachmentBytes int
-	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset.
+	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (fnhttp.BuildID, what /health answers).
 	BuildID string
 	// Warnings lists environment values that were ignored.
 	Warnings []string
@@ -41,7 +42,7 @@ func LoadConfig() Config {
 		ProgressTable:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
 		Endpoint:         strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
 		ProjectID:        strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
-		BuildID:          envOr("APPWRITE_FUNCTION_DEPLOYMENT", "dev"),
+		BuildID:          fnhttp.BuildID(),
 	}
 	c.PublicEndpoint = strings.TrimRight(envOr("CHAT_PUBLIC_ENDPOINT", c.Endpoint), "/")
 	c.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", attachment.DefaultMaxPerMessage)
