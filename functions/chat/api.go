@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"appwrite-agent/functions/chat/turns"
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/ident"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -256,8 +256,8 @@ func deleteConversation(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
 
-// turnID is progress.turn_id's rule in turn (docs/turn.md).
-var turnID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$`)
+// turnID is progress.turn_id's rule in turn (docs/turn.md): ^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$.
+var turnID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
 
 type turnBody struct {
 	ConversationID string `json:"conversation_id"`
@@ -319,7 +319,7 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	tid := strings.TrimSpace(in.TurnID)
 	if tid == "" {
 		tid = newID()
-	} else if !turnID.MatchString(tid) {
+	} else if !turnID.Match(tid) {
 		return 0, nil, invalid("turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -")
 	}
 
@@ -623,8 +623,8 @@ func deleteMemory(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
 
-// connectionID is an MCP connection id: what turn accepts and a row can hold.
-var connectionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,36}$`)
+// connectionID is an MCP connection id as chat takes it: ^[A-Za-z0-9_-]{1,36}$ (the connection_id column holds 36).
+var connectionID = ident.Pattern{First: ident.Chars("A-Za-z0-9_-"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
 
 func connectionBody(mc store.MCPConnection) map[string]any {
 	return map[string]any{"id": mc.ID, "name": mc.Name, "url": mc.URL, "description": mc.Description,
@@ -645,7 +645,7 @@ func listMCP(c *call, _ []string) (int, any, *apiError) {
 
 func putMCP(c *call, args []string) (int, any, *apiError) {
 	id := args[0]
-	if !connectionID.MatchString(id) {
+	if !connectionID.Match(id) {
 		return 0, nil, invalid("the connection id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and - (got '%s')", id)
 	}
 	var in struct {
