@@ -373,10 +373,6 @@ func lookupIn(list []Event, name string) *Event {
 	return nil
 }
 
-// Legacy returns the events of the first catalog under their old names (RenamedTo set): what subscriptions
-// made before the renaming were sealed for.
-func Legacy() []Event { return append([]Event(nil), legacy...) }
-
 // All returns the catalog in its fixed order.
 func All() []Event { return append([]Event(nil), events...) }
 
@@ -445,21 +441,29 @@ func (e Event) Listing() Listing {
 	}
 }
 
+// Unmet returns the requirements (each a list of alternatives) that granted meets with none of their
+// alternatives (HasScope), in order.
+func Unmet(requirements [][]string, granted map[string]bool) [][]string {
+	var out [][]string
+	for _, group := range requirements {
+		if !slices.ContainsFunc(group, func(s string) bool { return HasScope(granted, s) }) {
+			out = append(out, group)
+		}
+	}
+	return out
+}
+
+// unmet is Unmet of e's requirements, webhook scopes first.
+func (e Event) unmet(scopes map[string]bool) [][]string {
+	return Unmet(append(append([][]string(nil), webhookScopes...), e.Scopes...), scopes)
+}
+
 // MissingScopes returns the scope requirements (each "a or b") that scopes do not satisfy, webhook scopes
 // included; empty means the caller may use the event.
 func (e Event) MissingScopes(scopes map[string]bool) []string {
 	var missing []string
-	for _, group := range append(append([][]string(nil), webhookScopes...), e.Scopes...) {
-		ok := false
-		for _, s := range group {
-			if HasScope(scopes, s) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			missing = append(missing, strings.Join(group, " or "))
-		}
+	for _, group := range e.unmet(scopes) {
+		missing = append(missing, strings.Join(group, " or "))
 	}
 	return missing
 }
@@ -468,10 +472,8 @@ func (e Event) MissingScopes(scopes map[string]bool) []string {
 // user for: the first of its alternatives. It is what an insufficient_scope challenge names.
 func (e Event) StepUpScopes(scopes map[string]bool) []string {
 	var out []string
-	for _, group := range append(append([][]string(nil), webhookScopes...), e.Scopes...) {
-		if !slices.ContainsFunc(group, func(s string) bool { return HasScope(scopes, s) }) {
-			out = append(out, group[0])
-		}
+	for _, group := range e.unmet(scopes) {
+		out = append(out, group[0])
 	}
 	return out
 }

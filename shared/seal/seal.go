@@ -301,6 +301,9 @@ type Sealer struct {
 	budget Budget
 }
 
+// Keyring is the keyring s seals with (its label MACs authenticate what is written beside an envelope).
+func (s *Sealer) Keyring() *Keyring { return s.ring }
+
 // NewSealer returns a Sealer. Username and Password must be at least 1 and URL at least 0 (a zero Budget
 // means DefaultBudget).
 func NewSealer(ring *Keyring, budget Budget) (*Sealer, error) {

@@ -156,7 +156,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	}
 	aw := appwriteapi.New(cfg.AppwriteEndpoint, hc)
 	s.subs, err = subscriptions.New(subscriptions.Options{
-		Appwrite: aw, Sealer: sealer, Keyring: ring, SigKeys: keys,
+		Appwrite: aw, Sealer: sealer, SigKeys: keys,
 		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,
 		TTLDefault: cfg.TTLDefault, TTLMin: cfg.TTLMin, TTLMax: cfg.TTLMax, RotationGrace: cfg.RotationGrace,
 		ChallengeTimeout: cfg.ChallengeTimeout, ChallengeRate: cfg.ChallengeRate, Now: o.Now,
@@ -492,9 +492,10 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 	case "events/list":
 		result = List(p.Scopes)
 		if res := result.(ListResult); len(res.Events) == 0 {
-			merr = mcperr.InsufficientScope(nil, listStepUp(p.Scopes),
-				"the access token carries none of the scopes any event needs; ask for %s", strings.Join(listStepUp(p.Scopes), " "))
-			merr.Data = map[string]any{"missingScopes": listStepUp(p.Scopes)}
+			ask := listStepUp(p.Scopes)
+			merr = mcperr.InsufficientScope(nil, ask,
+				"the access token carries none of the scopes any event needs; ask for %s", strings.Join(ask, " "))
+			merr.Data = map[string]any{"missingScopes": ask}
 		}
 	case "events/subscribe":
 		var params subscriptions.SubscribeParams

@@ -2,9 +2,7 @@ package oauth
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -75,23 +73,10 @@ func (d *Discovery) Scopes(ctx context.Context) []string {
 func (d *Discovery) fetch(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := d.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("oauth: discovery %s answered %d", d.url, resp.StatusCode)
-	}
 	var doc struct {
 		ScopesSupported []string `json:"scopes_supported"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxDiscoveryBytes)).Decode(&doc); err != nil {
+	if err := getJSON(ctx, d.client, d.url, maxDiscoveryBytes, &doc); err != nil {
 		return nil, fmt.Errorf("oauth: discovery %s: %w", d.url, err)
 	}
 	return slices.DeleteFunc(doc.ScopesSupported, func(s string) bool { return s == "" }), nil
@@ -106,12 +91,17 @@ func (r Resource) Published(published []string) Resource {
 		return r
 	}
 	r.Supported = slices.Clone(published)
-	asked := make([]string, 0, len(r.Scopes))
-	for _, s := range r.Scopes {
-		asked = append(asked, r.pick(s, published))
-	}
-	r.Scopes = slices.Compact(asked)
+	r.Scopes = slices.Compact(r.pickAll(r.Scopes, published))
 	return r
+}
+
+// pickAll is pick of each of scopes.
+func (r Resource) pickAll(scopes, published []string) []string {
+	out := make([]string, 0, len(scopes))
+	for _, s := range scopes {
+		out = append(out, r.pick(s, published))
+	}
+	return out
 }
 
 // pick returns the alternative of scope's requirement that published lists: scope itself when it is listed

@@ -234,27 +234,10 @@ type jwk struct {
 }
 
 func (j *JWKS) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := j.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch JWKS: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch JWKS: HTTP %d", resp.StatusCode)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes))
-	if err != nil {
-		return nil, fmt.Errorf("fetch JWKS: %w", err)
-	}
 	var doc struct {
 		Keys []jwk `json:"keys"`
 	}
-	if err := json.Unmarshal(body, &doc); err != nil {
+	if err := getJSON(ctx, j.client, j.url, maxJWKSBytes, &doc); err != nil {
 		return nil, fmt.Errorf("fetch JWKS: %w", err)
 	}
 	keys := map[string]*rsa.PublicKey{}
@@ -446,11 +429,28 @@ func (r Resource) Challenge(path, description string) string {
 // scopes a call needs: error="insufficient_scope" with the scopes the call needs (the client adds them to
 // what it holds and asks the user again), the metadata URL and description.
 func (r Resource) InsufficientScope(path string, scopes []string, description string) string {
-	asked := make([]string, 0, len(scopes))
-	for _, s := range scopes {
-		asked = append(asked, r.pick(s, r.Supported))
-	}
-	scopes = asked
 	return fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
-		strings.Join(scopes, " "), r.MetadataURL(path), description)
+		strings.Join(r.pickAll(scopes, r.Supported), " "), r.MetadataURL(path), description)
+}
+
+// getJSON GETs url with client and decodes its 200 answer (at most limit bytes; longer is an error) into v.
+func getJSON(ctx context.Context, client *http.Client, url string, limit int64, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
 }

@@ -69,13 +69,13 @@ func (s *Service) labelFor(id, principal string, sub seal.Subscription) label {
 	if len(sub.PrevSecret) > 0 {
 		l.PrevUntil = sub.PrevSecretUntil
 	}
-	l.Owner = s.o.Keyring.LabelMAC(ownerMACLen, l.ownerParts(id, sub.ProjectID, principal, sub.Args.Map())...)
-	l.URLMAC = s.o.Keyring.LabelMAC(urlMACLen, l.urlParts(id, sub.ProjectID, principal, sub.CallbackURL, sub.Args.Map())...)
+	l.Owner = s.o.Sealer.Keyring().LabelMAC(ownerMACLen, l.ownerParts(id, sub.ProjectID, principal, sub.Args.Map())...)
+	l.URLMAC = s.o.Sealer.Keyring().LabelMAC(urlMACLen, l.urlParts(id, sub.ProjectID, principal, sub.CallbackURL, sub.Args.Map())...)
 	return l
 }
 
 func (s *Service) fingerprint(id string, secret []byte) []byte {
-	return s.o.Keyring.LabelMAC(fingerprintLen, "secret", id, string(secret))
+	return s.o.Sealer.Keyring().LabelMAC(fingerprintLen, "secret", id, string(secret))
 }
 
 func stamp(t time.Time) string {
@@ -145,7 +145,7 @@ func parseLabel(name string) (label, bool) {
 // ownedBy reports whether l, on webhook id in project with these arguments, was written for principal: its
 // owner MAC verifies (which also authenticates every field of the label but the URL MAC).
 func (s *Service) ownedBy(l label, id, project, principal string, args map[string]string) bool {
-	return s.o.Keyring.LabelMACValid(l.Owner, l.ownerParts(id, project, principal, args)...)
+	return s.o.Sealer.Keyring().LabelMACValid(l.Owner, l.ownerParts(id, project, principal, args)...)
 }
 
 // ownedByAny is ownedBy for the arguments webhook w's events give l's event: the ones the owner MAC
@@ -162,5 +162,5 @@ func (s *Service) ownedByAny(l label, w *appwriteapi.Webhook, project, principal
 // provesURL reports whether l proves that principal's subscription on webhook id was verified for
 // callbackURL: its URL MAC verifies and it records a verification.
 func (s *Service) provesURL(l label, id, project, principal, callbackURL string, args map[string]string) bool {
-	return !l.VerifiedAt.IsZero() && s.o.Keyring.LabelMACValid(l.URLMAC, l.urlParts(id, project, principal, callbackURL, args)...)
+	return !l.VerifiedAt.IsZero() && s.o.Sealer.Keyring().LabelMACValid(l.URLMAC, l.urlParts(id, project, principal, callbackURL, args)...)
 }

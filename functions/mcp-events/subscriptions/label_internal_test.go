@@ -13,8 +13,8 @@ import (
 // reads back what was written, and its MACs verify only for the principal, project, arguments and URL they
 // were made for; an edited label does not verify.
 func TestLabel(t *testing.T) {
-	sealer, ring := testSealerRing(t)
-	svc := &Service{o: Options{Sealer: sealer, Keyring: ring}}
+	sealer := testSealer(t)
+	svc := &Service{o: Options{Sealer: sealer}}
 	longest := ""
 	for _, e := range eventcatalog.All() {
 		if len(e.Name) > len(longest) {

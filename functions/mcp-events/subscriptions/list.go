@@ -61,15 +61,11 @@ func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *
 		if !mine {
 			continue
 		}
-		l := Listed{
-			ID: w.ID, Event: sub.Event, Arguments: args, CallbackURL: sub.CallbackURL,
-			RefreshBefore: sub.Expiry.UTC().Format(time.RFC3339), Expired: sub.Expired(now),
-			Enabled: w.Enabled, Rotating: len(sub.PrevSecret) > 0 && now.Before(sub.PrevSecretUntil),
+		var prevUntil time.Time
+		if len(sub.PrevSecret) > 0 {
+			prevUntil = sub.PrevSecretUntil
 		}
-		if !sub.VerifiedAt.IsZero() {
-			l.VerifiedAt = sub.VerifiedAt.UTC().Format(time.RFC3339)
-		}
-		out = append(out, l)
+		out = append(out, listed(&w, sub.Event, args, sub.CallbackURL, sub.Expiry, sub.VerifiedAt, prevUntil, now))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Event != out[j].Event {
@@ -94,12 +90,20 @@ func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal strin
 	for k, v := range args {
 		full[k] = v
 	}
-	out := Listed{
-		ID: w.ID, Event: l.Event, Arguments: full, RefreshBefore: l.Expiry.UTC().Format(time.RFC3339),
-		Expired: !now.Before(l.Expiry), Enabled: w.Enabled, Rotating: !l.PrevUntil.IsZero() && now.Before(l.PrevUntil),
+	return listed(w, l.Event, full, "", l.Expiry, l.VerifiedAt, l.PrevUntil, now), true
+}
+
+// listed is webhook w as list_subscriptions shows it, from what its envelope or its label says: args with
+// project_id, the callback URL ("" when only the label was read), the expiry, when it was verified (zero:
+// never) and until when its previous secret is valid (zero: no rotation).
+func listed(w *appwriteapi.Webhook, event string, args map[string]string, callbackURL string, expiry, verifiedAt, prevUntil, now time.Time) Listed {
+	l := Listed{
+		ID: w.ID, Event: event, Arguments: args, CallbackURL: callbackURL,
+		RefreshBefore: expiry.UTC().Format(time.RFC3339), Expired: !now.Before(expiry),
+		Enabled: w.Enabled, Rotating: !prevUntil.IsZero() && now.Before(prevUntil),
 	}
-	if !l.VerifiedAt.IsZero() {
-		out.VerifiedAt = l.VerifiedAt.UTC().Format(time.RFC3339)
+	if !verifiedAt.IsZero() {
+		l.VerifiedAt = verifiedAt.UTC().Format(time.RFC3339)
 	}
-	return out, true
+	return l
 }

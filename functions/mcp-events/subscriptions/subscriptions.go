@@ -60,8 +60,6 @@ type Options struct {
 	Appwrite *appwriteapi.Client
 	// Sealer seals envelopes.
 	Sealer *seal.Sealer
-	// Keyring is the Sealer's keyring: it authenticates the webhook's label (label.go).
-	Keyring *seal.Keyring
 	// SigKeys derive webhook signature secrets.
 	SigKeys *appwritesig.Keys
 	// Callback is the SSRF-safe client for verification POSTs, built from CallbackOptions.
@@ -92,8 +90,8 @@ type Service struct {
 
 // New returns a Service.
 func New(o Options) (*Service, error) {
-	if o.Appwrite == nil || o.Sealer == nil || o.Keyring == nil || o.SigKeys == nil || o.Callback == nil {
-		return nil, errors.New("subscriptions: Appwrite, Sealer, Keyring, SigKeys and Callback are required")
+	if o.Appwrite == nil || o.Sealer == nil || o.SigKeys == nil || o.Callback == nil {
+		return nil, errors.New("subscriptions: Appwrite, Sealer, SigKeys and Callback are required")
 	}
 	if n := len(strings.TrimRight(o.IngressURL, "/")) + len(WebhookPath) + IDLength; n > MaxWebhookURL {
 		return nil, fmt.Errorf("subscriptions: ingress URL too long: webhook URLs would be %d characters, Appwrite stores %d", n, MaxWebhookURL)

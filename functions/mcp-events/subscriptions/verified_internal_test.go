@@ -11,7 +11,7 @@ import (
 	"appwrite-agent/shared/seal"
 )
 
-func testSealerRing(t *testing.T) (*seal.Sealer, *seal.Keyring) {
+func testSealer(t *testing.T) *seal.Sealer {
 	t.Helper()
 	k := make([]byte, 32)
 	_, _ = rand.Read(k)
@@ -23,7 +23,7 @@ func testSealerRing(t *testing.T) (*seal.Sealer, *seal.Keyring) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, ring
+	return s
 }
 
 // TestVerifiedSibling: only a live, enabled webhook of the same principal, project and URL that records a
@@ -36,8 +36,8 @@ func TestVerifiedSibling(t *testing.T) {
 }
 
 func testVerifiedSibling(t *testing.T, blankPassword bool) {
-	sealer, ring := testSealerRing(t)
-	svc := &Service{o: Options{Sealer: sealer, Keyring: ring}}
+	sealer := testSealer(t)
+	svc := &Service{o: Options{Sealer: sealer}}
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	verifiedAt := now.Add(-time.Hour)
 	const url, project = "https://hooks.example/cb", "p1"

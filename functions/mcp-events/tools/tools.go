@@ -58,15 +58,9 @@ var scopes = map[string][][]string{
 // alternative of each unmet requirement) and a description of what is missing; nil for an unknown tool or
 // a token that has what the tool needs.
 func StepUp(tool string, have map[string]bool) (missing []string, stepUp []string) {
-	for _, group := range scopes[tool] {
-		ok := false
-		for _, s := range group {
-			ok = ok || eventcatalog.HasScope(have, s)
-		}
-		if !ok {
-			missing = append(missing, strings.Join(group, " or "))
-			stepUp = append(stepUp, group[0])
-		}
+	for _, group := range eventcatalog.Unmet(scopes[tool], have) {
+		missing = append(missing, strings.Join(group, " or "))
+		stepUp = append(stepUp, group[0])
 	}
 	return missing, stepUp
 }
