@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +21,7 @@ import (
 	"appwrite-agent/functions/chat/turns"
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/ident"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -255,8 +256,8 @@ func deleteConversation(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
 
-// turnID is progress.turn_id's rule in turn (docs/turn.md).
-var turnID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$`)
+// turnID is progress.turn_id's rule in turn (docs/turn.md): ^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$.
+var turnID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
 
 type turnBody struct {
 	ConversationID string `json:"conversation_id"`
@@ -318,7 +319,7 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	tid := strings.TrimSpace(in.TurnID)
 	if tid == "" {
 		tid = newID()
-	} else if !turnID.MatchString(tid) {
+	} else if !turnID.Match(tid) {
 		return 0, nil, invalid("turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -")
 	}
 
@@ -360,8 +361,8 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 		if conv, err = c.st.CreateConversation(c.ctx, c.user.ID, first); err != nil {
 			return 0, nil, fromStore(err, "conversation", "")
 		}
-	} else if err := c.st.TouchConversation(c.ctx, c.user.ID, conv.ID); err != nil {
-		return 0, nil, fromStore(err, "conversation", conv.ID)
+	} else if conv, err = c.st.TouchConversation(c.ctx, c.user.ID, in.ConversationID); err != nil {
+		return 0, nil, fromStore(err, "conversation", in.ConversationID)
 	}
 	userMsg, asst, err := c.st.AddTurnMessages(c.ctx, c.user.ID, conv.ID, tid, message, kept)
 	if errors.Is(err, store.ErrTurnExists) {
@@ -382,9 +383,6 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	}
 	if err := c.st.SetExecution(c.ctx, asst.ID, ex.ID); err != nil {
 		c.rt.Error("recording execution " + ex.ID + " of turn " + tid + ": " + err.Error())
-	}
-	if conv, err = c.st.Conversation(c.ctx, c.user.ID, conv.ID); err != nil {
-		return 0, nil, fromStore(err, "conversation", conv.ID)
 	}
 	return http.StatusAccepted, map[string]any{
 		"conversation": conv,
@@ -426,20 +424,14 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 // progressEvents reads the user's progress rows of a turn, in order: only rows whose permissions name this
 // user (a turn id is no secret).
 func (c *call) progressEvents(tid string) ([]turns.Event, error) {
-	rows, err := c.aw.ListRows(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, 0, awclient.Equal("turn_id", tid))
+	rows, err := c.aw.ListRows(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, awclient.Equal("turn_id", tid))
 	if err != nil {
 		return nil, err
 	}
 	mine := `read("user:` + c.user.ID + `")`
 	var evs []turns.Event
 	for _, r := range rows {
-		owned := false
-		for _, p := range r.Permissions {
-			if p == mine {
-				owned = true
-			}
-		}
-		if !owned || !json.Valid([]byte(r.Str("payload"))) {
+		if !slices.Contains(r.Permissions, mine) || !json.Valid([]byte(r.Str("payload"))) {
 			continue
 		}
 		evs = append(evs, turns.Event{Seq: r.Int("seq"), Time: r.Str("time"), Event: json.RawMessage(r.Str("payload"))})
@@ -631,8 +623,8 @@ func deleteMemory(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
 
-// connectionID is an MCP connection id: what turn accepts and a row can hold.
-var connectionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,36}$`)
+// connectionID is an MCP connection id as chat takes it: ^[A-Za-z0-9_-]{1,36}$ (the connection_id column holds 36).
+var connectionID = ident.Pattern{First: ident.Chars("A-Za-z0-9_-"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
 
 func connectionBody(mc store.MCPConnection) map[string]any {
 	return map[string]any{"id": mc.ID, "name": mc.Name, "url": mc.URL, "description": mc.Description,
@@ -653,7 +645,7 @@ func listMCP(c *call, _ []string) (int, any, *apiError) {
 
 func putMCP(c *call, args []string) (int, any, *apiError) {
 	id := args[0]
-	if !connectionID.MatchString(id) {
+	if !connectionID.Match(id) {
 		return 0, nil, invalid("the connection id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and - (got '%s')", id)
 	}
 	var in struct {

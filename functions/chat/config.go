@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/attachment"
+	"appwrite-agent/shared/fnhttp"
 )
 
 // Config is everything chat reads from its environment. This file is the only place that reads it; Main
-// reads it once per request and passes it down.
+// reads it once per process and passes it down.
 type Config struct {
 	// SessionKey is AGENT_API_KEY, sent to turn as X-Session-API-Key.
 	SessionKey string
@@ -25,7 +26,7 @@ type Config struct {
 	PublicEndpoint string
 	// MaxAttachments and MaxAttachmentBytes are ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
 	MaxAttachments, MaxAttachmentBytes int
-	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset.
+	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (fnhttp.BuildID, what /health answers).
 	BuildID string
 	// Warnings lists environment values that were ignored.
 	Warnings []string
@@ -41,7 +42,7 @@ func LoadConfig() Config {
 		ProgressTable:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
 		Endpoint:         strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
 		ProjectID:        strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
-		BuildID:          envOr("APPWRITE_FUNCTION_DEPLOYMENT", "dev"),
+		BuildID:          fnhttp.BuildID(),
 	}
 	c.PublicEndpoint = strings.TrimRight(envOr("CHAT_PUBLIC_ENDPOINT", c.Endpoint), "/")
 	c.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", attachment.DefaultMaxPerMessage)

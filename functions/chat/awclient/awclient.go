@@ -65,10 +65,9 @@ func seg(s string) string { return url.PathEscape(s) }
 
 // Account is the part of Appwrite's Account model chat reads.
 type Account struct {
-	ID     string `json:"$id"`
-	Name   string `json:"name"`
-	Email  string `json:"email"`
-	Status bool   `json:"status"`
+	ID    string `json:"$id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
 }
 
 // Account reads GET /v1/account as the JWT's user: the only way chat learns who is calling.
@@ -108,16 +107,10 @@ func (r Row) Str(k string) string {
 	return s
 }
 
-// Int returns the integer column k (0 when absent).
+// Int returns the integer column k (0 when absent; Data holds JSON numbers as float64).
 func (r Row) Int(k string) int64 {
-	switch v := r.Data[k].(type) {
-	case float64:
-		return int64(v)
-	case json.Number:
-		n, _ := v.Int64()
-		return n
-	}
-	return 0
+	f, _ := r.Data[k].(float64)
+	return int64(f)
 }
 
 // Bool returns the boolean column k.
@@ -175,9 +168,8 @@ func Equal(attr string, value any) Query {
 // PageSize is how many rows ListRows asks for per request.
 const PageSize = 500
 
-// ListRows lists every row matching the queries, page by page, in Appwrite's order (creation), up to max
-// rows (0: no limit).
-func (c *Client) ListRows(ctx context.Context, key, db, table string, max int, queries ...Query) ([]Row, error) {
+// ListRows lists every row matching the queries, page by page, in Appwrite's order (creation).
+func (c *Client) ListRows(ctx context.Context, key, db, table string, queries ...Query) ([]Row, error) {
 	var all []Row
 	for offset := 0; ; {
 		q := url.Values{}
@@ -196,12 +188,9 @@ func (c *Client) ListRows(ctx context.Context, key, db, table string, max int, q
 		}
 		all = append(all, page.Rows...)
 		offset += len(page.Rows)
-		if len(page.Rows) < PageSize || offset >= page.Total || (max > 0 && len(all) >= max) {
+		if len(page.Rows) < PageSize || offset >= page.Total {
 			break
 		}
-	}
-	if max > 0 && len(all) > max {
-		all = all[:max]
 	}
 	return all, nil
 }
@@ -210,9 +199,6 @@ func (c *Client) ListRows(ctx context.Context, key, db, table string, max int, q
 type Execution struct {
 	ID     string `json:"$id"`
 	Status string `json:"status"` // waiting, processing, completed, failed, scheduled
-	// ResponseStatusCode is the function's HTTP status (0 until it answered).
-	ResponseStatusCode int    `json:"responseStatusCode"`
-	Errors             string `json:"errors"`
 }
 
 // CreateAsyncExecution starts functionID asynchronously as the JWT's user: POST /v1/functions/{id}/executions

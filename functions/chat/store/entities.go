@@ -58,10 +58,14 @@ func (s *Store) CreateConversation(ctx context.Context, userID, message string) 
 	return conversationOf(r), nil
 }
 
-// TouchConversation marks a conversation updated now (it moves to the top of the list).
-func (s *Store) TouchConversation(ctx context.Context, userID, id string) error {
-	_, err := s.update(ctx, Conversations, id, map[string]any{"user_id": userID})
-	return err
+// TouchConversation marks a conversation updated now (it moves to the top of the list) and returns it as
+// Appwrite answered the update.
+func (s *Store) TouchConversation(ctx context.Context, userID, id string) (Conversation, error) {
+	r, err := s.update(ctx, Conversations, id, map[string]any{"user_id": userID})
+	if err != nil {
+		return Conversation{}, err
+	}
+	return conversationOf(r), nil
 }
 
 // SetTitleIfEmpty writes title when the conversation has none yet.

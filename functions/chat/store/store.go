@@ -85,9 +85,6 @@ func New(aw *awclient.Client, key, database string) *Store {
 	return &Store{aw: aw, key: key, database: database}
 }
 
-// Database is the chat database's id.
-func (s *Store) Database() string { return s.database }
-
 // Ensure creates what is missing of the database, its tables and their columns; what exists is kept.
 func (s *Store) Ensure(ctx context.Context) error {
 	if err := s.aw.CreateDatabase(ctx, s.key, s.database, "Chat"); err != nil && appwriterest.TypeOf(err) != "database_already_exists" {
@@ -206,7 +203,7 @@ func (s *Store) list(ctx context.Context, tableID, userID string, queries ...awc
 	q := append([]awclient.Query{awclient.Equal("user_id", userID)}, queries...)
 	err := s.do(ctx, func() error {
 		var err error
-		rows, err = s.aw.ListRows(ctx, s.key, s.database, tableID, 0, q...)
+		rows, err = s.aw.ListRows(ctx, s.key, s.database, tableID, q...)
 		return err
 	})
 	return rows, err
