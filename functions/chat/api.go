@@ -391,14 +391,17 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	}, nil
 }
 
-// addUserContext adds what the server keeps for the user: memories, MCP connections with their tokens and
-// the agent settings.
+// addUserContext adds what the server keeps for the user: memories (the active ones, highest priority first,
+// at most turns.MaxMemories), MCP connections with their tokens and the agent settings.
 func (c *call) addUserContext(req *turns.Request) *apiError {
 	mems, err := c.st.Memories(c.ctx, c.user.ID)
 	if err != nil {
 		return fromStore(err, "memories", "")
 	}
 	for _, m := range mems {
+		if len(req.Memories) == turns.MaxMemories {
+			break // Memories sorts by priority: the lowest are left out
+		}
 		if m.Active {
 			req.Memories = append(req.Memories, turns.Memory{Key: m.Key, Content: m.Content, Category: m.Category, Priority: m.Priority})
 		}

@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"appwrite-agent/functions/chat/turns"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
 
@@ -284,5 +285,49 @@ func TestASecondTurnWaitsForTheFirst(t *testing.T) {
 	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, &conv); s != 200 || len(conv.Messages) != 4 ||
 		conv.Messages[1].Status != "failed" || conv.Messages[1].Error.Code != "turn_failed" {
 		t.Fatalf("conversation: %d %s", s, b)
+	}
+}
+
+// TestATurnTakesAtMostTheMemoriesTurnAccepts: a user whose agent saved more memories than turn accepts in
+// one request (turns.MaxMemories) gets the highest-priority ones, rather than a turn refused for its size.
+func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
+	f := newChatFixture(t)
+	var actions []map[string]any
+	for p := 0; p <= turns.MaxMemories; p++ { // one more than turn takes, priorities 0..MaxMemories
+		actions = append(actions, map[string]any{"type": "set", "key": fmt.Sprintf("fact.%03d", p), "scope": "user",
+			"content": fmt.Sprintf("fact %d", p), "category": "fact", "priority": p})
+	}
+	output, _ := json.Marshal(map[string]any{"protocol": "appwrite.memory/v1", "actions": actions})
+	f.turn.events = []map[string]any{
+		{"type": "tool_end", "tool": "memory", "run_id": "run_1", "output": string(output)},
+		{"type": "done", "answer": "Saved."}, {"type": "complete"},
+	}
+	var started struct{ Conversation struct{ ID string } }
+	if s, b := f.call("POST", "/api/turns", map[string]any{"message": "remember all this"}, &started); s != 202 {
+		t.Fatalf("turn: %d %s", s, b)
+	}
+	f.settle()
+	// Reading the conversation stores the finished turn (its answer and memory actions).
+	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, nil); s != 200 {
+		t.Fatalf("conversation: %d %s", s, b)
+	}
+	var listed struct{ Memories []struct{ Key string } }
+	if s, b := f.call("GET", "/api/memories", nil, &listed); s != 200 || len(listed.Memories) != turns.MaxMemories+1 {
+		t.Fatalf("memories: %d, %d stored: %.300s", s, len(listed.Memories), b)
+	}
+	f.turn.events = []map[string]any{{"type": "done", "answer": "Again."}, {"type": "complete"}}
+	if s, b := f.call("POST", "/api/turns", map[string]any{"conversation_id": started.Conversation.ID, "message": "again"}, nil); s != 202 {
+		t.Fatalf("second turn: %d %s", s, b)
+	}
+	f.settle()
+	req, _ := f.turn.last()
+	mems, _ := req["memories"].([]any)
+	if len(mems) != turns.MaxMemories {
+		t.Fatalf("the turn got %d memories, want %d", len(mems), turns.MaxMemories)
+	}
+	for i, m := range mems {
+		if want := fmt.Sprintf("fact.%03d", turns.MaxMemories-i); m.(map[string]any)["key"] != want {
+			t.Fatalf("memories[%d] = %v, want %s (highest priority first, the lowest left out)", i, m, want)
+		}
 	}
 }

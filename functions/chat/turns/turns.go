@@ -14,6 +14,9 @@ import (
 // HistoryMessages is how many past messages a turn gets: the engine keeps the last 12 messages.
 const HistoryMessages = 12
 
+// MaxMemories is how many memories a turn takes: turn refuses a request with more (its request.MaxMemories).
+const MaxMemories = 200
+
 // HistoryMessage is one past message.
 type HistoryMessage struct {
 	Role    string `json:"role"`
