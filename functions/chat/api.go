@@ -626,8 +626,10 @@ func deleteMemory(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
 
-// connectionID is an MCP connection id as chat takes it: ^[A-Za-z0-9_-]{1,36}$ (the connection_id column holds 36).
-var connectionID = ident.Pattern{First: ident.Chars("A-Za-z0-9_-"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
+// connectionID is an MCP connection id as chat takes it: ^[a-z][a-z0-9_-]{1,35}$, what turn accepts
+// (^[a-z][a-z0-9_-]{1,63}$ after lower-casing, docs/turn.md "MCP connections") within the 36 characters of the
+// connection_id column. An id turn would drop, or would merge with another by case, is refused here.
+var connectionID = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_-"), MinRest: 1, MaxRest: 35}
 
 func connectionBody(mc store.MCPConnection) map[string]any {
 	return map[string]any{"id": mc.ID, "name": mc.Name, "url": mc.URL, "description": mc.Description,
@@ -649,7 +651,7 @@ func listMCP(c *call, _ []string) (int, any, *apiError) {
 func putMCP(c *call, args []string) (int, any, *apiError) {
 	id := args[0]
 	if !connectionID.Match(id) {
-		return 0, nil, invalid("the connection id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and - (got '%s')", id)
+		return 0, nil, invalid("the connection id must be 2 to 36 characters of a-z, 0-9, _ and -, starting with a letter (got '%s')", id)
 	}
 	var in struct {
 		Name        string          `json:"name"`

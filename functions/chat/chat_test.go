@@ -331,3 +331,22 @@ func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionIDsAreWhatTurnAccepts: chat stores only MCP connection ids turn accepts
+// (^[a-z][a-z0-9_-]{1,63}$ after lower-casing) within its 36-character column, so that no saved connection
+// is dropped from every turn or merged by turn with another that differs in case.
+func TestConnectionIDsAreWhatTurnAccepts(t *testing.T) {
+	f := newChatFixture(t)
+	body := map[string]any{"name": "Server", "url": "https://mcp.example.com/mcp"}
+	for _, id := range []string{"ab", "appwrite", "my_server-2", "a" + strings.Repeat("b", 35)} {
+		if s, b := f.call("PUT", "/api/mcp/connections/"+id, body, nil); s != 200 {
+			t.Errorf("id %q: %d %s", id, s, b)
+		}
+	}
+	for _, id := range []string{"x", "1x", "_a", "-a", "Foo", "aB", "a.b", "a" + strings.Repeat("b", 36)} {
+		s, b := f.call("PUT", "/api/mcp/connections/"+id, body, nil)
+		if s != 422 || !strings.Contains(b, "starting with a letter") || !strings.Contains(b, id) {
+			t.Errorf("id %q: %d %s, want 422 naming the rule and the id", id, s, b)
+		}
+	}
+}

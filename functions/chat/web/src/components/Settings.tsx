@@ -1,11 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react"
 import type { ChatAPI, McpConnection, Memory, Settings as AgentSettings } from "../lib/api"
+import { connectionId } from "../lib/connection-id"
 import { beginMcpOAuth } from "../lib/mcp-oauth"
-
-function slug(name: string): string {
-  const s = name.toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^[-_]+|[-]+$/g, "").slice(0, 36)
-  return /^[a-z]/.test(s) ? s : `mcp-${s}`.slice(0, 36)
-}
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
@@ -198,7 +194,7 @@ export function SettingsSheet({
           onSubmit={(e) => {
             e.preventDefault()
             const name = mcpName.trim() || new URL(mcpURL).host
-            void connect({ id: slug(name), name, url: mcpURL.trim() })
+            void connect({ id: connectionId(name), name, url: mcpURL.trim() })
           }}
         >
           <label>
