@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/mail"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -374,14 +375,26 @@ func (s *Server) updateRow(c *call) (int, any, *APIError) {
 	if err != nil {
 		return 0, nil, err
 	}
-	r.data = merged
-	if hasPerms {
-		r.perms = perms
-	}
-	r.updated = s.now()
+	s.applyUpdate(r, merged, perms, hasPerms)
 	m := rowModel(t, r)
 	c.emit(rowEvent+"update", m, rowParams(t, r)...)
 	return http.StatusOK, m, nil
+}
+
+// applyUpdate writes an update's merged data (and its permissions, when given) to r. $updatedAt moves only
+// when a value or the permissions change, as Appwrite's database does (utopia-php/database
+// src/Database/Database.php updateDocument: $shouldUpdate, set by comparing every attribute with the stored
+// document; only then is $updatedAt set): an update that writes what is already stored leaves it.
+func (s *Server) applyUpdate(r *row, merged map[string]any, perms []string, hasPerms bool) {
+	changed := !reflect.DeepEqual(merged, r.data)
+	if hasPerms {
+		changed = changed || !slices.Equal(slices.Sorted(slices.Values(perms)), slices.Sorted(slices.Values(r.perms)))
+		r.perms = perms
+	}
+	r.data = merged
+	if changed {
+		r.updated = s.now()
+	}
 }
 
 func (s *Server) upsertRow(c *call) (int, any, *APIError) {
@@ -417,11 +430,7 @@ func (s *Server) upsertRow(c *call) (int, any, *APIError) {
 		if err != nil {
 			return 0, nil, err
 		}
-		r.data = merged
-		if hasPerms {
-			r.perms = perms
-		}
-		r.updated = s.now()
+		s.applyUpdate(r, merged, perms, hasPerms)
 	}
 	m := rowModel(t, r)
 	c.emit(rowEvent+"upsert", m, rowParams(t, r)...)
