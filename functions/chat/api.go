@@ -361,7 +361,7 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 		if conv, err = c.st.CreateConversation(c.ctx, c.user.ID, first); err != nil {
 			return 0, nil, fromStore(err, "conversation", "")
 		}
-	} else if conv, err = c.st.TouchConversation(c.ctx, c.user.ID, in.ConversationID); err != nil {
+	} else if conv, err = c.st.TouchConversation(c.ctx, in.ConversationID, c.now()); err != nil {
 		return 0, nil, fromStore(err, "conversation", in.ConversationID)
 	}
 	userMsg, asst, err := c.st.AddTurnMessages(c.ctx, c.user.ID, conv.ID, tid, message, kept)

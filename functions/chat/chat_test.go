@@ -98,13 +98,22 @@ func (f *chatFixture) clock() time.Time {
 	return f.now
 }
 
+// advance moves the clock of chat and the stand-in by d.
+func (f *chatFixture) advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+}
+
 func newChatFixture(t *testing.T) *chatFixture {
 	t.Helper()
-	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf})
+	f := &chatFixture{t: t, now: time.Now()}
+	// One clock for chat and the stand-in: a test moves both with advance.
+	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: f.clock})
+	f.aw = aw
 	api := httptest.NewServer(aw)
 	aw.SetBaseURL(api.URL)
 	t.Cleanup(func() { api.Close(); _ = aw.Close() })
-	f := &chatFixture{t: t, aw: aw, now: time.Now()}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -348,5 +357,48 @@ func TestConnectionIDsAreWhatTurnAccepts(t *testing.T) {
 		if s != 422 || !strings.Contains(b, "starting with a letter") || !strings.Contains(b, id) {
 			t.Errorf("id %q: %d %s, want 422 naming the rule and the id", id, s, b)
 		}
+	}
+}
+
+// TestATurnMovesItsConversationToTheTop: the list is the most recently used conversation first, and a turn
+// in an older conversation moves it to the top. On Appwrite a row's $updatedAt moves only when a value
+// changes (the stand-in plays that), so the turn has to write one.
+func TestATurnMovesItsConversationToTheTop(t *testing.T) {
+	f := newChatFixture(t)
+	f.turn.events = []map[string]any{{"type": "done", "answer": "Yes."}, {"type": "complete"}}
+	start := func(body map[string]any) string {
+		t.Helper()
+		var started struct{ Conversation struct{ ID string } }
+		if s, b := f.call("POST", "/api/turns", body, &started); s != 202 {
+			t.Fatalf("turn: %d %s", s, b)
+		}
+		f.settle()
+		// Reading the conversation stores the finished turn, so that the next one may start.
+		if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, nil); s != 200 {
+			t.Fatalf("conversation: %d %s", s, b)
+		}
+		f.advance(time.Minute)
+		return started.Conversation.ID
+	}
+	order := func() []string {
+		t.Helper()
+		var list struct{ Conversations []struct{ ID string } }
+		if s, b := f.call("GET", "/api/conversations", nil, &list); s != 200 {
+			t.Fatalf("list: %d %s", s, b)
+		}
+		var ids []string
+		for _, c := range list.Conversations {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
+	older := start(map[string]any{"message": "first"})
+	newer := start(map[string]any{"message": "second"})
+	if got := order(); len(got) != 2 || got[0] != newer {
+		t.Fatalf("before: %v, want %s first", got, newer)
+	}
+	start(map[string]any{"conversation_id": older, "message": "back to the first"})
+	if got := order(); len(got) != 2 || got[0] != older {
+		t.Fatalf("after a turn in %s: %v, want it first", older, got)
 	}
 }

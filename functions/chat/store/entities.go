@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"time"
 
 	"appwrite-agent/shared/appwriterest"
 
@@ -58,10 +59,12 @@ func (s *Store) CreateConversation(ctx context.Context, userID, message string) 
 	return conversationOf(r), nil
 }
 
-// TouchConversation marks a conversation updated now (it moves to the top of the list) and returns it as
-// Appwrite answered the update.
-func (s *Store) TouchConversation(ctx context.Context, userID, id string) (Conversation, error) {
-	r, err := s.update(ctx, Conversations, id, map[string]any{"user_id": userID})
+// TouchConversation marks a conversation the caller has found to be the user's as used at now (it moves to
+// the top of the list) and returns it as Appwrite answered the update. It writes active_at (in Appwrite's
+// own datetime format, milliseconds): Appwrite moves a row's $updatedAt only when a value changes
+// (utopia-php/database updateDocument), so rewriting what is stored would leave the list's order.
+func (s *Store) TouchConversation(ctx context.Context, id string, now time.Time) (Conversation, error) {
+	r, err := s.update(ctx, Conversations, id, map[string]any{"active_at": now.UTC().Format("2006-01-02T15:04:05.000-07:00")})
 	if err != nil {
 		return Conversation{}, err
 	}

@@ -53,6 +53,7 @@ func str(key string, size int) awclient.Column {
 var schema = []table{
 	{Conversations, "Conversations", []awclient.Column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("title", 256), str("message", FirstMessageChars),
+		{Key: "active_at", Type: "datetime"},
 	}},
 	{Messages, "Messages", []awclient.Column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "conversation_id", Type: "string", Size: 36, Required: true},
@@ -220,7 +221,13 @@ func (s *Store) create(ctx context.Context, tableID, id string, data map[string]
 }
 
 func (s *Store) update(ctx context.Context, tableID, id string, data map[string]any) (awclient.Row, error) {
-	return s.aw.UpdateRow(ctx, s.key, s.database, tableID, id, data)
+	var r awclient.Row
+	err := s.do(ctx, func() error {
+		var err error
+		r, err = s.aw.UpdateRow(ctx, s.key, s.database, tableID, id, data)
+		return err
+	})
+	return r, err
 }
 
 func (s *Store) delete(ctx context.Context, tableID, id string) error {
