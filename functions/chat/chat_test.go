@@ -402,26 +402,3 @@ func TestATurnMovesItsConversationToTheTop(t *testing.T) {
 		t.Fatalf("after a turn in %s: %v, want it first", older, got)
 	}
 }
-
-// TestAConversationsTableWithoutActiveAtGetsIt: a chat database made before active_at existed gets the
-// column the first time a turn writes it, and the turn goes on.
-func TestAConversationsTableWithoutActiveAtGetsIt(t *testing.T) {
-	f := newChatFixture(t)
-	if err := f.aw.SeedDatabase("p", localappwrite.DatabaseSpec{ID: "chat", Tables: []localappwrite.TableSpec{{ID: "conversations", RowSecurity: true,
-		Columns: []localappwrite.Column{{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "title", Type: "string", Size: 256},
-			{Key: "message", Type: "string", Size: 1000}}}}}); err != nil {
-		t.Fatal(err)
-	}
-	f.turn.events = []map[string]any{{"type": "done", "answer": "Yes."}, {"type": "complete"}}
-	var started struct{ Conversation struct{ ID string } }
-	if s, b := f.call("POST", "/api/turns", map[string]any{"message": "first"}, &started); s != 202 {
-		t.Fatalf("first turn: %d %s", s, b)
-	}
-	f.settle()
-	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, nil); s != 200 {
-		t.Fatalf("conversation: %d %s", s, b)
-	}
-	if s, b := f.call("POST", "/api/turns", map[string]any{"conversation_id": started.Conversation.ID, "message": "second"}, nil); s != 202 {
-		t.Fatalf("a turn in the conversation of the old table: %d %s", s, b)
-	}
-}

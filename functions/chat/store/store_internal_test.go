@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"appwrite-agent/functions/chat/awclient"
+	"appwrite-agent/shared/devkit/localappwrite"
+)
+
+// TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite: a chat database made by an earlier schema (every
+// table, conversations without active_at) gets the new column when a write first needs it, and the write
+// goes on: Appwrite refuses the unknown column with row_invalid_structure, and the store then creates what
+// is missing and writes again.
+func TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite(t *testing.T) {
+	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf})
+	srv := httptest.NewServer(aw)
+	aw.SetBaseURL(srv.URL)
+	t.Cleanup(func() { srv.Close(); _ = aw.Close() })
+	if err := aw.SeedProject(localappwrite.ProjectSpec{ID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := aw.CreateKey("p", []string{"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []localappwrite.TableSpec
+	for _, tb := range schema {
+		spec := localappwrite.TableSpec{ID: tb.id, Name: tb.name, RowSecurity: true}
+		for _, c := range tb.columns {
+			if tb.id == Conversations && c.Key == "active_at" {
+				continue // the earlier schema
+			}
+			spec.Columns = append(spec.Columns, localappwrite.Column{Key: c.Key, Type: c.Type, Size: c.Size, Required: c.Required})
+		}
+		tables = append(tables, spec)
+	}
+	if err := aw.SeedDatabase("p", localappwrite.DatabaseSpec{ID: "chat", Tables: tables}); err != nil {
+		t.Fatal(err)
+	}
+	st := New(awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second}), key, "chat")
+	ctx := context.Background()
+	conv, err := st.CreateConversation(ctx, "alice", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.TouchConversation(ctx, conv.ID, time.Now()); err != nil {
+		t.Fatalf("touching a conversation of the earlier schema: %v", err)
+	}
+}
