@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"appwrite-agent/shared/appwriterest"
@@ -140,11 +141,19 @@ func (s *Store) waitColumns(ctx context.Context, t table) error {
 	}
 }
 
-// missingSchema reports whether err says the database, a table or a column is missing.
+// missingSchema reports whether err says the database, a table or a column is missing. A missing column is
+// a structure refusal for an unknown attribute (utopia-php/database Validator/Structure.php: "Unknown
+// attribute"); other structure refusals (a value too long, a wrong type) are not the schema's.
 func missingSchema(err error) bool {
-	switch appwriterest.TypeOf(err) {
-	case "database_not_found", "table_not_found", "collection_not_found", "row_invalid_structure", "document_invalid_structure":
+	var e *appwriterest.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Type {
+	case "database_not_found", "table_not_found", "collection_not_found":
 		return true
+	case "row_invalid_structure", "document_invalid_structure":
+		return strings.Contains(e.Message, "Unknown attribute")
 	}
 	return false
 }

@@ -4,17 +4,19 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"appwrite-agent/functions/chat/awclient"
+	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/devkit/localappwrite"
 )
 
 // TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite: a chat database made by an earlier schema (every
 // table, conversations without active_at) gets the new column when a write first needs it, and the write
-// goes on: Appwrite refuses the unknown column with row_invalid_structure, and the store then creates what
-// is missing and writes again.
+// goes on: Appwrite refuses the unknown column with row_invalid_structure ("Unknown attribute"), and the
+// store then creates what is missing and writes again; any other structure refusal creates nothing.
 func TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite(t *testing.T) {
 	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf})
 	srv := httptest.NewServer(aw)
@@ -46,6 +48,14 @@ func TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite(t *testing.T) {
 	conv, err := st.CreateConversation(ctx, "alice", "hello")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A structure refusal that is not an unknown column (a value too long) is the write's, not the schema's:
+	// it creates nothing.
+	if _, err := st.update(ctx, Conversations, conv.ID, map[string]any{"title": strings.Repeat("t", 257)}); appwriterest.TypeOf(err) != "row_invalid_structure" {
+		t.Fatalf("a title over its column: %v", err)
+	}
+	if cols, err := st.aw.TableColumns(ctx, key, "chat", Conversations); err != nil || cols["active_at"] != "" {
+		t.Fatalf("after a refused value: columns %v, %v (nothing should be created)", cols, err)
 	}
 	if _, err := st.TouchConversation(ctx, conv.ID, time.Now()); err != nil {
 		t.Fatalf("touching a conversation of the earlier schema: %v", err)

@@ -488,11 +488,11 @@ func validateRow(t *table, data map[string]any, base map[string]any) (map[string
 		}
 		col, known := cols[k]
 		if !known && len(t.columns) > 0 {
-			return nil, newErr(ErrRowInvalidStructure, "Invalid row structure: Unknown column: \"%s\"", k)
+			return nil, newErr(ErrRowInvalidStructure, "Invalid document structure: Unknown attribute: \"%s\"", k)
 		}
 		if known && v != nil {
 			if msg := checkColumn(col, v); msg != "" {
-				return nil, newErr(ErrRowInvalidStructure, "Invalid row structure: Column \"%s\" has invalid type. %s", k, msg)
+				return nil, newErr(ErrRowInvalidStructure, "Invalid document structure: Attribute \"%s\" has invalid type. %s", k, msg)
 			}
 		}
 		out[k] = v
@@ -501,7 +501,7 @@ func validateRow(t *table, data map[string]any, base map[string]any) (map[string
 		for _, col := range t.columns {
 			if _, ok := out[col.Key]; !ok || out[col.Key] == nil {
 				if col.Required {
-					return nil, newErr(ErrRowInvalidStructure, "Invalid row structure: Missing required column \"%s\"", col.Key)
+					return nil, newErr(ErrRowInvalidStructure, "Invalid document structure: Missing required attribute \"%s\"", col.Key)
 				}
 				out[col.Key] = col.Default
 			}
