@@ -29,10 +29,6 @@ import (
 // Budget bounds one API call, inside the platform's 30 s synchronous limit.
 const Budget = 25 * time.Second
 
-// ExecutionBodyMax is the largest execution body Appwrite takes (POST /v1/functions/{id}/executions: body
-// Text(10485760), Modules/Functions/Http/Executions/Create.php, 1.9.6).
-const ExecutionBodyMax = 10_485_760
-
 // apiError is an answer other than success: status, the error code and the message.
 type apiError struct {
 	status        int
@@ -200,7 +196,7 @@ func configBody(cfg Config) map[string]any {
 			"memories": store.Memories},
 		"progress": map[string]string{"database": cfg.ProgressDatabase, "table": cfg.ProgressTable},
 		"limits": map[string]int{"attachments_max_bytes": cfg.MaxAttachmentBytes,
-			"attachments_max_per_message": cfg.MaxAttachments, "request_max_bytes": ExecutionBodyMax},
+			"attachments_max_per_message": cfg.MaxAttachments, "request_max_bytes": attachment.MaxExecutionBody},
 		"build_id": cfg.BuildID,
 	}
 }
@@ -348,9 +344,9 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	if err != nil {
 		return 0, nil, fail(http.StatusInternalServerError, "internal", "encoding the turn request: %v", err)
 	}
-	if len(body) > ExecutionBodyMax {
+	if len(body) > attachment.MaxExecutionBody {
 		return 0, nil, fail(http.StatusRequestEntityTooLarge, "attachment_too_large",
-			"the turn request is %d bytes: Appwrite takes at most %d bytes for an execution body (attachments included)", len(body), ExecutionBodyMax)
+			"the turn request is %d bytes: Appwrite takes at most %d bytes for an execution body (attachments included)", len(body), attachment.MaxExecutionBody)
 	}
 
 	if conv.ID == "" {

@@ -12,10 +12,14 @@ import (
 	"sync"
 )
 
+// MaxExecutionBody is the largest execution body Appwrite takes, so the largest turn request (POST
+// /v1/functions/{id}/executions: `body` is `new Text(10485760, 0)`, appwrite/appwrite
+// src/Appwrite/Platform/Modules/Functions/Http/Executions/Create.php, 1.9.6).
+const MaxExecutionBody = 10_485_760
+
 // Defaults of ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES: the count is the reference's; the size
 // is lowered from its 10,000,000 so that one attachment at the limit, base64-encoded (4 characters for 3
-// bytes: 10,000,000 characters), fits in Appwrite's 10,485,760-byte execution body with room for the
-// message, history and memories.
+// bytes: 10,000,000 characters), fits in MaxExecutionBody with room for the message, history and memories.
 const (
 	DefaultMaxPerMessage = 8
 	DefaultMaxBytes      = 7_500_000

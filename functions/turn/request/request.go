@@ -18,12 +18,11 @@ import (
 const HistoryWindow = 12
 
 // MaxBodyBytes is the largest turn request body: what Appwrite accepts as an execution's body
-// (appwrite/appwrite src/Appwrite/Platform/Modules/Functions/Http/Executions/Create.php: `body` is
-// `new Text(10485760, 0)`). A function domain's router takes up to 12 MiB with the headers (app/http.php:
-// `$payloadSize = 12 * (1024 * 1024)`, Swoole's package_max_length) and the Go runtime 20 MiB; the smaller
-// limit holds for both paths, so a turn that works through one works through the other, and a body over it
-// gets the engine's 413 with its reason rather than the platform's.
-const MaxBodyBytes = 10_485_760
+// (attachment.MaxExecutionBody). A function domain's router takes up to 12 MiB with the headers
+// (app/http.php: `$payloadSize = 12 * (1024 * 1024)`, Swoole's package_max_length) and the Go runtime 20 MiB;
+// the smaller limit holds for both paths, so a turn that works through one works through the other, and a
+// body over it gets the engine's 413 with its reason rather than the platform's.
+const MaxBodyBytes = attachment.MaxExecutionBody
 
 // Default limits: the attachment count is the reference's; the size is lowered from its 10,000,000 so that
 // one attachment at the limit, base64-encoded (4 characters for 3 bytes: 10,000,000 characters), fits in
