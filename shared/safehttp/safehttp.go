@@ -26,7 +26,9 @@ package safehttp
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -385,6 +387,34 @@ func ReadLimited(r io.Reader, max int64) ([]byte, error) {
 		return b[:max], ErrResponseTooLarge
 	}
 	return b, nil
+}
+
+// GetJSON GETs url through client (Accept: application/json) and decodes its 200 answer into v. The body is
+// read with ReadLimited(max): a longer one is ErrResponseTooLarge. Another status is an error naming url
+// and the status; a body that does not decode, one naming url. A transport error is returned as the client
+// gave it.
+func GetJSON(ctx context.Context, client *http.Client, url string, max int64, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	body, err := ReadLimited(res.Body, max)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered HTTP %d", url, res.StatusCode)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%s is not JSON: %v", url, err)
+	}
+	return nil
 }
 
 var errLongerThanDeclared = errors.New("safehttp: response body is longer than its Content-Length")

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"appwrite-agent/shared/safehttp"
 )
 
 // DiscoveryPath is where an issuer publishes its metadata (OpenID Connect Discovery 1.0 §4; Appwrite Cloud's
@@ -76,8 +78,8 @@ func (d *Discovery) fetch(ctx context.Context) ([]string, error) {
 	var doc struct {
 		ScopesSupported []string `json:"scopes_supported"`
 	}
-	if err := getJSON(ctx, d.client, d.url, maxDiscoveryBytes, &doc); err != nil {
-		return nil, fmt.Errorf("oauth: discovery %s: %w", d.url, err)
+	if err := safehttp.GetJSON(ctx, d.client, d.url, maxDiscoveryBytes, &doc); err != nil {
+		return nil, fmt.Errorf("oauth: discovery: %w", err)
 	}
 	return slices.DeleteFunc(doc.ScopesSupported, func(s string) bool { return s == "" }), nil
 }

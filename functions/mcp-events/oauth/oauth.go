@@ -7,15 +7,15 @@ import (
 	"context"
 	"crypto/rsa"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"appwrite-agent/shared/safehttp"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -237,7 +237,7 @@ func (j *JWKS) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error) {
 	var doc struct {
 		Keys []jwk `json:"keys"`
 	}
-	if err := getJSON(ctx, j.client, j.url, maxJWKSBytes, &doc); err != nil {
+	if err := safehttp.GetJSON(ctx, j.client, j.url, maxJWKSBytes, &doc); err != nil {
 		return nil, fmt.Errorf("fetch JWKS: %w", err)
 	}
 	keys := map[string]*rsa.PublicKey{}
@@ -431,26 +431,4 @@ func (r Resource) Challenge(path, description string) string {
 func (r Resource) InsufficientScope(path string, scopes []string, description string) string {
 	return fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
 		strings.Join(r.pickAll(scopes, r.Supported), " "), r.MetadataURL(path), description)
-}
-
-// getJSON GETs url with client and decodes its 200 answer (at most limit bytes; longer is an error) into v.
-func getJSON(ctx context.Context, client *http.Client, url string, limit int64, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(body, v)
 }

@@ -187,27 +187,10 @@ func appendNew(list []string, items ...string) []string {
 	return list
 }
 
-// getJSON GETs u and decodes a 200 JSON answer into v.
+// getJSON GETs u and decodes a 200 JSON answer of at most maxMetadataBytes into v.
 func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	res, err := hc.Do(req)
-	if err != nil {
+	if err := safehttp.GetJSON(ctx, hc, u, maxMetadataBytes, v); err != nil {
 		return describeHTTPError(err)
-	}
-	defer res.Body.Close()
-	body, err := safehttp.ReadLimited(res.Body, maxMetadataBytes)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered HTTP %d", u, res.StatusCode)
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("%s is not JSON: %v", u, err)
 	}
 	return nil
 }
