@@ -19,14 +19,16 @@ import (
 	"github.com/appwrite/sdk-for-go/appwrite"
 )
 
-// freePort is a port for dev's processes to listen on (stack.FreePort: outside the range that outgoing
-// connections of the tests running beside this one take their local ports from).
+// freePort is a port for dev's processes to listen on, reserved until the test ends (stack.ReservePort:
+// no stack of the tests running beside this one picks it, and it is outside the range that their outgoing
+// connections take their local ports from).
 func freePort(t *testing.T) int {
 	t.Helper()
-	p, err := stack.FreePort()
+	p, release, err := stack.ReservePort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(release)
 	return p
 }
 

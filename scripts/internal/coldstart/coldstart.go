@@ -105,10 +105,11 @@ func Run(ctx context.Context, spec Spec, runs int) ([]Sample, error) {
 
 func once(ctx context.Context, spec Spec) (Sample, error) {
 	var s Sample
-	port, err := stack.FreePort()
+	port, release, err := stack.ReservePort()
 	if err != nil {
 		return s, err
 	}
+	defer release() // after the process has stopped (deferred below, so run first)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -26,3 +26,20 @@ func lockBuild(root string) (func(), error) {
 	}
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
+
+// tryLock takes an exclusive lock on the file at path (created if missing) without waiting: ok is false when
+// another holder, in this process or another, has it (flock(2) locks belong to an open file, so two opens
+// in one process exclude each other too). The lock lasts until unlock is called or the process ends; unlock
+// may be called more than once.
+func tryLock(path string) (unlock func(), ok bool) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, false
+	}
+	// Closing the file releases the lock; a second Close does nothing.
+	return func() { _ = f.Close() }, true
+}

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -89,6 +88,8 @@ type Stack struct {
 	bins map[string]launch
 	// exited is closed when a process has been waited for (its one Wait runs in startInstance).
 	exited map[*exec.Cmd]chan struct{}
+	// reserved release the ports the stack reserved (ReservePort), once its processes have ended.
+	reserved []func()
 }
 
 // Start stages and builds the functions (cached by Go's build cache), starts the stand-in and the
@@ -127,14 +128,23 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, err
 	}
 
+	// The ports Start picks stay reserved until Stop (or until Start fails).
+	var reserved []func()
+	started := false
+	defer func() {
+		if !started {
+			release(reserved)
+		}
+	}()
 	urls := map[string]string{}
 	for _, name := range staging.Functions {
 		port := opts.Ports[name]
 		if port == 0 {
-			p, err := FreePort()
+			p, unlock, err := ReservePort()
 			if err != nil {
 				return nil, err
 			}
+			reserved = append(reserved, unlock)
 			port = p
 		}
 		urls[name] = "http://" + net.JoinHostPort(opts.Host, strconv.Itoa(port))
@@ -149,7 +159,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]launch{}, exited: map[*exec.Cmd]chan struct{}{}}
+	s := &Stack{URLs: urls, StateDir: stateDir, opts: opts, root: root, ctx: ctx, cancel: cancel, errc: make(chan error, 8), procs: map[string]*exec.Cmd{}, bins: map[string]launch{}, exited: map[*exec.Cmd]chan struct{}{},
+		reserved: reserved}
+	started = true // from here on, s.Stop releases the ports
 	// The stack runs every function on loopback, so webhooks point at loopback URLs: the stand-in-only allowance
 	// (real Appwrite refuses them with 400: PublicDomain) is the one place the dev stack turns on.
 	awOpts := opts.Appwrite
@@ -186,6 +198,14 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			s.Stop()
 			return nil, fmt.Errorf("%s did not become healthy: %w", name, err)
 		}
+	}
+	// A function that exited while the others started (a port someone else took, a bad configuration) is
+	// a failed start, not a stack with a hole in it.
+	select {
+	case err := <-s.errc:
+		s.Stop()
+		return nil, err
+	default:
 	}
 	return s, nil
 }
@@ -340,11 +360,12 @@ func (s *Stack) StartReplica(name string) (string, error) {
 // startNew starts l as a new instance on a free port and waits until it answers l.health. name picks the
 // instance's name, under the stack's lock, so that no two starts take the same one.
 func (s *Stack) startNew(l launch, name func() (string, error)) (string, error) {
-	port, err := FreePort()
+	port, unlock, err := ReservePort()
 	if err != nil {
 		return "", err
 	}
 	s.mu.Lock()
+	s.reserved = append(s.reserved, unlock)
 	inst, err := name()
 	if err != nil {
 		s.mu.Unlock()
@@ -462,10 +483,21 @@ func (s *Stack) Failed() <-chan error { return s.errc }
 func (s *Stack) Stop() {
 	s.cancel()
 	s.wg.Wait()
+	s.mu.Lock()
+	release(s.reserved)
+	s.reserved = nil
+	s.mu.Unlock()
 	if s.Appwrite != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = s.Appwrite.Shutdown(ctx)
+	}
+}
+
+// release calls each of the functions ReservePort returned.
+func release(ports []func()) {
+	for _, unlock := range ports {
+		unlock()
 	}
 }
 
@@ -490,49 +522,6 @@ func randomB64(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// FreePort returns a loopback port that is free now, for a process started next to listen on. It is
-// chosen below the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range): a port the kernel
-// hands out for port 0 may be taken, between this check and the child's bind, by the local end of any
-// outgoing connection, and the load harness and the parallel test packages make thousands of them (a
-// function of scripts/cmd/dev's test then never listened). Listeners that ask for port 0 get ephemeral ports,
-// so they cannot take it either. Where the range cannot be read or leaves no room below it, the kernel
-// picks.
-func FreePort() (int, error) {
-	if lo := ephemeralLow(); lo > minFixedPort+1000 {
-		for range 200 {
-			p := minFixedPort + mrand.IntN(lo-minFixedPort)
-			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-			if err == nil {
-				ln.Close()
-				return p, nil
-			}
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// minFixedPort is the lowest port FreePort picks: above the well-known and most registered services'.
-const minFixedPort = 20000
-
-// ephemeralLow is the first port of the kernel's ephemeral range (0 when it cannot be read).
-func ephemeralLow() int {
-	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	fs := strings.Fields(string(raw))
-	if len(fs) != 2 {
-		return 0
-	}
-	lo, _ := strconv.Atoi(fs[0])
-	return lo
 }
 
 // lockedWriter serialises the functions' output lines.
