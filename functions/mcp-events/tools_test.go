@@ -187,8 +187,8 @@ func TestReadOnlyTools(t *testing.T) {
 		first["arguments"].(map[string]any)["function_id"] != fnID || first["verified_at"] == nil {
 		t.Fatalf("subscription: %v", first)
 	}
-	if until := mustTime(t, first["refresh_before"]); until.Before(time.Now().Add(50 * time.Minute)) {
-		t.Fatalf("refresh_before %v", until)
+	if until := mustTime(t, first["expires_at"]); until.Before(time.Now().Add(50 * time.Minute)) {
+		t.Fatalf("expires_at %v", until)
 	}
 }
 

@@ -22,9 +22,10 @@ type Listed struct {
 	// CallbackURL is where deliveries go; empty when Appwrite does not return the webhook's authPassword
 	// (Appwrite Cloud never does), where it is sealed.
 	CallbackURL string `json:"callback_url,omitempty"`
-	// RefreshBefore is when the subscription expires unless refreshed (RFC 3339, UTC).
-	RefreshBefore string `json:"refresh_before"`
-	// Expired reports that RefreshBefore has passed (the webhook is deleted on the next cleanup).
+	// ExpiresAt is when the subscription ends unless refreshed (RFC 3339, UTC). It is not events/subscribe's
+	// refreshBefore, which comes a tenth of the grant earlier: the grant's length is not stored.
+	ExpiresAt string `json:"expires_at"`
+	// Expired reports that ExpiresAt has passed (the webhook is deleted on the next cleanup).
 	Expired bool `json:"expired"`
 	// VerifiedAt is when the callback passed the verification challenge.
 	VerifiedAt string `json:"verified_at,omitempty"`
@@ -99,7 +100,7 @@ func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal strin
 func listed(w *appwriteapi.Webhook, event string, args map[string]string, callbackURL string, expiry, verifiedAt, prevUntil, now time.Time) Listed {
 	l := Listed{
 		ID: w.ID, Event: event, Arguments: args, CallbackURL: callbackURL,
-		RefreshBefore: expiry.UTC().Format(time.RFC3339), Expired: !now.Before(expiry),
+		ExpiresAt: expiry.UTC().Format(time.RFC3339), Expired: !now.Before(expiry),
 		Enabled: w.Enabled, Rotating: !prevUntil.IsZero() && now.Before(prevUntil),
 	}
 	if !verifiedAt.IsZero() {

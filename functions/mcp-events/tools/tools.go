@@ -154,7 +154,7 @@ func (t *Tools) Register(srv *sdk.Server) {
 		"Read a function execution (the one an execution.failed event names): status, trigger, HTTP status, duration, logs and errors.",
 		t.getExecution, arg{eventcatalog.ArgFunction, "The function"}, arg{argExecution, "The execution"})
 	add(ListSubscriptions, "List my event subscriptions",
-		"List your own event subscriptions in a project: the event, its arguments, where deliveries go, until when it runs (refresh_before), whether it was verified and whether Appwrite still delivers. Other users' subscriptions and all secrets are never shown.",
+		"List your own event subscriptions in a project: the event, its arguments, where deliveries go, until when it runs (expires_at), whether it was verified and whether Appwrite still delivers. Other users' subscriptions and all secrets are never shown.",
 		t.listSubscriptions)
 }
 
