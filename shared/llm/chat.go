@@ -169,7 +169,11 @@ func readChatStream(ctx context.Context, body io.Reader, onToken func(string)) (
 	br := bufio.NewReader(body)
 	var content strings.Builder
 	var calls []ToolCall
-	res := func() Result { return Result{Content: content.String(), ToolCalls: calls, Streamed: true} }
+	// A stream that fails returns no Result: what arrived before has gone to onToken, and Complete does not
+	// retry once a token has.
+	done := func(stop string) (Result, error) {
+		return Result{Content: content.String(), ToolCalls: calls, Streamed: true, Stop: stop}, nil
+	}
 	finished := false
 	stop := ""
 	for {
@@ -177,15 +181,13 @@ func readChatStream(ctx context.Context, body io.Reader, onToken func(string)) (
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 			switch {
 			case ctx.Err() != nil:
-				return res(), ctx.Err()
+				return Result{}, ctx.Err()
 			case errors.Is(err, io.EOF) && finished:
-				r := res()
-				r.Stop = stop
-				return r, nil
+				return done(stop)
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-				return res(), errStreamCut
+				return Result{}, errStreamCut
 			}
-			return res(), err
+			return Result{}, err
 		}
 		line = strings.TrimRight(line, "\r\n")
 		data, ok := strings.CutPrefix(line, "data:")
@@ -194,18 +196,16 @@ func readChatStream(ctx context.Context, body io.Reader, onToken func(string)) (
 		}
 		data = strings.TrimSpace(data)
 		if data == "[DONE]" {
-			r := res()
-			r.Stop = stop
-			return r, nil
+			return done(stop)
 		}
 		var chunk openai.ChatCompletionStreamResponse
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			return res(), fmt.Errorf("reading the stream: %w", err)
+			return Result{}, fmt.Errorf("reading the stream: %w", err)
 		}
 		if len(chunk.Choices) == 0 {
 			var er openai.ErrorResponse
 			if json.Unmarshal([]byte(data), &er) == nil && er.Error != nil {
-				return res(), er.Error
+				return Result{}, er.Error
 			}
 		}
 		for _, ch := range chunk.Choices {
@@ -219,7 +219,7 @@ func readChatStream(ctx context.Context, body io.Reader, onToken func(string)) (
 					i = *tc.Index
 				}
 				if i < 0 || i > 1024 {
-					return res(), fmt.Errorf("reading the stream: tool call index %d", i)
+					return Result{}, fmt.Errorf("reading the stream: tool call index %d", i)
 				}
 				for len(calls) <= i {
 					calls = append(calls, ToolCall{})

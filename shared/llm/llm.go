@@ -387,7 +387,8 @@ func (c *Client) responses(ctx context.Context, req Request) (Result, error) {
 }
 
 // responsesStream streams a Responses API call: output_text deltas go to onToken, the final
-// response.completed (or response.incomplete) event carries the function calls.
+// response.completed (or response.incomplete) event carries the function calls. A stream that fails returns
+// no Result, as readChatStream.
 func (c *Client) responsesStream(ctx context.Context, rr openai.CreateResponseRequest, onToken func(string)) (Result, error) {
 	stream, err := c.api.CreateResponseStream(ctx, rr)
 	if err != nil {
@@ -398,16 +399,16 @@ func (c *Client) responsesStream(ctx context.Context, rr openai.CreateResponseRe
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return Result{Content: content.String(), Streamed: true}, errStreamCut
+			return Result{}, errStreamCut
 		}
 		if errors.Is(err, io.EOF) {
-			return Result{Content: content.String(), Streamed: true}, fmt.Errorf("%w (no response.completed)", errStreamCut)
+			return Result{}, fmt.Errorf("%w (no response.completed)", errStreamCut)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return Result{Content: content.String(), Streamed: true}, ctx.Err()
+				return Result{}, ctx.Err()
 			}
-			return Result{Content: content.String(), Streamed: true}, err
+			return Result{}, err
 		}
 		switch ev.Type {
 		case openai.ResponseStreamEventType("response.output_text.delta"):
@@ -417,7 +418,7 @@ func (c *Client) responsesStream(ctx context.Context, rr openai.CreateResponseRe
 			}
 		case openai.ResponseStreamEventType("response.completed"), openai.ResponseStreamEventType("response.incomplete"):
 			if ev.Response == nil {
-				return Result{Content: content.String(), Streamed: true}, errors.New("model error: " + string(ev.Type) + " without a response")
+				return Result{}, errors.New("model error: " + string(ev.Type) + " without a response")
 			}
 			res, err := responseResult(*ev.Response)
 			if err != nil {
@@ -435,7 +436,7 @@ func (c *Client) responsesStream(ctx context.Context, rr openai.CreateResponseRe
 			if msg == "" {
 				msg = string(ev.Type)
 			}
-			return Result{Content: content.String(), Streamed: true}, errors.New("model error: " + msg)
+			return Result{}, errors.New("model error: " + msg)
 		}
 	}
 }
