@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/mail"
 	"strings"
 	"time"
 
@@ -28,12 +27,44 @@ const (
 )
 
 func (s *Server) accountRoutes(api func(pattern string, scopes []string, h handlerFunc)) {
+	api("POST /v1/account", []string{"sessions.write"}, s.createAccount)
 	api("POST /v1/account/sessions/email", []string{"sessions.write"}, s.createEmailSession)
 	api("POST /v1/account/sessions", []string{"sessions.write"}, s.createEmailSession)
 	api("GET /v1/account", []string{"account"}, s.getAccount)
 	api("POST /v1/account/jwts", []string{"account"}, s.createJWT)
 	api("POST /v1/account/jwt", []string{"account"}, s.createJWT)
 	api("DELETE /v1/account/sessions/{sessionId}", []string{"account"}, s.deleteSession)
+}
+
+// createAccount is POST /v1/account (account.php:236-429), a sign-up: userId (CustomId, "unique()" makes
+// one), email (Email, stored lower-cased), password (PasswordStrength with the default policy: "Password
+// must be between 8 and 256 characters long."), name (Text 128, optional), checked in that order; a user
+// with the same id or email (any case) is 409 user_already_exists (the Duplicate of the users collection's
+// unique indexes). No session is made and no event is sent (the route has audits only); 201 Account model.
+// The scope is sessions.write, which guests hold; unlike the session routes it is allowed with a session.
+func (s *Server) createAccount(c *call) (int, any, *APIError) {
+	id, err := c.customID("userId")
+	if err != nil {
+		return 0, nil, err
+	}
+	spec := UserSpec{ID: id}
+	if spec.Email, err = c.email("email", true); err != nil {
+		return 0, nil, err
+	}
+	if spec.Password, err = c.str("password", true, "", 0); err != nil {
+		return 0, nil, err
+	}
+	if err := checkPasswordLength(spec.Password); err != nil {
+		return 0, nil, err
+	}
+	if spec.Name, err = c.str("name", false, "", 128); err != nil {
+		return 0, nil, err
+	}
+	u, err := s.addUserLocked(c.pr, spec)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, accountModel(u), nil
 }
 
 // newSessionLocked stores a new session of u and returns it with the value a browser keeps in its
@@ -76,19 +107,16 @@ func (s *Server) createEmailSession(c *call) (int, any, *APIError) {
 	if c.who.userID != "" {
 		return 0, nil, newErr(ErrUserSessionAlreadyExists)
 	}
-	email, err := c.str("email", true, "", 0)
+	email, err := c.email("email", true)
 	if err != nil {
 		return 0, nil, err
-	}
-	if a, e := mail.ParseAddress(email); e != nil || a.Address != email {
-		return 0, nil, invalidParam("email", "Value must be a valid email address")
 	}
 	password, err := c.str("password", true, "", 0)
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(password) < 8 || len(password) > 256 {
-		return 0, nil, invalidParam("password", "Password must be between 8 and 256 characters long.")
+	if err := checkPasswordLength(password); err != nil {
+		return 0, nil, err
 	}
 	u, err := passwordUserLocked(c.pr, email, password)
 	if err != nil {

@@ -169,6 +169,59 @@ func TestAccountSignInJWTAndSignOut(t *testing.T) {
 	wantType(t, "deleted session", st, body, 401, ErrGeneralUnauthorizedScope)
 }
 
+// TestAccountSignUp is POST /v1/account as the Web SDK's account.create sends it: a guest creates an account
+// (no session: it signs in next), and Appwrite's refusals with their status, type and message.
+func TestAccountSignUp(t *testing.T) {
+	f := newFixture(t, Options{})
+	if err := f.s.SeedUser(testProject, UserSpec{ID: "alice", Email: "alice@example.com", Password: "correct horse"}); err != nil {
+		t.Fatal(err)
+	}
+	refusals := []struct {
+		what    string
+		body    map[string]any
+		status  int
+		typ     string
+		message string
+	}{
+		{"an email already registered, in another case", map[string]any{"userId": "bob", "email": "Alice@Example.com", "password": "battery staple"},
+			409, ErrUserAlreadyExists, "A user with the same id, email, or phone already exists in this project."},
+		{"an id already taken", map[string]any{"userId": "alice", "email": "bob@example.com", "password": "battery staple"},
+			409, ErrUserAlreadyExists, "A user with the same id, email, or phone already exists in this project."},
+		{"a password of 7 characters", map[string]any{"userId": "bob", "email": "bob@example.com", "password": "1234567"},
+			400, ErrGeneralArgumentInvalid, "Invalid `password` param: Password must be between 8 and 256 characters long."},
+		{"a password of 257 characters", map[string]any{"userId": "bob", "email": "bob@example.com", "password": strings.Repeat("p", 257)},
+			400, ErrGeneralArgumentInvalid, "Invalid `password` param: Password must be between 8 and 256 characters long."},
+		{"a malformed email (checked before the password)", map[string]any{"userId": "bob", "email": "bob", "password": "short"},
+			400, ErrGeneralArgumentInvalid, "Invalid `email` param: Value must be a valid email address"},
+		{"no password", map[string]any{"userId": "bob", "email": "bob@example.com"},
+			400, ErrGeneralArgumentInvalid, `Param "password" is not optional.`},
+		{"a name over 128 characters", map[string]any{"userId": "bob", "email": "bob@example.com", "password": "battery staple", "name": strings.Repeat("n", 129)},
+			400, ErrGeneralArgumentInvalid, "Invalid `name` param: Value must be a valid string and no longer than 128 chars"},
+	}
+	for _, r := range refusals {
+		st, body, _ := accountCall(t, f, "POST", "/v1/account", r.body, nil)
+		if st != r.status || body["type"] != r.typ || body["message"] != r.message {
+			t.Errorf("%s: %d %v %q, want %d %s %q", r.what, st, body["type"], body["message"], r.status, r.typ, r.message)
+		}
+	}
+
+	st, body, hdr := accountCall(t, f, "POST", "/v1/account", map[string]any{"userId": "unique()", "email": "Bob@Example.com", "password": "battery staple", "name": "Bob"}, nil)
+	id, _ := body["$id"].(string)
+	if st != 201 || id == "" || id == "unique()" || body["email"] != "bob@example.com" || body["name"] != "Bob" || body["status"] != true {
+		t.Fatalf("sign-up: %d %v", st, body)
+	}
+	if _, has := body["password"]; has || hdr.Get("X-Fallback-Cookies") != "" || len((&http.Response{Header: hdr}).Cookies()) != 0 {
+		t.Fatalf("sign-up answered a password hash or a session: %v %v", body, hdr)
+	}
+	// The new account signs in with its password, as the Web SDK does next.
+	st, body, _ = accountCall(t, f, "POST", "/v1/account/sessions/email", map[string]any{"email": "bob@example.com", "password": "battery staple"}, nil)
+	if st != 201 || body["userId"] != id {
+		t.Fatalf("signing in after sign-up: %d %v", st, body)
+	}
+	st, body, _ = accountCall(t, f, "POST", "/v1/account", map[string]any{"userId": "unique()", "email": "bob@example.com", "password": "battery staple"}, nil)
+	wantType(t, "signing up twice", st, body, 409, ErrUserAlreadyExists)
+}
+
 func TestAccountExecutionByJWTCarriesTheUser(t *testing.T) {
 	f := newFixture(t, Options{})
 	if err := f.s.SeedUser(testProject, UserSpec{ID: "alice", Email: "alice@example.com", Password: "correct horse"}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/mail"
 	"net/url"
 	"regexp"
 	"sort"
@@ -450,6 +451,19 @@ const customIDDescription = "Parameter must contain at most 36 chars. Valid char
 func validCustomID(id string) bool { return customIDRe.MatchString(id) }
 
 // customID reads a CustomId param: "unique()" generates an id (Appwrite's ID::unique()).
+// email reads an Email param (utopia-php's Email validator: "Value must be a valid email address"); an
+// optional one may be empty.
+func (c *call) email(name string, required bool) (string, *APIError) {
+	v, err := c.str(name, required, "", 0)
+	if err != nil || v == "" {
+		return v, err
+	}
+	if a, e := mail.ParseAddress(v); e != nil || a.Address != v {
+		return "", invalidParam(name, "Value must be a valid email address")
+	}
+	return v, nil
+}
+
 func (c *call) customID(name string) (string, *APIError) {
 	v, err := c.str(name, true, "", 0)
 	if err != nil {

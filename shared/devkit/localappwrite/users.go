@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"net/mail"
 	"regexp"
 	"strings"
 	"time"
@@ -140,13 +139,8 @@ func (s *Server) createUser(c *call) (int, any, *APIError) {
 		return 0, nil, err
 	}
 	spec := UserSpec{ID: id}
-	if spec.Email, err = c.str("email", false, "", 0); err != nil {
+	if spec.Email, err = c.email("email", false); err != nil {
 		return 0, nil, err
-	}
-	if spec.Email != "" {
-		if a, e := mail.ParseAddress(spec.Email); e != nil || a.Address != spec.Email {
-			return 0, nil, invalidParam("email", "Value must be a valid email address")
-		}
 	}
 	if spec.Phone, err = c.str("phone", false, "", 0); err != nil {
 		return 0, nil, err
@@ -157,8 +151,10 @@ func (s *Server) createUser(c *call) (int, any, *APIError) {
 	if spec.Password, err = c.str("password", false, "", 0); err != nil {
 		return 0, nil, err
 	}
-	if spec.Password != "" && (len(spec.Password) < 8 || len(spec.Password) > 256) {
-		return 0, nil, invalidParam("password", "Password must be between 8 and 256 characters long.")
+	if spec.Password != "" {
+		if err := checkPasswordLength(spec.Password); err != nil {
+			return 0, nil, err
+		}
 	}
 	if spec.Name, err = c.str("name", false, "", 128); err != nil {
 		return 0, nil, err
@@ -170,6 +166,16 @@ func (s *Server) createUser(c *call) (int, any, *APIError) {
 	m := userModel(u)
 	c.emit("users.[userId].create", m, param{"userId", u.id})
 	return http.StatusCreated, m, nil
+}
+
+// checkPasswordLength is Appwrite's Password validator and PasswordStrength with the default policy
+// (src/Appwrite/Auth/Validator/Password.php, PasswordStrength.php: 8 to 256 bytes; AllOf reports the rule
+// that failed, utopia-php/validators src/Validator/AllOf.php): the password param's 400.
+func checkPasswordLength(password string) *APIError {
+	if len(password) < 8 || len(password) > 256 {
+		return invalidParam("password", "Password must be between 8 and 256 characters long.")
+	}
+	return nil
 }
 
 // passwordMatches reports whether password is the user's password (constant-time comparison of the stored
