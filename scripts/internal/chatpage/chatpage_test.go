@@ -23,6 +23,7 @@ import (
 	"appwrite-agent/shared/devkit/snapshot"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -453,6 +454,125 @@ func TestChatPage(t *testing.T) {
 	clk.Advance(366 * 24 * time.Hour)
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
 	p.wait("the sign-in form after the session ended", `document.querySelector("#signin-notice")?.textContent === "Your session has ended. Sign in again."`)
+
+	signUpAndAttach(t, p, model, d, convID)
+}
+
+// signUpAndAttach is the second user of TestChatPage, in the same tab after Ada's session ended: Grace
+// creates an account through the page (refused first for a too-short password and for Ada's email, the
+// errors shown on the form), lands signed in with none of Ada's data, attaches files through the file
+// picker (an oversized one refused by the page, a good one reaching the model with the message), and signs
+// out. A MutationObserver records anything of Ada's the page ever puts in the DOM meanwhile, however briefly.
+func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *localappwrite.Demo, adaConv string) {
+	const adaMessage = "Show my databases and their usage"
+	if got := p.eval(`(() => {
+		window.__leaks = []
+		const look = () => {
+			if (document.querySelector('[data-conversation-id=` + js(adaConv) + `]')) window.__leaks.push("Ada's conversation in the sidebar")
+			if (document.body.textContent.includes(` + js(adaMessage) + `)) window.__leaks.push("Ada's message")
+			if (document.body.textContent.includes("Ada's private plans")) window.__leaks.push("Ada's retitled conversation")
+			if (document.body.textContent.includes("big.bin")) window.__leaks.push("the toast of Ada's refused attachment")
+		}
+		new MutationObserver(look).observe(document.body, {subtree: true, childList: true, characterData: true})
+		return "watching"
+	})()`); got != "watching" {
+		t.Fatalf("installing the observer: %s", got)
+	}
+
+	// Sign-up, refused twice: Appwrite checks the password before the email is found taken.
+	const email, password = "grace@example.com", "short"
+	p.do("opening the sign-up form", chromedp.Click(chromedp.CSS(`#signin button.link`)))
+	p.wait("the sign-up form", `document.querySelector("#signin h1")?.textContent === "Create an account" && !!document.querySelector("#signin input[name=name]")`)
+	p.do("signing up with a short password and Ada's email", chromedp.SendKeys(chromedp.CSS(`#signin input[name=name]`), "Grace"),
+		chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), "ada@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), password),
+		chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
+	onForm := `document.querySelector("#signin h1")?.textContent === "Create an account" && !document.querySelector("#me") && !document.querySelector("#signin button[type=submit]").disabled`
+	p.wait("the password refused on the form", onForm+` && document.querySelector("#signin .error")?.textContent === "Password must be between 8 and 256 characters long."`)
+	p.do("signing up with Ada's email", chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), " and long enough"),
+		chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
+	p.wait("the taken email refused on the form", onForm+` && document.querySelector("#signin .error")?.textContent === "An account with this email already exists. Sign in, or use another email."`)
+	p.do("signing up with a new email", chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), strings.Repeat(kb.Backspace, len("ada@example.com"))+email))
+	if got := p.eval(`[...document.querySelectorAll("#signin input")].map(i => i.value).join(" | ")`); got != "Grace | "+email+" | short and long enough" {
+		t.Fatalf("the sign-up form holds %q", got)
+	}
+	p.do("creating the account", chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
+	p.wait("Grace signed in", `document.querySelector("#me")?.textContent === `+js(email)+` && document.querySelector("#conversation-title")?.textContent === "New chat"`)
+
+	// The file picker: an oversized file is refused by the page, a good one goes with the message.
+	dir := t.TempDir()
+	big, notes := filepath.Join(dir, "huge.log"), filepath.Join(dir, "picked.txt")
+	if err := os.WriteFile(big, make([]byte, 1000001), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const picked = "picked through the file picker: the sprocket ships on Monday"
+	if err := os.WriteFile(notes, []byte(picked), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.do("picking an oversized file", chromedp.SetUploadFiles(chromedp.ID("file-input"), []string{big}))
+	p.wait("the page refusing the picked file", `document.querySelector("#attach-error")?.textContent === "Attachment 'huge.log' exceeds max size (1000000 bytes)" && !document.querySelector("#pending-attachments")`)
+	p.do("picking a file", chromedp.SetUploadFiles(chromedp.ID("file-input"), []string{notes}))
+	p.wait("the picked file's chip", `document.querySelector("#pending-attachments")?.textContent.includes("picked.txt") && !document.querySelector("#attach-error")`)
+	p.do("dismissing the refusal's toast", chromedp.Click(chromedp.CSS(`.toast-error button[aria-label=Dismiss]`)))
+	p.wait("the toast dismissed", `!document.querySelector(".toast-error")`)
+	p.send("Grace here: please read the picked file")
+	p.wait("the picked file on the sent message", `[...document.querySelectorAll(".msg-user .chip")].some(c => c.textContent.includes("picked.txt"))`)
+	p.waitStored()
+	var withFile string
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Body), "Grace here: please read the picked file") && strings.Contains(string(r.Body), "response_format") {
+			withFile = string(r.Body) // the router's request (the conversation's first turn also asks for a title)
+		}
+	}
+	if !strings.Contains(withFile, picked) || !strings.Contains(withFile, "picked.txt") {
+		t.Errorf("the model did not get the picked file:\n%.1500s", withFile)
+	}
+
+	// Grace's own conversation, and nothing of Ada's: her conversation changing, an event Realtime sends Ada,
+	// must not reach Grace's page; Grace's next turn, whose events Realtime sends after it, is the signal.
+	graceConv := p.eval(`document.querySelector("#conversations li.active")?.dataset.conversationId ?? ""`)
+	if graceConv == "" || graceConv == adaConv {
+		t.Fatalf("Grace's conversation is %q (Ada's is %s)", graceConv, adaConv)
+	}
+	patchRow(t, d, "conversations", adaConv, map[string]any{"title": "Ada's private plans"})
+	p.send("Grace again")
+	p.waitStored()
+	p.wait("Grace's two answers", `document.querySelectorAll("#messages .msg-assistant.status-done").length === 2`)
+	if got := p.eval(`JSON.stringify([...document.querySelectorAll("#conversations li")].map(li => li.dataset.conversationId))`); got != `["`+graceConv+`"]` {
+		t.Errorf("Grace's sidebar lists %s, want only her conversation %s", got, graceConv)
+	}
+	// Ada's conversation by its address: the page says it is not Grace's, and shows nothing of it.
+	p.eval(`location.hash = "c=" + ` + js(adaConv) + `, "ok"`)
+	p.wait("Ada's conversation refused", `[...document.querySelectorAll(".toast-message")].some(t => t.textContent === "This conversation does not exist (or is not yours).") && document.querySelector("#conversation-title")?.textContent === "New chat"`)
+	if leaks := p.eval(`JSON.stringify([...new Set(window.__leaks)])`); leaks != "[]" {
+		t.Errorf("Grace's page showed Ada's data: %s", leaks)
+	}
+
+	// Signing out: the sign-in form, and nothing of Grace's left on the page.
+	p.do("signing out", chromedp.Click(chromedp.CSS(`.me button:last-child`)))
+	p.wait("the sign-in form after signing out", `!!document.querySelector("#signin input[name=email]") && !document.querySelector("#me")`)
+	if got := p.eval(`String(document.body.textContent.includes("Grace again"))`); got != "false" {
+		t.Errorf("Grace's conversation is still on the page after she signed out")
+	}
+}
+
+// patchRow updates a row of chat's table with the demo's key, as a server would (its events go out).
+func patchRow(t *testing.T, d *localappwrite.Demo, table, id string, data map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"data": data})
+	req, _ := http.NewRequest(http.MethodPatch, d.Endpoint+"/tablesdb/"+d.DatabaseID+"/tables/"+table+"/rows/"+id, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Appwrite-Project", d.ProjectID)
+	req.Header.Set("X-Appwrite-Key", d.APIKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		out, _ := io.ReadAll(res.Body)
+		t.Fatalf("updating %s row %s: %d %.300s", table, id, res.StatusCode, out)
+	}
 }
 
 // storedConnection is the part of chat's mcp_connections row the test reads.

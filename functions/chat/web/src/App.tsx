@@ -14,7 +14,13 @@ import { SignIn } from "./components/SignIn"
 import { Toasts, type Toast } from "./components/Toasts"
 import { TurnView } from "./components/TurnView"
 
-type Phase = { kind: "loading" } | { kind: "broken"; message: string } | { kind: "signin"; notice?: string } | { kind: "ready"; user: Models.User }
+// A session's ChatAPI lives in its phase: its JWT cache ends with the session, so a user signing in after
+// another never sends the other's JWT.
+type Phase =
+  | { kind: "loading" }
+  | { kind: "broken"; message: string }
+  | { kind: "signin"; notice?: string }
+  | { kind: "ready"; user: Models.User; api: ChatAPI }
 
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
@@ -47,6 +53,7 @@ export function App() {
   const lastHeard = useRef(new Map<string, number>()) // turn id -> when its last event arrived (ms)
   const loadedFor = useRef<string | null>(null)
   const toastSeq = useRef(0)
+  const lastUser = useRef<string | null>(null) // who was signed in last (a conversation in the URL is theirs)
   // The message list follows new content while the user is at (or near) its end.
   const listRef = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
@@ -83,12 +90,30 @@ export function App() {
     window.setTimeout(() => setToasts((all) => all.filter((t) => t.id !== id)), 10_000)
   }, [])
 
-  const signedOut = useCallback((notice: string) => {
+  /** forgetUser drops everything the page holds of the signed-in user, so nothing of it shows to the next. */
+  const forgetUser = useCallback(() => {
     sequencers.current.clear()
-    setPhase({ kind: "signin", notice })
+    catchingUp.current.clear()
+    lastHeard.current.clear()
+    loadedFor.current = null
+    setConversations([])
+    setMessages([])
+    setLive({})
+    setDetails(null)
+    setSettingsOpen(false)
+    setToasts([])
   }, [])
 
-  const api = useMemo(() => (aw ? new ChatAPI(jwtSource(aw)) : null), [aw])
+  /** signedOut shows the sign-in form when the session ended; the URL keeps the conversation for the same user. */
+  const signedOut = useCallback(
+    (notice: string) => {
+      forgetUser()
+      setPhase({ kind: "signin", notice })
+    },
+    [forgetUser],
+  )
+
+  const api = phase.kind === "ready" ? phase.api : null
 
   /** fail reports an error: a lost session shows the sign-in form, anything else a toast. */
   const fail = useCallback(
@@ -105,12 +130,22 @@ export function App() {
       .then(setConfig)
       .catch((err: unknown) => setPhase({ kind: "broken", message: `The chat service is not available: ${errText(err)}` }))
   }, [])
+  /** enter starts a session of user: a new JWT cache; a conversation in the URL stays only for the user it was for. */
+  const enter = useCallback(
+    (conn: Appwrite, user: Models.User, fresh: boolean) => {
+      if ((fresh || (lastUser.current !== null && lastUser.current !== user.$id)) && conversationFromHash(window.location.hash)) navigate(null, true)
+      lastUser.current = user.$id
+      setPhase({ kind: "ready", user, api: new ChatAPI(jwtSource(conn)) })
+    },
+    [navigate],
+  )
+
   useEffect(() => {
     if (!aw) return
     currentUser(aw)
-      .then((user) => setPhase(user ? { kind: "ready", user } : { kind: "signin" }))
+      .then((user) => (user ? enter(aw, user, false) : setPhase({ kind: "signin" })))
       .catch((err: unknown) => setPhase({ kind: "broken", message: `Appwrite is not reachable: ${errText(err)}` }))
-  }, [aw])
+  }, [aw, enter])
 
   const ready = phase.kind === "ready"
 
@@ -264,6 +299,10 @@ export function App() {
     return () => {
       closed = true
       subs.forEach((s) => void s.unsubscribe())
+      // The socket is the signed-in user's: Appwrite binds a Realtime connection to the session it opened
+      // with, and a session ending does not change it. Closing it makes the next user's subscription open
+      // their own, so nothing sent to this user reaches the next.
+      void aw.realtime.disconnect()
     }
   }, [ready, aw, config, fail])
 
@@ -368,17 +407,17 @@ export function App() {
 
   if (phase.kind === "loading") return <div className="center muted">Loading…</div>
   if (phase.kind === "broken") return <div className="center error">{phase.message}</div>
-  if (!aw || !api) return <div className="center muted">Loading…</div>
+  if (!aw) return <div className="center muted">Loading…</div>
   if (phase.kind === "signin") {
-    const afterSignIn = (user: Models.User) => setPhase({ kind: "ready", user })
     return (
       <SignIn
         {...(phase.notice ? { notice: phase.notice } : {})}
-        onSignIn={async (email, password) => afterSignIn(await signIn(aw, email, password))}
-        onSignUp={async (email, password, name) => afterSignIn(await signUp(aw, email, password, name))}
+        onSignIn={async (email, password) => enter(aw, await signIn(aw, email, password), false)}
+        onSignUp={async (email, password, name) => enter(aw, await signUp(aw, email, password, name), true)}
       />
     )
   }
+  if (!api) return <div className="center muted">Loading…</div>
 
   if (onCallback) {
     return (
@@ -458,9 +497,8 @@ export function App() {
               type="button"
               onClick={() => {
                 void signOut(aw).then(() => {
-                  setConversations([])
-                  setMessages([])
-                  loadedFor.current = null
+                  forgetUser()
+                  lastUser.current = null
                   navigate(null, true)
                   setPhase({ kind: "signin" })
                 })

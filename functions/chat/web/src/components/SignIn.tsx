@@ -1,6 +1,10 @@
 import { useState } from "react"
+import { authErrorText } from "../lib/appwrite"
 
-/** SignIn is the email and password form (Appwrite accounts); it can also create an account. */
+/**
+ * SignIn is the email and password form (Appwrite accounts); it can also create an account. The password
+ * rules are the project's (Appwrite's password policy), so Appwrite checks them and the form shows its answer.
+ */
 export function SignIn({
   notice,
   onSignIn,
@@ -26,7 +30,7 @@ export function SignIn({
           setBusy(true)
           setError("")
           const done = mode === "in" ? onSignIn(email, password) : onSignUp(email, password, name)
-          done.catch((err: unknown) => setError(err instanceof Error ? err.message : String(err))).finally(() => setBusy(false))
+          done.catch((err: unknown) => setError(authErrorText(err))).finally(() => setBusy(false))
         }}
       >
         <h1>{mode === "in" ? "Sign in" : "Create an account"}</h1>
@@ -52,7 +56,6 @@ export function SignIn({
             name="password"
             type="password"
             required
-            minLength={8}
             value={password}
             onChange={(e) => setPassword(e.target.value)}
             autoComplete={mode === "in" ? "current-password" : "new-password"}

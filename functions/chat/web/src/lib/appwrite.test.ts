@@ -1,7 +1,7 @@
 import { AppwriteException } from "appwrite"
 import { describe, expect, it } from "vitest"
 import { SignedOutError } from "./api"
-import { makeJWTSource } from "./appwrite"
+import { authErrorText, makeJWTSource } from "./appwrite"
 
 describe("makeJWTSource", () => {
   it("caches the JWT and renews it once for callers refused the same one", async () => {
@@ -18,5 +18,26 @@ describe("makeJWTSource", () => {
       throw new AppwriteException("User (role: guests) missing scopes", 401, "general_unauthorized_scope")
     })
     await expect(source()).rejects.toBeInstanceOf(SignedOutError)
+  })
+})
+
+describe("authErrorText", () => {
+  it("says a taken email in the form's words", () => {
+    const err = new AppwriteException("A user with the same id, email, or phone already exists in this project.", 409, "user_already_exists")
+    expect(authErrorText(err)).toBe("An account with this email already exists. Sign in, or use another email.")
+  })
+
+  it("gives the rule a refused param broke, without the param syntax", () => {
+    const err = new AppwriteException("Invalid `password` param: Password must be between 8 and 256 characters long.", 400, "general_argument_invalid")
+    expect(authErrorText(err)).toBe("Password must be between 8 and 256 characters long.")
+    const email = new AppwriteException("Invalid `email` param: Value must be a valid email address", 400, "general_argument_invalid")
+    expect(authErrorText(email)).toBe("Value must be a valid email address")
+  })
+
+  it("keeps any other message as Appwrite wrote it", () => {
+    const creds = new AppwriteException("Invalid credentials. Please check the email and password.", 401, "user_invalid_credentials")
+    expect(authErrorText(creds)).toBe("Invalid credentials. Please check the email and password.")
+    expect(authErrorText(new AppwriteException("Invalid `x` param: y", 500, "general_unknown"))).toBe("Invalid `x` param: y")
+    expect(authErrorText(new TypeError("Failed to fetch"))).toBe("Failed to fetch")
   })
 })

@@ -33,6 +33,21 @@ export async function signUp(aw: Appwrite, email: string, password: string, name
   return signIn(aw, email, password)
 }
 
+/**
+ * authErrorText is what the sign-in and sign-up form says when Appwrite refuses: a taken email (409
+ * user_already_exists) in words of the form, a refused param (400 general_argument_invalid, "Invalid
+ * `password` param: Password must be …") as the rule it broke, anything else as Appwrite's message.
+ */
+export function authErrorText(err: unknown): string {
+  if (err instanceof AppwriteException) {
+    if (err.type === "user_already_exists") return "An account with this email already exists. Sign in, or use another email."
+    const param = /^Invalid `[^`]+` param: (.+)$/s.exec(err.message)
+    if (err.type === "general_argument_invalid" && param?.[1]) return param[1]
+    return err.message
+  }
+  return err instanceof Error ? err.message : String(err)
+}
+
 export async function signOut(aw: Appwrite): Promise<void> {
   await aw.account.deleteSession({ sessionId: "current" }).catch(() => undefined)
 }
