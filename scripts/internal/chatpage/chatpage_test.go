@@ -136,7 +136,8 @@ func js(s string) string {
 // rendered, a clarify form whose answers reach the next turn, an MCP server connected through OAuth in the
 // browser, the conversation found again after a reload; and the hostile cases: model HTML stays inert, an
 // oversized attachment is refused by the page and by chat, an expired JWT is renewed while the session
-// lives and leads to the sign-in form when it does not. One browser, one tab, one stack.
+// lives and leads to the sign-in form when it does not; then a second user signs up in the same tab and
+// attaches files through the picker (signUpAndAttach). One browser, one tab, one stack.
 func TestChatPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack and a browser")
