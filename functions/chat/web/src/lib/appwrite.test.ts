@@ -31,7 +31,9 @@ describe("authErrorText", () => {
     const err = new AppwriteException("Invalid `password` param: Password must be between 8 and 256 characters long.", 400, "general_argument_invalid")
     expect(authErrorText(err)).toBe("Password must be between 8 and 256 characters long.")
     const email = new AppwriteException("Invalid `email` param: Value must be a valid email address", 400, "general_argument_invalid")
-    expect(authErrorText(email)).toBe("Value must be a valid email address")
+    expect(authErrorText(email)).toBe("Email: Value must be a valid email address")
+    const name = new AppwriteException("Invalid `name` param: Value must be a valid string and no longer than 128 chars", 400, "general_argument_invalid")
+    expect(authErrorText(name)).toBe("Name: Value must be a valid string and no longer than 128 chars")
   })
 
   it("keeps any other message as Appwrite wrote it", () => {

@@ -36,13 +36,18 @@ export async function signUp(aw: Appwrite, email: string, password: string, name
 /**
  * authErrorText is what the sign-in and sign-up form says when Appwrite refuses: a taken email (409
  * user_already_exists) in words of the form, a refused param (400 general_argument_invalid, "Invalid
- * `password` param: Password must be …") as the rule it broke, anything else as Appwrite's message.
+ * `password` param: Password must be …") as the rule it broke (after the field's name when the rule does not
+ * say it), anything else as Appwrite's message.
  */
 export function authErrorText(err: unknown): string {
   if (err instanceof AppwriteException) {
     if (err.type === "user_already_exists") return "An account with this email already exists. Sign in, or use another email."
-    const param = /^Invalid `[^`]+` param: (.+)$/s.exec(err.message)
-    if (err.type === "general_argument_invalid" && param?.[1]) return param[1]
+    const param = /^Invalid `([^`]+)` param: (.+)$/s.exec(err.message)
+    if (err.type === "general_argument_invalid" && param?.[1] && param[2]) {
+      const [, name, rule] = param
+      // "Password must be …" names its field; "Value must be …" does not, so the field goes first.
+      return rule.toLowerCase().startsWith(name.toLowerCase()) ? rule : `${name.charAt(0).toUpperCase()}${name.slice(1)}: ${rule}`
+    }
     return err.message
   }
   return err instanceof Error ? err.message : String(err)
