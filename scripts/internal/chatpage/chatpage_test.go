@@ -468,7 +468,9 @@ func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *locala
 	const adaMessage = "Show my databases and their usage"
 	if got := p.eval(`(() => {
 		window.__leaks = []
+		window.__toasts = new Set()
 		const look = () => {
+			document.querySelectorAll(".toast-message").forEach(t => window.__toasts.add(t.textContent))
 			if (document.querySelector('[data-conversation-id=` + js(adaConv) + `]')) window.__leaks.push("Ada's conversation in the sidebar")
 			if (document.body.textContent.includes(` + js(adaMessage) + `)) window.__leaks.push("Ada's message")
 			if (document.body.textContent.includes("Ada's private plans")) window.__leaks.push("Ada's retitled conversation")
@@ -514,8 +516,12 @@ func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *locala
 	p.wait("the page refusing the picked file", `document.querySelector("#attach-error")?.textContent === "Attachment 'huge.log' exceeds max size (1000000 bytes)" && !document.querySelector("#pending-attachments")`)
 	p.do("picking a file", chromedp.SetUploadFiles(chromedp.ID("file-input"), []string{notes}))
 	p.wait("the picked file's chip", `document.querySelector("#pending-attachments")?.textContent.includes("picked.txt") && !document.querySelector("#attach-error")`)
-	p.do("dismissing the refusal's toast", chromedp.Click(chromedp.CSS(`.toast-error button[aria-label=Dismiss]`)))
+	// The refusal's toast (gone by itself after 10 s) would read as a failed send.
+	p.eval(`document.querySelectorAll(".toast-error button[aria-label=Dismiss]").forEach(b => b.click()), "ok"`)
 	p.wait("the toast dismissed", `!document.querySelector(".toast-error")`)
+	if !strings.Contains(p.eval(`JSON.stringify([...window.__toasts])`), "Attachment 'huge.log' exceeds max size (1000000 bytes)") {
+		t.Errorf("no toast said why the picked file was refused")
+	}
 	p.send("Grace here: please read the picked file")
 	p.wait("the picked file on the sent message", `[...document.querySelectorAll(".msg-user .chip")].some(c => c.textContent.includes("picked.txt"))`)
 	p.waitStored()
@@ -544,7 +550,7 @@ func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *locala
 	}
 	// Ada's conversation by its address: the page says it is not Grace's, and shows nothing of it.
 	p.eval(`location.hash = "c=" + ` + js(adaConv) + `, "ok"`)
-	p.wait("Ada's conversation refused", `[...document.querySelectorAll(".toast-message")].some(t => t.textContent === "This conversation does not exist (or is not yours).") && document.querySelector("#conversation-title")?.textContent === "New chat"`)
+	p.wait("Ada's conversation refused", `window.__toasts.has("This conversation does not exist (or is not yours).") && document.querySelector("#conversation-title")?.textContent === "New chat"`)
 	if leaks := p.eval(`JSON.stringify([...new Set(window.__leaks)])`); leaks != "[]" {
 		t.Errorf("Grace's page showed Ada's data: %s", leaks)
 	}
