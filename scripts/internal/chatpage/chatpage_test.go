@@ -567,7 +567,15 @@ func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *locala
 func patchRow(t *testing.T, d *localappwrite.Demo, table, id string, data map[string]any) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"data": data})
-	req, _ := http.NewRequest(http.MethodPatch, d.Endpoint+"/tablesdb/"+d.DatabaseID+"/tables/"+table+"/rows/"+id, bytes.NewReader(b))
+	if status, out := keyCall(t, d, http.MethodPatch, "/tablesdb/"+d.DatabaseID+"/tables/"+table+"/rows/"+id, b); status != http.StatusOK {
+		t.Fatalf("updating %s row %s: %d %.300s", table, id, status, out)
+	}
+}
+
+// keyCall sends a request to the stand-in's API with the demo's key and returns the status and body.
+func keyCall(t *testing.T, d *localappwrite.Demo, method, path string, body []byte) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, d.Endpoint+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Appwrite-Project", d.ProjectID)
 	req.Header.Set("X-Appwrite-Key", d.APIKey)
@@ -576,10 +584,11 @@ func patchRow(t *testing.T, d *localappwrite.Demo, table, id string, data map[st
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		out, _ := io.ReadAll(res.Body)
-		t.Fatalf("updating %s row %s: %d %.300s", table, id, res.StatusCode, out)
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
 	}
+	return res.StatusCode, out
 }
 
 // storedConnection is the part of chat's mcp_connections row the test reads.
@@ -597,14 +606,7 @@ type storedConnection struct {
 // chat stored it.
 func mcpRow(t *testing.T, d *localappwrite.Demo, id string) storedConnection {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, d.Endpoint+"/tablesdb/"+d.DatabaseID+"/tables/mcp_connections/rows", nil)
-	req.Header.Set("X-Appwrite-Project", d.ProjectID)
-	req.Header.Set("X-Appwrite-Key", d.APIKey)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	status, body := keyCall(t, d, http.MethodGet, "/tablesdb/"+d.DatabaseID+"/tables/mcp_connections/rows", nil)
 	var out struct {
 		Rows []struct {
 			ConnectionID string `json:"connection_id"`
@@ -612,8 +614,8 @@ func mcpRow(t *testing.T, d *localappwrite.Demo, id string) storedConnection {
 			ClientInfo   string `json:"client_info"`
 		} `json:"rows"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("reading chat's MCP connections: %d %v", res.StatusCode, err)
+	if err := json.Unmarshal(body, &out); err != nil || status != http.StatusOK {
+		t.Fatalf("reading chat's MCP connections: %d %v %.300s", status, err, body)
 	}
 	for _, r := range out.Rows {
 		if r.ConnectionID == id {
