@@ -535,16 +535,18 @@ func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *locala
 		t.Errorf("the model did not get the picked file:\n%.1500s", withFile)
 	}
 
-	// Grace's own conversation, and nothing of Ada's: her conversation changing, an event Realtime sends Ada,
-	// must not reach Grace's page; Grace's next turn, whose events Realtime sends after it, is the signal.
+	// Grace's own conversation, and nothing of Ada's: Ada's conversation changing, an event Realtime sends
+	// Ada, must not reach Grace's page. The signal: Grace's conversation changing right after, an event
+	// Realtime sends Grace on the same connection, later. (Her title first, so the title function's write
+	// cannot come after ours.)
 	graceConv := p.eval(`document.querySelector("#conversations li.active")?.dataset.conversationId ?? ""`)
 	if graceConv == "" || graceConv == adaConv {
 		t.Fatalf("Grace's conversation is %q (Ada's is %s)", graceConv, adaConv)
 	}
+	p.wait("Grace's title", `document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
 	patchRow(t, d, "conversations", adaConv, map[string]any{"title": "Ada's private plans"})
-	p.send("Grace again")
-	p.waitStored()
-	p.wait("Grace's two answers", `document.querySelectorAll("#messages .msg-assistant.status-done").length === 2`)
+	patchRow(t, d, "conversations", graceConv, map[string]any{"title": "Grace's reading list"})
+	p.wait("Grace's retitled conversation through Realtime", `document.querySelector("#conversations li.active a")?.textContent === "Grace's reading list"`)
 	if got := p.eval(`JSON.stringify([...document.querySelectorAll("#conversations li")].map(li => li.dataset.conversationId))`); got != `["`+graceConv+`"]` {
 		t.Errorf("Grace's sidebar lists %s, want only her conversation %s", got, graceConv)
 	}
@@ -558,7 +560,7 @@ func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *locala
 	// Signing out: the sign-in form, and nothing of Grace's left on the page.
 	p.do("signing out", chromedp.Click(chromedp.CSS(`.me button:last-child`)))
 	p.wait("the sign-in form after signing out", `!!document.querySelector("#signin input[name=email]") && !document.querySelector("#me")`)
-	if got := p.eval(`String(document.body.textContent.includes("Grace again"))`); got != "false" {
+	if got := p.eval(`String(document.body.textContent.includes("Grace here"))`); got != "false" {
 		t.Errorf("Grace's conversation is still on the page after she signed out")
 	}
 }
