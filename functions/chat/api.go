@@ -2,8 +2,6 @@ package handler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/turncontract"
 
 	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
@@ -252,9 +251,6 @@ func deleteConversation(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
 
-// turnID is progress.turn_id's rule in turn (docs/turn.md): ^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$.
-var turnID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
-
 type turnBody struct {
 	ConversationID string `json:"conversation_id"`
 	TurnID         string `json:"turn_id"`
@@ -314,8 +310,8 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	}
 	tid := strings.TrimSpace(in.TurnID)
 	if tid == "" {
-		tid = newID()
-	} else if !turnID.Match(tid) {
+		tid = ident.Unique()
+	} else if !turncontract.ValidTurnID(tid) {
 		return 0, nil, invalid("turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -")
 	}
 
@@ -388,14 +384,14 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 }
 
 // addUserContext adds what the server keeps for the user: memories (the active ones, highest priority first,
-// at most turns.MaxMemories), MCP connections with their tokens and the agent settings.
+// at most turncontract.MaxMemories), MCP connections with their tokens and the agent settings.
 func (c *call) addUserContext(req *turns.Request) *apiError {
 	mems, err := c.st.Memories(c.ctx, c.user.ID)
 	if err != nil {
 		return fromStore(err, "memories", "")
 	}
 	for _, m := range mems {
-		if len(req.Memories) == turns.MaxMemories {
+		if len(req.Memories) == turncontract.MaxMemories {
 			break // Memories sorts by priority: the lowest are left out
 		}
 		if m.Active {
@@ -695,11 +691,4 @@ func deleteMCP(c *call, args []string) (int, any, *apiError) {
 		return 0, nil, fromStore(err, "MCP connection", args[0])
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
-}
-
-// newID is a random 20-hex-character id (as Appwrite's unique()).
-func newID() string {
-	b := make([]byte, 10)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -26,10 +26,9 @@
 package localruntime
 
 import (
+	"appwrite-agent/shared/ident"
 	"bytes"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -289,7 +288,7 @@ func (s *server) newLogger(status, id string) (openruntimes.Logger, string, erro
 		if s.opts.Env == "development" {
 			id = "dev"
 		} else {
-			id = randomID()
+			id = ident.Unique()
 		}
 	}
 	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
@@ -369,10 +368,4 @@ func writePlain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("content-type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(msg))
-}
-
-func randomID() string {
-	var b [10]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
