@@ -141,7 +141,7 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 		}
 		return answer(0, nil, fail(http.StatusNotFound, "not_found", "no route for %s %s", rt.Req.Method, rt.Req.Path))
 	}
-	jwt, ok := bearer(rt.Req.Headers["authorization"])
+	jwt, ok := fnhttp.BearerToken(rt.Req.Headers["authorization"])
 	if !ok {
 		return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "sign in: send the JWT of account.createJWT() as Authorization: Bearer <jwt>"))
 	}
@@ -167,15 +167,6 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 	c := &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID), jwt: jwt, user: user, now: now}
 	status, body, e := h(c, args)
 	return answer(status, body, e)
-}
-
-func bearer(h string) (string, bool) {
-	const p = "bearer "
-	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
-		return "", false
-	}
-	t := strings.TrimSpace(h[len(p):])
-	return t, t != ""
 }
 
 // fromStore turns a store or Appwrite error into an answer.
