@@ -26,9 +26,10 @@
 package localruntime
 
 import (
-	"appwrite-agent/shared/ident"
 	"bytes"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,7 +289,7 @@ func (s *server) newLogger(status, id string) (openruntimes.Logger, string, erro
 		if s.opts.Env == "development" {
 			id = "dev"
 		} else {
-			id = ident.Unique()
+			id = randomID()
 		}
 	}
 	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
@@ -368,4 +369,12 @@ func writePlain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("content-type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(msg))
+}
+
+// randomID is a 20-hex-character id (ident.Unique's, written out: this package imports only the standard
+// library and types-for-go).
+func randomID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
