@@ -7,9 +7,10 @@ package mcptools
 //     (oauth2.go:62): a longer document fails as "unexpected EOF", not as too large (ours: 256 KiB);
 //   - checkHTTPSOrLoopback (oauth2.go:88-103) refuses http off loopback and private IP literals whatever
 //     SAFEHTTP_ALLOW / SAFEHTTP_ALLOW_HTTP say: an allowlisted internal server would connect, never refresh;
-//   - resource must equal the URL byte for byte (resource_meta.go:135): the owner's server (appwrite/mcp
-//     auth.py) names "<base>/mcp" while our builtin URL is https://mcp.appwrite.io/ (conn.go), and a
-//     document without resource (we use the URL) is refused too;
+//   - resource must equal the URL byte for byte (resource_meta.go:135), and a document without resource
+//     (we use the URL) is refused. The owner's server passes for the builtin URL (appwrite/mcp ba839e8,
+//     auth.py canonical_resource: "https://mcp.appwrite.io/", served with its root metadata), but a server
+//     whose resource differs by a trailing slash or a path would never refresh;
 //   - metadata without code_challenge_methods_supported is refused (auth_meta.go:161): the MCP rule for
 //     starting a PKCE authorization, not for a refresh; Azure AD and Cognito omit it (typescript-sdk#2831);
 //   - a 4xx gives (nil, nil) (auth_meta.go:150-153), losing the status a user would read; Content-Type must
