@@ -14,10 +14,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"appwrite-agent/functions/chat/turns"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/testclock"
+	"appwrite-agent/shared/turncontract"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -287,11 +287,11 @@ func TestASecondTurnWaitsForTheFirst(t *testing.T) {
 }
 
 // TestATurnTakesAtMostTheMemoriesTurnAccepts: a user whose agent saved more memories than turn accepts in
-// one request (turns.MaxMemories) gets the highest-priority ones, rather than a turn refused for its size.
+// one request (turncontract.MaxMemories) gets the highest-priority ones, rather than a turn refused for its size.
 func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 	f := newChatFixture(t)
 	var actions []map[string]any
-	for p := 0; p <= turns.MaxMemories; p++ { // one more than turn takes, priorities 0..MaxMemories
+	for p := 0; p <= turncontract.MaxMemories; p++ { // one more than turn takes, priorities 0..MaxMemories
 		actions = append(actions, map[string]any{"type": "set", "key": fmt.Sprintf("fact.%03d", p), "scope": "user",
 			"content": fmt.Sprintf("fact %d", p), "category": "fact", "priority": p})
 	}
@@ -310,7 +310,7 @@ func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 		t.Fatalf("conversation: %d %s", s, b)
 	}
 	var listed struct{ Memories []struct{ Key string } }
-	if s, b := f.call("GET", "/api/memories", nil, &listed); s != 200 || len(listed.Memories) != turns.MaxMemories+1 {
+	if s, b := f.call("GET", "/api/memories", nil, &listed); s != 200 || len(listed.Memories) != turncontract.MaxMemories+1 {
 		t.Fatalf("memories: %d, %d stored: %.300s", s, len(listed.Memories), b)
 	}
 	f.turn.events = []map[string]any{{"type": "done", "answer": "Again."}, {"type": "complete"}}
@@ -320,11 +320,11 @@ func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 	f.settle()
 	req, _ := f.turn.last()
 	mems, _ := req["memories"].([]any)
-	if len(mems) != turns.MaxMemories {
-		t.Fatalf("the turn got %d memories, want %d", len(mems), turns.MaxMemories)
+	if len(mems) != turncontract.MaxMemories {
+		t.Fatalf("the turn got %d memories, want %d", len(mems), turncontract.MaxMemories)
 	}
 	for i, m := range mems {
-		if want := fmt.Sprintf("fact.%03d", turns.MaxMemories-i); m.(map[string]any)["key"] != want {
+		if want := fmt.Sprintf("fact.%03d", turncontract.MaxMemories-i); m.(map[string]any)["key"] != want {
 			t.Fatalf("memories[%d] = %v, want %s (highest priority first, the lowest left out)", i, m, want)
 		}
 	}
