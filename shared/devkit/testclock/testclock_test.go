@@ -31,7 +31,7 @@ func Example() {
 func ExampleWall() {
 	clk := testclock.Wall()
 	clk.Advance(2 * time.Hour) // two hours ahead of the wall clock, and moving with it
-	fmt.Println(clk.Now().Sub(time.Now()).Round(time.Hour))
+	fmt.Println(time.Until(clk.Now()).Round(time.Hour))
 	// Output: 2h0m0s
 }
 
