@@ -16,6 +16,7 @@ import (
 
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/testclock"
 	"appwrite-agent/shared/turncontract"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -88,28 +89,14 @@ type chatFixture struct {
 	turn *fakeTurn
 	base string
 	jwt  string
-	mu   sync.Mutex
-	now  time.Time
-}
-
-func (f *chatFixture) clock() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-// advance moves the clock of chat and the stand-in by d.
-func (f *chatFixture) advance(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
+	// clock is the one clock of chat and the stand-in, stopped at the fixture's start: a test moves both.
+	clock *testclock.Clock
 }
 
 func newChatFixture(t *testing.T) *chatFixture {
 	t.Helper()
-	f := &chatFixture{t: t, now: time.Now()}
-	// One clock for chat and the stand-in: a test moves both with advance.
-	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: f.clock})
+	f := &chatFixture{t: t, clock: testclock.New(time.Now())}
+	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: f.clock.Now})
 	f.aw = aw
 	api := httptest.NewServer(aw)
 	aw.SetBaseURL(api.URL)
@@ -133,7 +120,9 @@ func newChatFixture(t *testing.T) *chatFixture {
 		Scopes: []string{"tables.read", "rows.write"}}))
 	cfg := Config{SessionKey: "session-key", TurnFunction: "turn", DatabaseID: "chat", ProgressDatabase: "main", ProgressTable: "turn_progress",
 		Endpoint: api.URL + "/v1", ProjectID: "p", PublicEndpoint: api.URL + "/v1", MaxAttachments: 8, MaxAttachmentBytes: 1000, BuildID: "dev"}
-	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, cfg, fstest.MapFS{}, f.clock) },
+	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
+		return serve(rt, cfg, fstest.MapFS{}, f.clock.Now)
+	},
 		localruntime.Options{LogDir: t.TempDir()})
 	chatSrv := httptest.NewServer(rt)
 	t.Cleanup(chatSrv.Close)
@@ -377,7 +366,7 @@ func TestATurnMovesItsConversationToTheTop(t *testing.T) {
 		if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, nil); s != 200 {
 			t.Fatalf("conversation: %d %s", s, b)
 		}
-		f.advance(time.Minute)
+		f.clock.Advance(time.Minute)
 		return started.Conversation.ID
 	}
 	order := func() []string {
