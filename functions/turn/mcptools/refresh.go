@@ -73,6 +73,12 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 		return tok, fmt.Errorf("protected-resource metadata: %v", prmErr)
 	}
 	issuer := strings.TrimSpace(prm.AuthorizationServers[0])
+	// The MCP spec's authorization server binding (client-registration.mdx): client credentials are bound to
+	// the issuer that registered them, and never reused with another one; the refresh token is not sent
+	// to it either. The user connects the server again, which registers with the new one.
+	if bound := strings.TrimSpace(ci.Issuer); bound != "" && !sameIssuer(bound, issuer) {
+		return tok, fmt.Errorf("the server's authorization server is now %q, but its client was registered with %q: connect it again", issuer, bound)
+	}
 	iss, err := url.Parse(issuer)
 	if err != nil || iss.Host == "" {
 		return tok, fmt.Errorf("bad authorization server %q", issuer)
@@ -99,7 +105,7 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 	if as.Issuer == "" {
 		return tok, fmt.Errorf("authorization server metadata names no issuer (want %q)", issuer)
 	}
-	if strings.TrimRight(as.Issuer, "/") != strings.TrimRight(issuer, "/") {
+	if !sameIssuer(as.Issuer, issuer) {
 		return tok, fmt.Errorf("authorization server metadata names issuer %q, not %q", as.Issuer, issuer)
 	}
 	resource := prm.Resource
@@ -176,6 +182,9 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 	}
 	return out, nil
 }
+
+// sameIssuer compares two issuer identifiers, a trailing slash aside (as the SDK's authutil.IssuersEqual).
+func sameIssuer(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
 
 // prmCandidates lists where the protected-resource metadata may be: the challenge's URL when it is on the
 // server's origin, then the RFC 9728 well-known URL for the server's path and query (§3: the well-known

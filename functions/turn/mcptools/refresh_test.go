@@ -142,3 +142,32 @@ func TestRefreshProtectedResourceMetadataWithQuery(t *testing.T) {
 		t.Fatalf("requests:\n got %v\nwant %v", f.requests(), want)
 	}
 }
+
+// Client credentials are bound to the authorization server that registered them (the MCP spec's
+// authorization server binding): when the protected-resource metadata now names another one, the refresh
+// stops before asking it anything, and the refresh token and client id go nowhere. The same issuer (a
+// trailing slash aside) refreshes, and so does a client_info that names none (registered elsewhere).
+func TestRefreshKeepsCredentialsWithTheirAuthorizationServer(t *testing.T) {
+	f := newASFixture(t, func(base string) map[string]any {
+		return map[string]any{
+			"/.well-known/oauth-protected-resource/mcp":       map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base + "/tenant1"}},
+			"/.well-known/oauth-authorization-server/tenant1": map[string]any{"issuer": base + "/tenant1", "token_endpoint": base + "/token"},
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := refreshTokens(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), clientInfo{ClientID: "c1", Issuer: f.srv.URL + "/old-tenant"}, time.Unix(1000, 0))
+	want := `the server's authorization server is now "` + f.srv.URL + `/tenant1", but its client was registered with "` + f.srv.URL + `/old-tenant": connect it again`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v, want %s", err, want)
+	}
+	if got := strings.Join(f.requests(), ", "); got != "GET /.well-known/oauth-protected-resource/mcp" {
+		t.Fatalf("requests %s: only the protected-resource metadata may be read", got)
+	}
+	for _, issuer := range []string{f.srv.URL + "/tenant1/", ""} {
+		got, err := refreshTokens(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), clientInfo{ClientID: "c1", Issuer: issuer}, time.Unix(1000, 0))
+		if err != nil || got.AccessToken != "new-at" {
+			t.Fatalf("issuer %q: %+v %v", issuer, got, err)
+		}
+	}
+}
