@@ -2,8 +2,6 @@ package handler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/turncontract"
 
 	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
@@ -142,7 +141,7 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 		}
 		return answer(0, nil, fail(http.StatusNotFound, "not_found", "no route for %s %s", rt.Req.Method, rt.Req.Path))
 	}
-	jwt, ok := bearer(rt.Req.Headers["authorization"])
+	jwt, ok := fnhttp.BearerToken(rt.Req.Headers["authorization"])
 	if !ok {
 		return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "sign in: send the JWT of account.createJWT() as Authorization: Bearer <jwt>"))
 	}
@@ -168,15 +167,6 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 	c := &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID), jwt: jwt, user: user, now: now}
 	status, body, e := h(c, args)
 	return answer(status, body, e)
-}
-
-func bearer(h string) (string, bool) {
-	const p = "bearer "
-	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
-		return "", false
-	}
-	t := strings.TrimSpace(h[len(p):])
-	return t, t != ""
 }
 
 // fromStore turns a store or Appwrite error into an answer.
@@ -252,9 +242,6 @@ func deleteConversation(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
 
-// turnID is progress.turn_id's rule in turn (docs/turn.md): ^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$.
-var turnID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
-
 type turnBody struct {
 	ConversationID string `json:"conversation_id"`
 	TurnID         string `json:"turn_id"`
@@ -314,8 +301,8 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	}
 	tid := strings.TrimSpace(in.TurnID)
 	if tid == "" {
-		tid = newID()
-	} else if !turnID.Match(tid) {
+		tid = ident.Unique()
+	} else if !turncontract.ValidTurnID(tid) {
 		return 0, nil, invalid("turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -")
 	}
 
@@ -388,14 +375,14 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 }
 
 // addUserContext adds what the server keeps for the user: memories (the active ones, highest priority first,
-// at most turns.MaxMemories), MCP connections with their tokens and the agent settings.
+// at most turncontract.MaxMemories), MCP connections with their tokens and the agent settings.
 func (c *call) addUserContext(req *turns.Request) *apiError {
 	mems, err := c.st.Memories(c.ctx, c.user.ID)
 	if err != nil {
 		return fromStore(err, "memories", "")
 	}
 	for _, m := range mems {
-		if len(req.Memories) == turns.MaxMemories {
+		if len(req.Memories) == turncontract.MaxMemories {
 			break // Memories sorts by priority: the lowest are left out
 		}
 		if m.Active {
@@ -695,11 +682,4 @@ func deleteMCP(c *call, args []string) (int, any, *apiError) {
 		return 0, nil, fromStore(err, "MCP connection", args[0])
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
-}
-
-// newID is a random 20-hex-character id (as Appwrite's unique()).
-func newID() string {
-	b := make([]byte, 10)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -14,9 +14,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"appwrite-agent/functions/chat/turns"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/testclock"
+	"appwrite-agent/shared/turncontract"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -88,28 +89,14 @@ type chatFixture struct {
 	turn *fakeTurn
 	base string
 	jwt  string
-	mu   sync.Mutex
-	now  time.Time
-}
-
-func (f *chatFixture) clock() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-// advance moves the clock of chat and the stand-in by d.
-func (f *chatFixture) advance(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
+	// clock is the one clock of chat and the stand-in, stopped at the fixture's start: a test moves both.
+	clock *testclock.Clock
 }
 
 func newChatFixture(t *testing.T) *chatFixture {
 	t.Helper()
-	f := &chatFixture{t: t, now: time.Now()}
-	// One clock for chat and the stand-in: a test moves both with advance.
-	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: f.clock})
+	f := &chatFixture{t: t, clock: testclock.New(time.Now())}
+	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: f.clock.Now})
 	f.aw = aw
 	api := httptest.NewServer(aw)
 	aw.SetBaseURL(api.URL)
@@ -133,7 +120,9 @@ func newChatFixture(t *testing.T) *chatFixture {
 		Scopes: []string{"tables.read", "rows.write"}}))
 	cfg := Config{SessionKey: "session-key", TurnFunction: "turn", DatabaseID: "chat", ProgressDatabase: "main", ProgressTable: "turn_progress",
 		Endpoint: api.URL + "/v1", ProjectID: "p", PublicEndpoint: api.URL + "/v1", MaxAttachments: 8, MaxAttachmentBytes: 1000, BuildID: "dev"}
-	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response { return serve(rt, cfg, fstest.MapFS{}, f.clock) },
+	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
+		return serve(rt, cfg, fstest.MapFS{}, f.clock.Now)
+	},
 		localruntime.Options{LogDir: t.TempDir()})
 	chatSrv := httptest.NewServer(rt)
 	t.Cleanup(chatSrv.Close)
@@ -298,11 +287,11 @@ func TestASecondTurnWaitsForTheFirst(t *testing.T) {
 }
 
 // TestATurnTakesAtMostTheMemoriesTurnAccepts: a user whose agent saved more memories than turn accepts in
-// one request (turns.MaxMemories) gets the highest-priority ones, rather than a turn refused for its size.
+// one request (turncontract.MaxMemories) gets the highest-priority ones, rather than a turn refused for its size.
 func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 	f := newChatFixture(t)
 	var actions []map[string]any
-	for p := 0; p <= turns.MaxMemories; p++ { // one more than turn takes, priorities 0..MaxMemories
+	for p := 0; p <= turncontract.MaxMemories; p++ { // one more than turn takes, priorities 0..MaxMemories
 		actions = append(actions, map[string]any{"type": "set", "key": fmt.Sprintf("fact.%03d", p), "scope": "user",
 			"content": fmt.Sprintf("fact %d", p), "category": "fact", "priority": p})
 	}
@@ -321,7 +310,7 @@ func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 		t.Fatalf("conversation: %d %s", s, b)
 	}
 	var listed struct{ Memories []struct{ Key string } }
-	if s, b := f.call("GET", "/api/memories", nil, &listed); s != 200 || len(listed.Memories) != turns.MaxMemories+1 {
+	if s, b := f.call("GET", "/api/memories", nil, &listed); s != 200 || len(listed.Memories) != turncontract.MaxMemories+1 {
 		t.Fatalf("memories: %d, %d stored: %.300s", s, len(listed.Memories), b)
 	}
 	f.turn.events = []map[string]any{{"type": "done", "answer": "Again."}, {"type": "complete"}}
@@ -331,11 +320,11 @@ func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 	f.settle()
 	req, _ := f.turn.last()
 	mems, _ := req["memories"].([]any)
-	if len(mems) != turns.MaxMemories {
-		t.Fatalf("the turn got %d memories, want %d", len(mems), turns.MaxMemories)
+	if len(mems) != turncontract.MaxMemories {
+		t.Fatalf("the turn got %d memories, want %d", len(mems), turncontract.MaxMemories)
 	}
 	for i, m := range mems {
-		if want := fmt.Sprintf("fact.%03d", turns.MaxMemories-i); m.(map[string]any)["key"] != want {
+		if want := fmt.Sprintf("fact.%03d", turncontract.MaxMemories-i); m.(map[string]any)["key"] != want {
 			t.Fatalf("memories[%d] = %v, want %s (highest priority first, the lowest left out)", i, m, want)
 		}
 	}
@@ -377,7 +366,7 @@ func TestATurnMovesItsConversationToTheTop(t *testing.T) {
 		if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, nil); s != 200 {
 			t.Fatalf("conversation: %d %s", s, b)
 		}
-		f.advance(time.Minute)
+		f.clock.Advance(time.Minute)
 		return started.Conversation.ID
 	}
 	order := func() []string {

@@ -23,7 +23,7 @@ func TestExpiredCleanedBeforeCreate(t *testing.T) {
 	st := freePlan(t)
 	// Short grants, so that the moved clock stays within the receiver's 5-minute timestamp tolerance.
 	st.env["MCP_EVENTS_TTL_MIN"] = "1m"
-	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -36,7 +36,7 @@ func TestExpiredCleanedBeforeCreate(t *testing.T) {
 			t.Fatalf("subscribe: %s", r.Raw)
 		}
 	}
-	st.clock.Add(int64(2 * time.Minute))
+	st.clock.Advance(2 * time.Minute)
 	r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe after both lapsed: %s", r.Raw)
@@ -57,7 +57,7 @@ func TestExpiredCleanedBeforeCreate(t *testing.T) {
 // open-source server has no plans.
 func TestPlanLimit(t *testing.T) {
 	st := freePlan(t)
-	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -84,13 +84,13 @@ func TestPlanLimit(t *testing.T) {
 		t.Fatalf("webhooks: %d", n)
 	}
 	// A refresh updates in place: the plan does not count it again.
-	st.clock.Add(int64(time.Minute))
+	st.clock.Advance(time.Minute)
 	if r := rpc(t, url, tok, "events/subscribe", first); r.Error != nil {
 		t.Fatalf("refresh at the limit: %s", r.Raw)
 	}
 	// SEP-3415 numbering: -32025.
 	st.env["MCP_EVENTS_ERROR_CODES"] = "sep"
-	sep := st.instance(st.server(mcpserver.Options{Now: st.now}))
+	sep := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
 	if r := rpc(t, sep, tok, "events/subscribe", third); r.Error == nil || r.Error.Code != -32025 || r.Error.Data["limit"] != "webhooks" {
 		t.Fatalf("sep codes: %s", r.Raw)
 	}

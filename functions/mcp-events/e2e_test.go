@@ -80,13 +80,13 @@ func TestEventsListFilteredByTokenScope(t *testing.T) {
 // TestSubscribeRefreshRotateUnsubscribe is the main flow, raw JSON-RPC as ChatGPT sends it.
 func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/hooks/client123")
 
-	before := st.now()
+	before := st.clock.Now()
 	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil {
 		t.Fatalf("subscribe: %s", r.Raw)
@@ -142,7 +142,7 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	}
 
 	// Refresh a minute later: same id, one webhook, no second challenge, TTL re-granted.
-	st.clock.Add(int64(time.Minute))
+	st.clock.Advance(time.Minute)
 	r = rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
 	if r.Error != nil || r.Result["id"] != id {
 		t.Fatalf("refresh: %s", r.Raw)
@@ -179,10 +179,10 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		if string(sub2.Secret) == string(sub.Secret) || string(sub2.PrevSecret) != string(sub.Secret) || rot["previousSecretKept"] != true {
 			t.Fatalf("rotation: secret not replaced or old one not kept: %s", r.Raw)
 		}
-		if d := sub2.PrevSecretUntil.Sub(st.now()); d < 9*time.Minute || d > 11*time.Minute {
+		if d := sub2.PrevSecretUntil.Sub(st.clock.Now()); d < 9*time.Minute || d > 11*time.Minute {
 			t.Fatalf("grace window %v", d)
 		}
-		if len(sub2.SigningSecrets(st.now())) != 2 {
+		if len(sub2.SigningSecrets(st.clock.Now())) != 2 {
 			t.Fatal("both secrets must sign during the grace window")
 		}
 	}
@@ -198,9 +198,9 @@ func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 		}
 		// The grant is made between start and end (however long the call takes on a loaded machine), and
 		// refreshBefore keeps whole seconds (rounded down).
-		start := st.now()
+		start := st.clock.Now()
 		r = rpc(t, url, tok, "events/subscribe", p)
-		end := st.now()
+		end := st.clock.Now()
 		if r.Error != nil {
 			t.Fatalf("ttl %v: %s", c.ttl, r.Raw)
 		}
@@ -501,9 +501,9 @@ func TestAuthentication(t *testing.T) {
 	}
 
 	// Expired: minted two hours ago with a one-hour lifetime.
-	st.clock.Store(int64(-2 * time.Hour))
+	st.clock.Advance(-2 * time.Hour)
 	expired, err := st.la.MintToken(userID, publicURL+"/mcp", allScopes, time.Hour)
-	st.clock.Store(0)
+	st.clock.Advance(2 * time.Hour)
 	must(t, err)
 	wrongAud, err := st.la.MintToken(userID, "https://other.example/mcp", allScopes, time.Hour)
 	must(t, err)
@@ -626,7 +626,7 @@ func TestAppwrite500OnWebhookWriteIsExplained(t *testing.T) {
 func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_TTL_MIN"] = "1s"
-	url := st.instance(st.server(mcpserver.Options{Now: st.now}))
+	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -635,7 +635,7 @@ func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 		t.Fatalf("%s", r.Raw)
 	}
 	old := r.Result["id"]
-	st.clock.Add(int64(5 * time.Second)) // the one-second subscription has expired
+	st.clock.Advance(5 * time.Second) // the one-second subscription has expired
 	r = rpc(t, url, tok, "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, st.recv.url("/new"), secret, nil))
 	if r.Error != nil {
 		t.Fatalf("%s", r.Raw)

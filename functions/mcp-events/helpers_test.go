@@ -23,6 +23,7 @@ import (
 	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/testclock"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
@@ -81,7 +82,9 @@ type stack struct {
 	recv    *receiver
 	ingress *capture
 	env     map[string]string
-	clock   atomic.Int64 // offset of the stand-in's clock, nanoseconds
+	// clock is the stack's clock, the wall clock moved by the test: the stand-in always reads it; a server
+	// reads it when built with Options{Now: st.clock.Now}, so a test moves time on instead of sleeping.
+	clock *testclock.Clock
 	// apiCalls counts requests to the stand-in's project API (/v1/..., the OAuth issuer's routes aside).
 	apiCalls atomic.Int64
 }
@@ -95,9 +98,9 @@ func newStack(t *testing.T) *stack {
 // is on: the ingress capture server listens on 127.0.0.1, which real Appwrite refuses (PublicDomain).
 func newStackWith(t *testing.T, opt func(*localappwrite.Options)) *stack {
 	t.Helper()
-	st := &stack{t: t}
+	st := &stack{t: t, clock: testclock.Wall()}
 	opts := localappwrite.Options{
-		Clock:                    st.now,
+		Clock:                    st.clock.Now,
 		Logf:                     func(string, ...any) {},
 		AllowLoopbackWebhookURLs: true,
 		Profile:                  profile,
@@ -168,10 +171,6 @@ func must(t *testing.T, err error) {
 func (st *stack) getenv(k string) string { return st.env[k] }
 
 // server builds one instance of the function's server from the stack's environment.
-// now is the stack's clock: the wall clock moved by st.clock. The stand-in always reads it; a server reads
-// it when built with Options{Now: st.now}, so a test moves time on instead of sleeping.
-func (st *stack) now() time.Time { return time.Now().Add(time.Duration(st.clock.Load())) }
-
 func (st *stack) server(o mcpserver.Options) *mcpserver.Server {
 	st.t.Helper()
 	srv, err := mcpserver.New(st.getenv, o)

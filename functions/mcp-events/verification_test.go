@@ -2,30 +2,12 @@ package handler_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
+	"appwrite-agent/shared/devkit/testclock"
 )
-
-// settableClock is the server's injected clock.
-type settableClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *settableClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.offset)
-}
-
-func (c *settableClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset += d
-}
 
 // challenges counts the verification envelopes the receiver got.
 func challenges(r *receiver) int {
@@ -44,9 +26,9 @@ func challenges(r *receiver) int {
 func TestVerificationPerPrincipalAndURL(t *testing.T) {
 	st := newStack(t)
 	must(t, st.la.AddMember(projectID, "user-2"))
-	clk := &settableClock{}
-	a := st.instance(st.server(mcpserver.Options{Now: clk.now}))
-	b := st.instance(st.server(mcpserver.Options{Now: clk.now}))
+	clk := testclock.Wall() // the servers' clock; the stand-in keeps st.clock.Now
+	a := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
+	b := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -108,8 +90,8 @@ func TestVerificationPerPrincipalAndURL(t *testing.T) {
 func TestChallengeRateLimit(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_CHALLENGE_RATE"] = "2"
-	clk := &settableClock{}
-	url := st.instance(st.server(mcpserver.Options{Now: clk.now}))
+	clk := testclock.Wall() // the servers' clock; the stand-in keeps st.clock.Now
+	url := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -132,11 +114,11 @@ func TestChallengeRateLimit(t *testing.T) {
 		t.Fatalf("refresh under the limit: %s", r.Raw)
 	}
 	// Another instance counts on its own.
-	other := st.instance(st.server(mcpserver.Options{Now: clk.now}))
+	other := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
 	if r := rpc(t, other, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url("/r4"), secret, nil)); r.Error != nil {
 		t.Fatalf("another instance: %s", r.Raw)
 	}
-	clk.advance(time.Minute)
+	clk.Advance(time.Minute)
 	if r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url("/r3"), secret, nil)); r.Error != nil {
 		t.Fatalf("after the window: %s", r.Raw)
 	}

@@ -6,11 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/testclock"
 
 	"github.com/golang-jwt/jwt/v5"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,9 +24,8 @@ import (
 // refresh token no longer works.
 func TestMCPRefreshAgainstStandInAuthorizationServer(t *testing.T) {
 	model, srv := mcpEnv(t)
-	var offset atomic.Int64
-	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: clock})
+	clock := testclock.Wall() // the stand-in's clock
+	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: clock.Now})
 	awSrv := httptest.NewServer(aw)
 	t.Cleanup(func() { awSrv.Close(); _ = aw.Close() })
 	aw.SetBaseURL(awSrv.URL)
@@ -53,7 +52,7 @@ func TestMCPRefreshAgainstStandInAuthorizationServer(t *testing.T) {
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		_, err := jwt.Parse(raw, func(*jwt.Token) (any, error) { return aw.PublicKey(), nil }, jwt.WithValidMethods([]string{"RS256"}),
-			jwt.WithIssuer(aw.Issuer()), jwt.WithAudience(resource), jwt.WithTimeFunc(clock), jwt.WithExpirationRequired())
+			jwt.WithIssuer(aw.Issuer()), jwt.WithAudience(resource), jwt.WithTimeFunc(clock.Now), jwt.WithExpirationRequired())
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+mcp.URL+`/.well-known/oauth-protected-resource/mcp"`)
 			writeJSON(w, 401, map[string]string{"error": "invalid_token", "error_description": err.Error()})
@@ -69,7 +68,7 @@ func TestMCPRefreshAgainstStandInAuthorizationServer(t *testing.T) {
 	defer cancel()
 	g, err := localappwrite.NewOAuthUser("u1@example.com", "a long password").SignIn(ctx, aw.Issuer(), []string{"project:all"}, resource)
 	must(t, err)
-	offset.Store(int64(2 * time.Hour)) // the access token has expired for the MCP server
+	clock.Advance(2 * time.Hour) // the access token has expired for the MCP server
 
 	script(model, call("appwrite_search_tools", `{}`))
 	c := conn("appwrite", resource, g.AccessToken, map[string]any{"client_info": map[string]any{"client_id": g.ClientID}})

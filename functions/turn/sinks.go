@@ -2,8 +2,6 @@ package handler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -11,7 +9,9 @@ import (
 
 	"appwrite-agent/functions/turn/progress"
 	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/turncontract"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -59,8 +59,8 @@ func openSinks(rt openruntimes.Context, cfg Config, t request.Turn) (*sinks, *si
 	if turnID == "" {
 		turnID = strings.TrimSpace(rt.Req.Headers["x-appwrite-execution-id"])
 	}
-	if turnID == "" || !request.ValidTurnID(turnID) {
-		turnID = randomID()
+	if turnID == "" || !turncontract.ValidTurnID(turnID) {
+		turnID = ident.Unique()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sinkCheckTimeout)
 	defer cancel()
@@ -108,11 +108,4 @@ func openSinks(rt openruntimes.Context, cfg Config, t request.Turn) (*sinks, *si
 		out.list = append(out.list, &progress.Webhook{URL: w.URL, Secret: w.Secret, TurnID: turnID, Client: client})
 	}
 	return out, nil
-}
-
-// randomID is a 20-character hex id, like Appwrite's ID.unique().
-func randomID() string {
-	b := make([]byte, 10)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

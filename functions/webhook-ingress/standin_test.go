@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
+	"appwrite-agent/shared/devkit/testclock"
 	"appwrite-agent/shared/devkit/webhookreceiver"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
@@ -37,15 +37,10 @@ type stack struct {
 	receiver *webhookreceiver.Receiver
 	userKey  string
 	ingress  string // the ingress function domain
-	clock    *offsetClock
+	// clock is the ingress's clock, the wall clock moved forward by what the test says, so a test can run a
+	// retry scheduled minutes ahead without waiting for it.
+	clock *testclock.Clock
 }
-
-// offsetClock is the wall clock moved forward by what the test says: the ingress reads it, so a test can
-// run a retry scheduled minutes ahead without waiting for it.
-type offsetClock struct{ offset atomic.Int64 }
-
-func (c *offsetClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // profile is the stand-in profile of this pass over the package's tests: TestMain runs every test against
 // Appwrite Cloud's behaviour and against the open-source server's.
@@ -58,7 +53,7 @@ func TestMain(m *testing.M) {
 func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	t.Helper()
 	opts.Profile, opts.WebhookLimit = profile, -1
-	st := &stack{t: t, receiver: webhookreceiver.New(subSecret), clock: &offsetClock{}}
+	st := &stack{t: t, receiver: webhookreceiver.New(subSecret), clock: testclock.Wall()}
 	t.Cleanup(st.receiver.Close)
 	opts.Logf = t.Logf
 	// Stand-in-only: the ingress's function domain is on loopback, which real Appwrite refuses (PublicDomain).

@@ -7,9 +7,21 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
+
+// BearerToken is the token of an Authorization header value "Bearer <token>" (the scheme in any case,
+// RFC 9110 §11.1; spaces around the token ignored); ok is false for another scheme or an empty token.
+func BearerToken(authorization string) (token string, ok bool) {
+	scheme, tok, found := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
 
 // BuildID is the deployment id Appwrite gives the running function (APPWRITE_FUNCTION_DEPLOYMENT), or
 // "dev" when unset.

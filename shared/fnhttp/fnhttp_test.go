@@ -51,3 +51,18 @@ func TestJSONEncodingFailureIsAJSON500(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, res.Body)
 	}
 }
+
+func ExampleBearerToken() {
+	for _, h := range []string{"Bearer abc", "bearer  abc ", "BEARER x.y.z", "Basic abc", "Bearer ", "Bearerabc", ""} {
+		tok, ok := fnhttp.BearerToken(h)
+		fmt.Printf("%q -> %q %v\n", h, tok, ok)
+	}
+	// Output:
+	// "Bearer abc" -> "abc" true
+	// "bearer  abc " -> "abc" true
+	// "BEARER x.y.z" -> "x.y.z" true
+	// "Basic abc" -> "" false
+	// "Bearer " -> "" false
+	// "Bearerabc" -> "" false
+	// "" -> "" false
+}

@@ -74,3 +74,18 @@ func BenchmarkMatch(b *testing.B) {
 		p.Match("user_1234.profile-x")
 	}
 }
+
+// TestUnique: an id is 20 lowercase hex characters that Appwrite takes as a custom id, and two are never the
+// same.
+func TestUnique(t *testing.T) {
+	appwriteID := ident.Pattern{First: ident.Chars("a-zA-Z0-9"), Rest: ident.Chars("a-zA-Z0-9._-"), MaxRest: 35}
+	hex := ident.Pattern{First: ident.Chars("0-9a-f"), Rest: ident.Chars("0-9a-f"), MinRest: 19, MaxRest: 19}
+	seen := map[string]bool{}
+	for range 1000 {
+		id := ident.Unique()
+		if !hex.Match(id) || !appwriteID.Match(id) || seen[id] {
+			t.Fatalf("id %q (seen before: %v)", id, seen[id])
+		}
+		seen[id] = true
+	}
+}

@@ -9,13 +9,8 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/protocol/memory"
+	"appwrite-agent/shared/turncontract"
 )
-
-// HistoryMessages is how many past messages a turn gets: the engine keeps the last 12 messages.
-const HistoryMessages = 12
-
-// MaxMemories is how many memories a turn takes: turn refuses a request with more (its request.MaxMemories).
-const MaxMemories = 200
 
 // HistoryMessage is one past message.
 type HistoryMessage struct {
@@ -74,7 +69,7 @@ type Request struct {
 	Progress       Progress         `json:"progress"`
 }
 
-// History keeps the last HistoryMessages of msgs that have text (role user or assistant).
+// History keeps the last turncontract.HistoryWindow of msgs that have text (role user or assistant).
 func History(msgs []HistoryMessage) []HistoryMessage {
 	var out []HistoryMessage
 	for _, m := range msgs {
@@ -82,8 +77,8 @@ func History(msgs []HistoryMessage) []HistoryMessage {
 			out = append(out, m)
 		}
 	}
-	if len(out) > HistoryMessages {
-		out = out[len(out)-HistoryMessages:]
+	if len(out) > turncontract.HistoryWindow {
+		out = out[len(out)-turncontract.HistoryWindow:]
 	}
 	if out == nil {
 		out = []HistoryMessage{}

@@ -6,20 +6,17 @@ import (
 	"time"
 
 	"appwrite-agent/functions/mcp-events/hostlimit"
+	"appwrite-agent/shared/devkit/testclock"
 )
 
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
-
 func TestSlidingWindowPerHost(t *testing.T) {
-	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	l := hostlimit.New(3, time.Minute, c.now)
+	c := testclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	l := hostlimit.New(3, time.Minute, c.Now)
 	for i := 0; i < 3; i++ {
 		if ok, _ := l.Allow("hooks.example"); !ok {
 			t.Fatalf("event %d refused", i)
 		}
-		c.t = c.t.Add(10 * time.Second)
+		c.Advance(10 * time.Second)
 	}
 	ok, retry := l.Allow("HOOKS.example.")
 	if ok || retry != 30*time.Second {
@@ -28,7 +25,7 @@ func TestSlidingWindowPerHost(t *testing.T) {
 	if ok, _ := l.Allow("other.example"); !ok {
 		t.Fatal("another host was limited")
 	}
-	c.t = c.t.Add(30 * time.Second) // the first event leaves the window
+	c.Advance(30 * time.Second) // the first event leaves the window
 	if ok, _ := l.Allow("hooks.example"); !ok {
 		t.Fatal("refused after the window slid")
 	}
@@ -38,14 +35,14 @@ func TestSlidingWindowPerHost(t *testing.T) {
 }
 
 func TestManyHostsStayBounded(t *testing.T) {
-	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	l := hostlimit.New(1, time.Minute, c.now)
+	c := testclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	l := hostlimit.New(1, time.Minute, c.Now)
 	for i := 0; i < 5000; i++ {
 		if ok, _ := l.Allow(fmt.Sprintf("h%d.example", i)); !ok {
 			t.Fatalf("host %d refused on its first event", i)
 		}
 	}
-	c.t = c.t.Add(time.Minute)
+	c.Advance(time.Minute)
 	// The old hosts are swept when room is needed: counting works again for new ones.
 	if ok, _ := l.Allow("fresh.example"); !ok {
 		t.Fatal("fresh host refused")

@@ -29,6 +29,7 @@ import (
 	"appwrite-agent/functions/mcp-events/tools"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/faultreport"
+	"appwrite-agent/shared/fnhttp"
 
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/safehttp"
@@ -326,7 +327,7 @@ type rpcHead struct {
 
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tok, ok := oauth.BearerToken(r.Header.Get("Authorization"))
+	tok, ok := fnhttp.BearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		s.noCredentials(w, r)
 		return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"appwrite-agent/functions/mcp-events/oauth"
+	"appwrite-agent/shared/devkit/testclock"
 )
 
 func TestPublishedScopes(t *testing.T) {
@@ -55,8 +56,8 @@ func TestDiscoveryCaches(t *testing.T) {
 		_, _ = w.Write([]byte(`{"issuer":"x","scopes_supported":["project:all","project:rows.read"]}`))
 	}))
 	defer as.Close()
-	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	d := oauth.NewDiscovery(as.URL+"/v1/oauth2/console", as.Client(), func() time.Time { return now })
+	clk := testclock.New(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	d := oauth.NewDiscovery(as.URL+"/v1/oauth2/console", as.Client(), clk.Now)
 	ctx := context.Background()
 	if got := d.Scopes(ctx); got != nil || fetches.Load() != 1 {
 		t.Fatalf("failing server: %v after %d fetches", got, fetches.Load())
@@ -65,16 +66,16 @@ func TestDiscoveryCaches(t *testing.T) {
 	if got := d.Scopes(ctx); got != nil || fetches.Load() != 1 {
 		t.Fatalf("retried before the minimum interval: %v after %d fetches", got, fetches.Load())
 	}
-	now = now.Add(oauth.DefaultMinRefresh)
+	clk.Advance(oauth.DefaultMinRefresh)
 	if got := strings.Join(d.Scopes(ctx), " "); got != "project:all project:rows.read" || fetches.Load() != 2 {
 		t.Fatalf("after recovery: %q after %d fetches", got, fetches.Load())
 	}
-	now = now.Add(oauth.DefaultMaxAge - time.Second)
+	clk.Advance(oauth.DefaultMaxAge - time.Second)
 	d.Scopes(ctx)
 	if fetches.Load() != 2 {
 		t.Fatalf("refetched while fresh: %d", fetches.Load())
 	}
-	now = now.Add(time.Second)
+	clk.Advance(time.Second)
 	if got := strings.Join(d.Scopes(ctx), " "); got != "project:all project:rows.read" || fetches.Load() != 3 {
 		t.Fatalf("after the maximum age: %q after %d fetches", got, fetches.Load())
 	}

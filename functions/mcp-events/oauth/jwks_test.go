@@ -15,27 +15,11 @@ import (
 
 	"appwrite-agent/functions/mcp-events/internal/testissuer"
 	"appwrite-agent/functions/mcp-events/oauth"
+	"appwrite-agent/shared/devkit/testclock"
 )
 
-// fakeClock is a settable clock for the JWKS cache.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock is the JWKS cache's clock, stopped until the test moves it.
+func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)) }
 
 // flakyJWKS fronts a test issuer's JWKS and can answer 503 or hang instead.
 type flakyJWKS struct {
@@ -94,7 +78,7 @@ func (f *flakyJWKS) waitArrival(t *testing.T) {
 	}
 }
 
-func jwksSetup(t *testing.T) (*testissuer.Issuer, *flakyJWKS, *fakeClock, *oauth.Verifier) {
+func jwksSetup(t *testing.T) (*testissuer.Issuer, *flakyJWKS, *testclock.Clock, *oauth.Verifier) {
 	is := testissuer.New()
 	t.Cleanup(is.Close)
 	f := newFlaky(t, is)

@@ -272,16 +272,6 @@ func NewVerifier(issuer string, audiences []string, jwks *JWKS) *Verifier {
 	return &Verifier{issuer: issuer, audiences: append([]string(nil), audiences...), jwks: jwks, now: time.Now}
 }
 
-// BearerToken extracts the token of an "Authorization: Bearer <token>" header value.
-func BearerToken(authorization string) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(authorization), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	tok = strings.TrimSpace(tok)
-	return tok, tok != ""
-}
-
 // Verify checks token and returns its principal. Failures wrap ErrInvalidToken with the reason, except a
 // token whose key cannot be read now, which is the JWKS's *UnavailableError (ErrKeysUnavailable).
 func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error) {

@@ -187,6 +187,9 @@ type clientInfo struct {
 	ClientID                string `json:"client_id"`
 	ClientSecret            string `json:"client_secret"`
 	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method"`
+	// Issuer is the authorization server that registered the client (chat's page records it): the
+	// credentials are used with that server only. Empty for a registration made elsewhere.
+	Issuer string `json:"issuer"`
 }
 
 func parseClientInfo(raw json.RawMessage) clientInfo {

@@ -111,12 +111,36 @@ func TestMetadataURLs(t *testing.T) {
 	if strings.Join(got, " ") != "https://mcp.appwrite.io/.well-known/oauth-protected-resource" {
 		t.Fatalf("root: %v", got)
 	}
+	// RFC 9728 §3: the well-known string goes between the host and the path and/or query.
+	q, _ := url.Parse("https://mcp.example.com/mcp/?tenant=a")
+	got = prmCandidates(q, "")
+	want = []string{"https://mcp.example.com/.well-known/oauth-protected-resource/mcp?tenant=a", "https://mcp.example.com/.well-known/oauth-protected-resource"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("query: %v", got)
+	}
+	rootQ, _ := url.Parse("https://mcp.example.com/?tenant=a")
+	got = prmCandidates(rootQ, "")
+	want = []string{"https://mcp.example.com/.well-known/oauth-protected-resource?tenant=a", "https://mcp.example.com/.well-known/oauth-protected-resource"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("root with query: %v", got)
+	}
+	// The MCP spec's order for an issuer with a path: RFC 8414 path insertion, OpenID path insertion,
+	// OpenID path appending (authorization-server-discovery.mdx).
 	iss, _ := url.Parse("https://cloud.appwrite.io/v1/oauth2/console")
 	got = asCandidates(iss)
 	want = []string{"https://cloud.appwrite.io/.well-known/oauth-authorization-server/v1/oauth2/console",
-		"https://cloud.appwrite.io/v1/oauth2/console/.well-known/openid-configuration",
-		"https://cloud.appwrite.io/.well-known/openid-configuration/v1/oauth2/console"}
+		"https://cloud.appwrite.io/.well-known/openid-configuration/v1/oauth2/console",
+		"https://cloud.appwrite.io/v1/oauth2/console/.well-known/openid-configuration"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("issuer: %v", got)
+	}
+	// Without a path (a trailing slash is no path): RFC 8414, then OpenID.
+	for _, raw := range []string{"https://auth.example.com", "https://auth.example.com/"} {
+		iss, _ := url.Parse(raw)
+		got = asCandidates(iss)
+		want = []string{"https://auth.example.com/.well-known/oauth-authorization-server", "https://auth.example.com/.well-known/openid-configuration"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("issuer %s: %v", raw, got)
+		}
 	}
 }

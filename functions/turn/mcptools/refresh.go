@@ -1,5 +1,28 @@
 package mcptools
 
+// Why discovery is ours, not the official SDK's oauthex (go-sdk v1.8.0; turn uses its ParseWWWAuthenticate).
+// oauthex would take our client: it keeps a Transport that is not a bare *http.Transport as it is, calls our
+// CheckRedirect and copies Timeout (oauthex/oauth2.go:105-136), and requests carry the context (:42). But:
+//   - its bound is a fixed 1 MiB (resource_meta.go:130, auth_meta.go:147) cut by io.LimitReader
+//     (oauth2.go:62): a longer document fails as "unexpected EOF", not as too large (ours: 256 KiB);
+//   - checkHTTPSOrLoopback (oauth2.go:88-103) refuses http off loopback and private IP literals whatever
+//     SAFEHTTP_ALLOW / SAFEHTTP_ALLOW_HTTP say: an allowlisted internal server would connect, never refresh;
+//   - resource must equal the URL byte for byte (resource_meta.go:135), and a document without resource
+//     (we use the URL) is refused. The owner's server passes for the builtin URL (appwrite/mcp ba839e8,
+//     auth.py canonical_resource: "https://mcp.appwrite.io/", served with its root metadata), but a server
+//     whose resource differs by a trailing slash or a path would never refresh;
+//   - metadata without code_challenge_methods_supported is refused (auth_meta.go:161): the MCP rule for
+//     starting a PKCE authorization, not for a refresh; Azure AD and Cognito omit it (typescript-sdk#2831);
+//   - a 4xx gives (nil, nil) (auth_meta.go:150-153), losing the status a user would read; Content-Type must
+//     be application/json (oauth2.go:55-58; we accept any);
+//   - the URL lists are unexported in package auth (shared.go:39-68, authorization_code.go:465-492), and
+//     auth.GetAuthServerMetadata stops at the first non-4xx failure (shared.go:24-28); for an issuer ending
+//     in "/" they ask ".../oauth-authorization-server/" and "//.well-known/openid-configuration".
+// So the URLs follow the MCP spec here (2026-07-28 authorization-server-discovery.mdx; docs/turn.md "Token
+// refresh"): the challenge's resource_metadata when on the server's origin (stricter than the spec, in
+// place of RFC 9728 §3.3's exact resource check), the well-known URL for the server's path and query, the
+// origin's; RFC 8414 path insertion, OpenID path insertion, OpenID path appending; issuer must match.
+
 import (
 	"context"
 	"encoding/json"
@@ -50,6 +73,12 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 		return tok, fmt.Errorf("protected-resource metadata: %v", prmErr)
 	}
 	issuer := strings.TrimSpace(prm.AuthorizationServers[0])
+	// The MCP spec's authorization server binding (client-registration.mdx): client credentials are bound to
+	// the issuer that registered them, and never reused with another one; the refresh token is not sent
+	// to it either. The user connects the server again, which registers with the new one.
+	if bound := strings.TrimSpace(ci.Issuer); bound != "" && !sameIssuer(bound, issuer) {
+		return tok, fmt.Errorf("the server's authorization server is now %q, but its client was registered with %q: connect it again", issuer, bound)
+	}
 	iss, err := url.Parse(issuer)
 	if err != nil || iss.Host == "" {
 		return tok, fmt.Errorf("bad authorization server %q", issuer)
@@ -70,7 +99,13 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 	if asErr != nil {
 		return tok, fmt.Errorf("authorization server metadata: %v", asErr)
 	}
-	if as.Issuer != "" && strings.TrimRight(as.Issuer, "/") != strings.TrimRight(issuer, "/") {
+	// RFC 8414 §3.3 and the MCP spec: the issuer in the document must be the one the URL was built from
+	// (a trailing slash aside, as the SDK's authutil.IssuersEqual allows); a document without one is not
+	// used either.
+	if as.Issuer == "" {
+		return tok, fmt.Errorf("authorization server metadata names no issuer (want %q)", issuer)
+	}
+	if !sameIssuer(as.Issuer, issuer) {
 		return tok, fmt.Errorf("authorization server metadata names issuer %q, not %q", as.Issuer, issuer)
 	}
 	resource := prm.Resource
@@ -148,8 +183,12 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 	return out, nil
 }
 
+// sameIssuer compares two issuer identifiers, a trailing slash aside (as the SDK's authutil.IssuersEqual).
+func sameIssuer(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
+
 // prmCandidates lists where the protected-resource metadata may be: the challenge's URL when it is on the
-// server's origin, then the RFC 9728 well-known URL for the server's path, then the origin's.
+// server's origin, then the RFC 9728 well-known URL for the server's path and query (§3: the well-known
+// string goes between the host and the path and/or query, a terminating slash removed), then the origin's.
 func prmCandidates(srv *url.URL, hint string) []string {
 	origin := srv.Scheme + "://" + srv.Host
 	var out []string
@@ -157,21 +196,26 @@ func prmCandidates(srv *url.URL, hint string) []string {
 		out = append(out, hint)
 	}
 	path := strings.TrimRight(srv.EscapedPath(), "/")
-	if path != "" {
-		out = append(out, origin+"/.well-known/oauth-protected-resource"+path)
+	if path != "" || srv.RawQuery != "" {
+		u := origin + "/.well-known/oauth-protected-resource" + path
+		if srv.RawQuery != "" {
+			u += "?" + srv.RawQuery
+		}
+		out = appendNew(out, u)
 	}
 	return appendNew(out, origin+"/.well-known/oauth-protected-resource")
 }
 
-// asCandidates lists the metadata URLs of an issuer: RFC 8414, OpenID Connect discovery, and the RFC 8414
-// form of OpenID discovery.
+// asCandidates lists the metadata URLs of an issuer in the MCP spec's order: RFC 8414 (path insertion),
+// OpenID Connect discovery with path insertion, then with path appending. An issuer without a path has
+// the first two only.
 func asCandidates(iss *url.URL) []string {
 	origin := iss.Scheme + "://" + iss.Host
 	path := strings.TrimRight(iss.EscapedPath(), "/")
 	return appendNew(nil,
 		origin+"/.well-known/oauth-authorization-server"+path,
-		origin+path+"/.well-known/openid-configuration",
-		origin+"/.well-known/openid-configuration"+path)
+		origin+"/.well-known/openid-configuration"+path,
+		origin+path+"/.well-known/openid-configuration")
 }
 
 func appendNew(list []string, items ...string) []string {

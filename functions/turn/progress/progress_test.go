@@ -4,93 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/functions/turn/timeline/timelinetest"
+	"appwrite-agent/shared/devkit/testclock"
 )
 
-// fakeClock fires its timers only when the test advances it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	armed  chan struct{} // a timer was armed
-}
+// newClock is the publisher's clock: its timers fire only when the test advances it.
+func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)) }
 
-type fakeTimer struct {
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), armed: make(chan struct{}, 100)}
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	t := &fakeTimer{at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
-	c.armed <- struct{}{}
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !t.stopped
-		t.stopped = true
-		return was
-	}
-}
-
-// waitArmed blocks until at least one timer is armed and not stopped. Waiting on c.armed alone is not
-// enough: it also counts timers armed and stopped since (an urgent event stops a worker's batching timer),
-// and consuming such a stale signal would let the test advance the clock before the timer it means exists.
-func (c *fakeClock) waitArmed(t *testing.T) {
+// waitArmed blocks until the publisher has armed a timer that is still armed, so that the test advances the
+// clock only once the deadline it means exists.
+func waitArmed(t *testing.T, clk *testclock.Clock) {
 	t.Helper()
-	watchdog := time.After(10 * time.Second) // against a hung test, not a timing assertion
-	for {
-		c.mu.Lock()
-		active := 0
-		for _, tm := range c.timers {
-			if !tm.stopped {
-				active++
-			}
-		}
-		c.mu.Unlock()
-		if active > 0 {
-			return
-		}
-		select {
-		case <-c.armed:
-		case <-watchdog:
-			t.Fatal("no timer was armed")
-		}
-	}
-}
-
-// Advance moves the clock and runs the timers that became due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []func()
-	keep := c.timers[:0]
-	for _, t := range c.timers {
-		if !t.stopped && !t.at.After(c.now) {
-			t.stopped = true
-			due = append(due, t.f)
-		} else if !t.stopped {
-			keep = append(keep, t)
-		}
-	}
-	c.timers = keep
-	c.mu.Unlock()
-	for _, f := range due {
-		f()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // against a hung test, not a timing assertion
+	defer cancel()
+	if err := clk.WaitArmed(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -143,11 +75,11 @@ func types(b []Envelope) string {
 }
 
 func TestBatchingWaitsForTheIntervalAndUrgentEventsGoAtOnce(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	sink := newChanSink("s")
 	p := New(Options{Clock: clk}, sink)
 	p.Emit(timeline.Status("Routing request…"))
-	<-clk.armed // the worker saw the status and armed the 250 ms deadline instead of sending
+	waitArmed(t, clk) // the worker saw the status and armed the 250 ms deadline instead of sending
 	select {
 	case b := <-sink.batches:
 		t.Fatalf("a status went out before its interval: %s", types(b))
@@ -174,7 +106,7 @@ func TestBatchingWaitsForTheIntervalAndUrgentEventsGoAtOnce(t *testing.T) {
 	p.Emit(timeline.AnswerStart("platform"))
 	p.Emit(timeline.Token("platform", "a"))
 	sink.replies <- nil
-	<-clk.armed
+	waitArmed(t, clk)
 	clk.Advance(250 * time.Millisecond)
 	if got := types(sink.next(t)); got != "3:subagent_start 4:answer_start 5:token " {
 		t.Fatalf("batch %q", got)
@@ -200,7 +132,7 @@ func TestBatchingWaitsForTheIntervalAndUrgentEventsGoAtOnce(t *testing.T) {
 }
 
 func TestFailingSinkIsRetriedThenDroppedWithAStatusAndTheOtherSinkGetsEverything(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	bad, good := newChanSink("bad"), newChanSink("good")
 	logs := make(chan string, 10)
 	p := New(Options{Clock: clk, Log: func(s string) { logs <- s }}, bad, good)
@@ -221,7 +153,7 @@ func TestFailingSinkIsRetriedThenDroppedWithAStatusAndTheOtherSinkGetsEverything
 	}
 	// The failed batch is retried after the interval, with what came since (nothing here).
 	for attempt := 2; attempt <= DefaultMaxFailures; attempt++ {
-		clk.waitArmed(t) // the bad sink's retry timer (the good sink has nothing pending, so no timer)
+		waitArmed(t, clk) // the bad sink's retry timer (the good sink has nothing pending, so no timer)
 		clk.Advance(DefaultInterval)
 		if got := types(bad.next(t)); got != "1:status 2:route " {
 			t.Fatalf("retry %d: %q", attempt, got)
@@ -268,7 +200,7 @@ func TestFailingSinkIsRetriedThenDroppedWithAStatusAndTheOtherSinkGetsEverything
 }
 
 func TestPermanentFailureDropsAtOnceAndCloseEndsOnContext(t *testing.T) {
-	clk := newFakeClock()
+	clk := newClock()
 	s := newChanSink("hook")
 	logs := make(chan string, 1)
 	p := New(Options{Clock: clk, Log: func(l string) { logs <- l }}, s)

@@ -4,8 +4,8 @@ import (
 	"net/url"
 	"strings"
 
-	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/stdwebhooks"
+	"appwrite-agent/shared/turncontract"
 )
 
 // ProgressBody is the request's "progress" field: where the engine publishes the timeline while the turn
@@ -46,12 +46,6 @@ type Webhook struct {
 // Any reports whether at least one sink is requested.
 func (p *Progress) Any() bool { return p != nil && (p.Realtime || p.Webhook != nil) }
 
-// turnID is ^[A-Za-z0-9][A-Za-z0-9_-]{0,35}$.
-var turnID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9_-"), MaxRest: 35}
-
-// ValidTurnID reports an id usable as a turn id (in rows and webhook ids).
-func ValidTurnID(id string) bool { return turnID.Match(id) }
-
 // Messages of progress validation.
 const (
 	MsgAsyncNeedsSink  = "an async turn needs a progress sink (progress.realtime or progress.webhook): nobody reads the body of an async execution"
@@ -70,7 +64,7 @@ func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
 		return nil, nil
 	}
 	p := &Progress{TurnID: strings.TrimSpace(b.TurnID), Realtime: b.Realtime}
-	if p.TurnID != "" && !turnID.Match(p.TurnID) {
+	if p.TurnID != "" && !turncontract.ValidTurnID(p.TurnID) {
 		return nil, invalid("%s", MsgTurnID)
 	}
 	if w := b.Webhook; w != nil {

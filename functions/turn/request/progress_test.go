@@ -1,6 +1,7 @@
 package request
 
 import (
+	"appwrite-agent/shared/turncontract"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func FuzzParseProgress(f *testing.F) {
 			t.Fatal("async accepted without a sink")
 		}
 		if p := turn.Progress; p != nil {
-			if p.TurnID != "" && !ValidTurnID(p.TurnID) {
+			if p.TurnID != "" && !turncontract.ValidTurnID(p.TurnID) {
 				t.Fatalf("turn id %q", p.TurnID)
 			}
 			if w := p.Webhook; w != nil && (!w.Secret.Valid() || !(strings.HasPrefix(w.URL, "https://") || strings.HasPrefix(w.URL, "http://"))) {

@@ -12,10 +12,8 @@ import (
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/turncontract"
 )
-
-// HistoryWindow is how many history messages (not turns) a turn keeps: the last 12.
-const HistoryWindow = 12
 
 // MaxBodyBytes is the largest turn request body: what Appwrite accepts as an execution's body
 // (attachment.MaxExecutionBody). A function domain's router takes up to 12 MiB with the headers
@@ -30,7 +28,6 @@ const MaxBodyBytes = attachment.MaxExecutionBody
 const (
 	DefaultMaxAttachments     = attachment.DefaultMaxPerMessage
 	DefaultMaxAttachmentBytes = attachment.DefaultMaxBytes
-	MaxMemories               = 200
 	MaxMemoryContent          = 8192
 	MaxMemoryPriority         = 1_000_000
 )
@@ -105,7 +102,7 @@ type Attachment struct {
 type Turn struct {
 	// Message is the user's message, stripped.
 	Message string
-	// History is the last HistoryWindow messages, stripped, empty ones dropped.
+	// History is the last turncontract.HistoryWindow messages, stripped, empty ones dropped.
 	History []HistoryMessage
 	// Attachments are normalised and decoded.
 	Attachments []Attachment
@@ -171,8 +168,8 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 		b.History[i].Role = role
 	}
 	hist := b.History
-	if len(hist) > HistoryWindow {
-		hist = hist[len(hist)-HistoryWindow:]
+	if len(hist) > turncontract.HistoryWindow {
+		hist = hist[len(hist)-turncontract.HistoryWindow:]
 	}
 	for _, h := range hist {
 		if c := strings.TrimSpace(h.Content); c != "" {
@@ -217,8 +214,8 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 }
 
 func validateMemories(in []Memory) ([]Memory, *Error) {
-	if len(in) > MaxMemories {
-		return nil, invalid("at most %d memories per turn", MaxMemories)
+	if len(in) > turncontract.MaxMemories {
+		return nil, invalid("at most %d memories per turn", turncontract.MaxMemories)
 	}
 	var out []Memory
 	for i, m := range in {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"appwrite-agent/shared/devkit/testclock"
 )
 
 const articlePage = `<!doctype html>
@@ -186,11 +188,11 @@ func TestBrowserFetchCachesPerURL(t *testing.T) {
 
 func TestPageCacheBoundsAndTTL(t *testing.T) {
 	c := NewPageCache(time.Minute, 8)
-	now := time.Unix(1_000_000, 0)
-	c.now = func() time.Time { return now }
+	clk := testclock.New(time.Unix(1_000_000, 0))
+	c.now = clk.Now
 	for i := 0; i < 8; i++ {
 		c.Put(fmt.Sprint(i), "v")
-		now = now.Add(time.Second)
+		clk.Advance(time.Second)
 	}
 	c.Put("new", "v") // full: the 2 oldest (8/4) go
 	if c.Len() != 7 {
@@ -202,7 +204,7 @@ func TestPageCacheBoundsAndTTL(t *testing.T) {
 	if _, ok := c.Get("2"); !ok {
 		t.Error("young entry evicted")
 	}
-	now = now.Add(time.Minute)
+	clk.Advance(time.Minute)
 	if _, ok := c.Get("new"); ok {
 		t.Error("expired entry served")
 	}

@@ -11,13 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/testclock"
 	"appwrite-agent/shared/devkit/webhookreceiver"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
@@ -35,8 +35,8 @@ type world struct {
 	// out is the functions' output: each execution's logs, as the runtime hands them over (read it after
 	// st.Stop, which waits for the last line).
 	out bytes.Buffer
-	// offset moves the stand-in's clock (the functions keep the wall clock).
-	offset atomic.Int64
+	// clock is the stand-in's clock, the wall clock moved by the test (the functions keep the wall clock).
+	clock *testclock.Clock
 }
 
 func start(t *testing.T, env map[string][]string) *world {
@@ -46,7 +46,7 @@ func start(t *testing.T, env map[string][]string) *world {
 	}
 	raw := make([]byte, 32)
 	_, _ = rand.Read(raw)
-	w := &world{t: t, sec: "whsec_" + base64.StdEncoding.EncodeToString(raw)}
+	w := &world{t: t, clock: testclock.Wall(), sec: "whsec_" + base64.StdEncoding.EncodeToString(raw)}
 	w.rcv = webhookreceiver.New(w.sec)
 	t.Cleanup(w.rcv.Close)
 	dir := t.TempDir()
@@ -61,7 +61,7 @@ func start(t *testing.T, env map[string][]string) *world {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	st, err := stack.Start(ctx, stack.Options{StateDir: dir, Env: env, Output: &w.out, Appwrite: localappwrite.Options{DeliveryIDHeader: true, Profile: localappwrite.ProfileCloud, WebhookLimit: 50,
-		Clock: func() time.Time { return time.Now().Add(time.Duration(w.offset.Load())) }}})
+		Clock: w.clock.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}

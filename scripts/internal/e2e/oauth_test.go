@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/testclock"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -144,8 +144,7 @@ func TestGoSDKOAuthFlow(t *testing.T) {
 	defer cancel()
 	d := w.st.Demo
 	mcpURL := w.st.URLs["mcp-events"] + "/mcp"
-	var offset atomic.Int64 // the client's clock, moved by the test
-	clientNow := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	clientClock := testclock.Wall() // the client's clock, moved by the test
 
 	newClient := func(u *sdkUser) (*auth.AuthorizationCodeHandler, *clockedSource, *sync.Mutex) {
 		var mu sync.Mutex
@@ -160,7 +159,7 @@ func TestGoSDKOAuthFlow(t *testing.T) {
 			NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 				mu.Lock()
 				defer mu.Unlock()
-				src = &clockedSource{ctx: ctx, cfg: cfg, now: clientNow, tok: tok}
+				src = &clockedSource{ctx: ctx, cfg: cfg, now: clientClock.Now, tok: tok}
 				return src, nil
 			},
 		})
@@ -219,7 +218,7 @@ func TestGoSDKOAuthFlow(t *testing.T) {
 	}
 
 	// 3. An hour and more later the access token has expired: the client refreshes it and goes on.
-	offset.Store(int64(2 * time.Hour))
+	clientClock.Advance(2 * time.Hour)
 	if _, err := mcp.Subscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL(), w.sec, 0); err != nil {
 		t.Fatalf("subscribe after the refresh: %v", err)
 	}

@@ -223,9 +223,9 @@ func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 	var first tokens
 	c3.exchanged = func(raw json.RawMessage) {
 		_ = json.Unmarshal(raw, &first)
-		w.offset.Store(0)
+		w.clock.Advance(2 * time.Hour)
 	}
-	w.offset.Store(int64(-2 * time.Hour))
+	w.clock.Advance(-2 * time.Hour)
 	if _, err := c3.do(ctx, map[string]any{"op": "connect", "pauseAfterExchange": true}); err != nil {
 		t.Fatalf("connect with a token that expired on arrival: %v", err)
 	}

@@ -6,28 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"appwrite-agent/shared/devkit/testclock"
 )
-
-// testClock is a clock tests move by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // accountCall sends a JSON request to the stand-in as a browser's Web SDK would and returns status, the
 // decoded body and the response headers.
@@ -70,8 +53,8 @@ func wantType(t *testing.T, what string, status int, body map[string]any, wantSt
 }
 
 func TestAccountSignInJWTAndSignOut(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)}
-	f := newFixture(t, Options{Clock: clock.now})
+	clock := testclock.New(time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC))
+	f := newFixture(t, Options{Clock: clock.Now})
 	if err := f.s.SeedUser(testProject, UserSpec{ID: "alice", Email: "Alice@Example.com", Password: "correct horse"}); err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +126,11 @@ func TestAccountSignInJWTAndSignOut(t *testing.T) {
 	wantType(t, "duration", st, body, 400, ErrGeneralArgumentInvalid)
 
 	// Fifteen minutes later the JWT has expired (exp = now + 900 s; ahc/jwt refuses at exp itself).
-	clock.advance(899 * time.Second)
+	clock.Advance(899 * time.Second)
 	if st, _, _ = accountCall(t, f, "GET", "/v1/account", nil, withJWT); st != 200 {
 		t.Fatalf("JWT refused before its expiry: %d", st)
 	}
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	st, body, _ = accountCall(t, f, "GET", "/v1/account", nil, withJWT)
 	wantType(t, "expired jwt", st, body, 401, ErrUserJWTInvalid)
 	if body["message"] != "Failed to verify JWT. Invalid token: Expired" {

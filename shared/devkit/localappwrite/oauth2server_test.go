@@ -10,9 +10,10 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"appwrite-agent/shared/devkit/testclock"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -28,14 +29,14 @@ const (
 // member of the test project.
 type asFixture struct {
 	*fixture
-	offset atomic.Int64
-	iss    string
+	clock *testclock.Clock // the wall clock moved by the test
+	iss   string
 }
 
 func newASFixture(t *testing.T) *asFixture {
 	t.Helper()
-	af := &asFixture{}
-	af.fixture = newFixture(t, Options{Clock: func() time.Time { return time.Now().Add(time.Duration(af.offset.Load())) }})
+	af := &asFixture{clock: testclock.Wall()}
+	af.fixture = newFixture(t, Options{Clock: af.clock.Now})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -47,8 +48,6 @@ func newASFixture(t *testing.T) *asFixture {
 	af.iss = af.ts.URL + "/v1/oauth2/console"
 	return af
 }
-
-func (af *asFixture) advance(d time.Duration) { af.offset.Add(int64(d)) }
 
 // registerJSON and postForm return the status and the decoded JSON object.
 func registerJSON(t *testing.T, u string, body any) (int, map[string]any) {
@@ -239,7 +238,7 @@ func TestOAuthCodeFlow(t *testing.T) {
 		t.Fatalf("second authorization: %+v %v", res2, err)
 	}
 	// Once the sign-in has lapsed, the login is shown again.
-	af.advance(2 * time.Hour)
+	af.clock.Advance(2 * time.Hour)
 	if res3, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), Consent{}); err != nil || !res3.LoggedIn {
 		t.Fatalf("authorization after the session: %+v %v", res3, err)
 	}
@@ -341,16 +340,16 @@ func TestOAuthErrors(t *testing.T) {
 	t.Run("expired refresh token", func(t *testing.T) {
 		p := newPKCE()
 		_, tok := af.exchange(t, client, af.code(t, user, client, p, scopes, Consent{}), p)
-		af.advance(31 * 24 * time.Hour)
-		defer af.advance(-31 * 24 * time.Hour)
+		af.clock.Advance(31 * 24 * time.Hour)
+		defer af.clock.Advance(-31 * 24 * time.Hour)
 		status, out := af.refresh(t, client, tok["refresh_token"].(string))
 		wantOAuthError(t, "expired refresh token", status, out, http.StatusBadRequest, "invalid_grant")
 	})
 	t.Run("expired code", func(t *testing.T) {
 		p := newPKCE()
 		code := af.code(t, user, client, p, scopes, Consent{})
-		af.advance(11 * time.Minute)
-		defer af.advance(-11 * time.Minute)
+		af.clock.Advance(11 * time.Minute)
+		defer af.clock.Advance(-11 * time.Minute)
 		status, out := af.exchange(t, client, code, p)
 		wantOAuthError(t, "expired code", status, out, http.StatusBadRequest, "invalid_grant")
 	})
@@ -536,7 +535,7 @@ func TestOAuthForgetsWhatExpired(t *testing.T) {
 	if c, r, s := count(); c != 2 || r != 1 || s != 1 {
 		t.Fatalf("before: %d codes, %d refresh tokens, %d sessions", c, r, s)
 	}
-	af.advance(31 * 24 * time.Hour)
+	af.clock.Advance(31 * 24 * time.Hour)
 	// The next authorization request prunes.
 	resp, err := http.Get(af.authorizeURL(client, newPKCE(), []string{"project:rows.read"}, nil))
 	if err != nil {

@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"appwrite-agent/shared/devkit/testclock"
+
 	"github.com/appwrite/sdk-for-go/functions"
 )
 
 func TestScheduledExecutions(t *testing.T) {
-	now := time.Date(2026, 12, 1, 10, 0, 30, 0, time.UTC)
-	clock := func() time.Time { return now }
-	f := newFixture(t, Options{Clock: clock})
+	clock := testclock.New(time.Date(2026, 12, 1, 10, 0, 30, 0, time.UTC))
+	f := newFixture(t, Options{Clock: clock.Now})
 	rt := runtimeStub(t, 200)
 	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "fn1", URL: rt.ts.URL, Secret: "rt-secret", Scopes: []string{"executions.write"}, Timeout: 30}); err != nil {
 		t.Fatal(err)
@@ -44,11 +45,11 @@ func TestScheduledExecutions(t *testing.T) {
 	if err != nil || ex.Status != "scheduled" || ex.ScheduledAt == "" {
 		t.Fatalf("%+v %v", ex, err)
 	}
-	if n := f.s.RunScheduled(now); n != 0 || len(rt.all()) != 0 {
+	if n := f.s.RunScheduled(clock.Now()); n != 0 || len(rt.all()) != 0 {
 		t.Fatalf("ran %d before its time", n)
 	}
-	now = now.Add(3 * time.Minute)
-	if n := f.s.RunScheduled(now); n != 1 {
+	clock.Advance(3 * time.Minute)
+	if n := f.s.RunScheduled(clock.Now()); n != 1 {
 		t.Fatalf("started %d, want 1", n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -64,7 +65,7 @@ func TestScheduledExecutions(t *testing.T) {
 	if err != nil || done.Status != "completed" {
 		t.Fatalf("%+v %v", done, err)
 	}
-	if n := f.s.RunScheduled(now.Add(time.Hour)); n != 0 {
+	if n := f.s.RunScheduled(clock.Now().Add(time.Hour)); n != 0 {
 		t.Fatalf("ran again: %d", n)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"appwrite-agent/shared/devkit/testclock"
+
 	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
@@ -11,8 +13,8 @@ import (
 // $shouldUpdate), an update or upsert that writes what the row already holds leaves $updatedAt; a changed
 // value or changed permissions move it.
 func TestUpdatedAtMovesOnlyOnChange(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)}
-	f := newFixture(t, Options{Clock: clock.now})
+	clock := testclock.New(time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC))
+	f := newFixture(t, Options{Clock: clock.Now})
 	seedRowsTable(t, f)
 	db := tablesdb.New(f.sdk(f.key))
 	row, err := db.CreateRow("db1", "t1", "r1", map[string]any{"title": "a", "count": 1})
@@ -44,7 +46,7 @@ func TestUpdatedAtMovesOnlyOnChange(t *testing.T) {
 	}
 	last := created
 	for _, s := range steps {
-		clock.advance(time.Minute)
+		clock.Advance(time.Minute)
 		got, err := s.write()
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)

@@ -371,6 +371,8 @@ func writePlain(w http.ResponseWriter, status int, msg string) {
 	_, _ = w.Write([]byte(msg))
 }
 
+// randomID is a 20-hex-character id (ident.Unique's, written out: this package imports only the standard
+// library and types-for-go).
 func randomID() string {
 	var b [10]byte
 	_, _ = rand.Read(b[:])

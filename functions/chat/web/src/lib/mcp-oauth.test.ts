@@ -84,6 +84,8 @@ describe("mcp-oauth", () => {
     const creds = await completeMcpOAuth("?code=abc&state=s1&iss=https%3A%2F%2Fas.example")
     expect(creds.tokens.access_token).toBe("at")
     expect(creds.returnTo).toBe("/c/abc")
+    // the client is bound to the issuer that registered it (turn refreshes with that server only)
+    expect(creds.client_info).toEqual({ client_id: "c", issuer: "https://as.example" })
     expect(Object.fromEntries(sent!)).toEqual({
       grant_type: "authorization_code",
       code: "abc",

@@ -244,5 +244,8 @@ export async function completeMcpOAuth(search: string): Promise<McpCredentials> 
     body,
   })
   if (typeof tokens.access_token !== "string" || !tokens.access_token) throw new Error("the token endpoint answered no access_token")
-  return { ...pending.server, tokens, client_info: pending.clientInfo, returnTo: pending.returnTo }
+  // The MCP spec's authorization server binding: the registered client is kept with the issuer that
+  // registered it, so that turn never uses it (or its refresh token) with another authorization server.
+  const clientInfo: ClientInfo = { ...pending.clientInfo, issuer: pending.issuer }
+  return { ...pending.server, tokens, client_info: clientInfo, returnTo: pending.returnTo }
 }
