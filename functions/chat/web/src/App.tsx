@@ -6,7 +6,7 @@ import { checkAttachments, DEFAULT_LIMITS, encodeFile } from "./lib/attachments"
 import { applyEvent, emptyTurn, Sequencer, viewOf, type TurnEvent, type TurnView as Turn } from "./lib/events"
 import { mergeList, mergeOne } from "./lib/conversations"
 import { completeMcpOAuth } from "./lib/mcp-oauth"
-import { conversationFromHash, conversationURL, isCallback } from "./lib/paths"
+import { conversationFromHash, conversationURL, dropsConversation, isCallback } from "./lib/paths"
 import { parseConsole } from "./lib/protocols"
 import { applyTheme, storedTheme, type Theme } from "./lib/theme"
 import { SettingsSheet } from "./components/Settings"
@@ -133,7 +133,7 @@ export function App() {
   /** enter starts a session of user: a new JWT cache; a conversation in the URL stays only for the user it was for. */
   const enter = useCallback(
     (conn: Appwrite, user: Models.User, fresh: boolean) => {
-      if ((fresh || (lastUser.current !== null && lastUser.current !== user.$id)) && conversationFromHash(window.location.hash)) navigate(null, true)
+      if (dropsConversation(lastUser.current, user.$id, fresh) && conversationFromHash(window.location.hash)) navigate(null, true)
       lastUser.current = user.$id
       setPhase({ kind: "ready", user, api: new ChatAPI(jwtSource(conn)) })
     },

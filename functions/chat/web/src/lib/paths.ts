@@ -30,3 +30,11 @@ export function conversationFromHash(hash: string): string | null {
 export function conversationURL(id: string | null): string {
   return id ? `${ROOT}#c=${id}` : ROOT
 }
+
+/**
+ * dropsConversation tells whether a conversation in the URL is dropped when user signs in: a new account has
+ * none, and the conversation of the user signed in before (a session that ended) is not another user's.
+ */
+export function dropsConversation(previousUser: string | null, user: string, newAccount: boolean): boolean {
+  return newAccount || (previousUser !== null && previousUser !== user)
+}
