@@ -143,7 +143,11 @@ func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]
 				id = conns[i].ID
 			}
 			out.Notices = append(out.Notices, Notice(id, r.err.Error()))
-			s.logf("mcp: connection %q skipped: %v", id, r.err)
+			if errors.Is(r.err, errNotNeeded) {
+				s.info(fmt.Sprintf("mcp: connection %q not loaded: %v", id, r.err))
+			} else {
+				s.logf("mcp: connection %q skipped: %v", id, r.err)
+			}
 			continue
 		}
 		sessions = append(sessions, r.sess)
@@ -240,6 +244,7 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 	}
 	out.tok = tok
 	timeout := s.connectTimeout()
+	turnCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ci := parseClientInfo(c.ClientInfo)
@@ -273,15 +278,17 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 	switch {
 	case errors.As(err, &ar):
 		out.err = errors.New("the server refused the access token (HTTP 401); connect it again")
+	case err != nil && errors.Is(turnCtx.Err(), context.Canceled):
+		out.err = errNotNeeded
+	case err != nil && turnCtx.Err() != nil:
+		out.err = errors.New("the turn's time ran out before the server answered")
 	case err != nil && ctx.Err() != nil:
 		out.err = fmt.Errorf("the server did not answer within %s", timeout)
 	case err != nil:
 		out.err = fmt.Errorf("could not connect to %s: %v", srv.URL, err)
 	default:
 		out.sess, out.tools = sess, tools
-		if s.Info != nil {
-			s.Info(fmt.Sprintf("mcp: connection %q loaded %d tools (protocol %s, refreshed %v)", srv.ID, len(tools), sess.protocol, out.refreshed))
-		}
+		s.info(fmt.Sprintf("mcp: connection %q loaded %d tools (protocol %s, refreshed %v)", srv.ID, len(tools), sess.protocol, out.refreshed))
 	}
 	return out
 }
@@ -308,6 +315,16 @@ func (s *Source) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
+}
+
+// errNotNeeded: the turn cancelled the load (it answered without tools, or failed) before the connection
+// was made. Not a fault of the server: it is logged as information, not as an error.
+var errNotNeeded = errors.New("the turn no longer needed its tools")
+
+func (s *Source) info(line string) {
+	if s.Info != nil {
+		s.Info(line)
+	}
 }
 
 func (s *Source) logf(format string, args ...any) {

@@ -83,8 +83,33 @@ func TestLoadIsParallelAndBounded(t *testing.T) {
 	out2 := src.Load(short, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "hung", URL: hung.URL, Tokens: tok()}}}, nil)
 	out2.Close()
 	// A safety net only, far below the minute.
-	if took := time.Since(start); took > 20*time.Second || len(out2.Notices) != 1 {
+	if took := time.Since(start); took > 20*time.Second || len(out2.Notices) != 1 || out2.Notices[0] != "MCP connection 'hung' skipped: the turn's time ran out before the server answered" {
 		t.Fatalf("took %s, notices %q", took, out2.Notices)
+	}
+}
+
+// A load the turn cancels (its answer needed no tools) is not a server's fault: the connection is
+// reported as not needed, and logged as information rather than as an error.
+func TestCancelledLoadIsNotAnError(t *testing.T) {
+	arrived, never := make(chan struct{}), make(chan struct{})
+	hung := gatedServer(t, never, func() { close(arrived) })
+	var errs, infos []string
+	var mu sync.Mutex
+	src := loopbackSource()
+	src.ConnectTimeout = time.Minute
+	src.Log = func(s string) { mu.Lock(); errs = append(errs, s); mu.Unlock() }
+	src.Info = func(s string) { mu.Lock(); infos = append(infos, s); mu.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }() // the turn ends while the server holds the request
+	out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "hung", URL: hung.URL, Tokens: tok()}}}, nil)
+	out.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(out.Notices) != 1 || out.Notices[0] != "MCP connection 'hung' skipped: the turn no longer needed its tools" {
+		t.Fatalf("notices %q", out.Notices)
+	}
+	if len(errs) != 0 || len(infos) != 1 || infos[0] != `mcp: connection "hung" not loaded: the turn no longer needed its tools` {
+		t.Fatalf("error log %q, info log %q", errs, infos)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,29 +20,12 @@ import (
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/devkit/snapshot"
+	"appwrite-agent/shared/devkit/testclock"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/golang-jwt/jwt/v5"
 )
-
-// offsetClock is the stand-in's clock: real time plus an offset the test moves (JWT and session expiry).
-type offsetClock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *offsetClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.off)
-}
-
-func (c *offsetClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.off += d
-}
 
 // page drives the browser; every wait is on a DOM condition, bounded by a generous ceiling.
 type page struct {
@@ -160,7 +142,7 @@ func TestChatPage(t *testing.T) {
 	model.SetHandler(dir.reply)
 	defer dir.releaseAll() // a failing test must not leave the model's replies blocked
 	widgets := newOAuthMCP(t)
-	clk := &offsetClock{}
+	clk := testclock.Wall() // the stand-in's clock: the browser reads the wall clock; the test moves JWT and session expiry
 	llm := func(m string) []string {
 		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
 	}
@@ -301,9 +283,9 @@ func TestChatPage(t *testing.T) {
 		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(d.Issuer), jwt.WithAudience(mcpURL)); err != nil {
 		t.Fatalf("the access token chat stored is not the stand-in's for mcp-events: %v", err)
 	}
-	if claims["sub"] != d.UserID || stored.Tokens.RefreshToken == "" || !strings.HasPrefix(stored.ClientInfo.ClientID, "mcp_") {
-		t.Errorf("chat stored sub %v, refresh token %t, client %q: want the signed-in Console user, a refresh token and a registered client",
-			claims["sub"], stored.Tokens.RefreshToken != "", stored.ClientInfo.ClientID)
+	if claims["sub"] != d.UserID || stored.Tokens.RefreshToken == "" || !strings.HasPrefix(stored.ClientInfo.ClientID, "mcp_") || stored.ClientInfo.Issuer != d.Issuer {
+		t.Errorf("chat stored sub %v, refresh token %t, client %q of issuer %q: want the signed-in Console user, a refresh token and a client registered with %s",
+			claims["sub"], stored.Tokens.RefreshToken != "", stored.ClientInfo.ClientID, stored.ClientInfo.Issuer, d.Issuer)
 	}
 	// Agent settings: the user's own key goes to the model through chat and turn, and is never shown back.
 	const userKey = "sk-user-ada-0123456789"
@@ -601,6 +583,7 @@ type storedConnection struct {
 	}
 	ClientInfo struct {
 		ClientID string `json:"client_id"`
+		Issuer   string `json:"issuer"`
 	}
 }
 
