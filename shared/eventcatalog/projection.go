@@ -138,8 +138,9 @@ func executionProjection(p payload, f fieldList) fieldList {
 func (e Event) MatchesEvents(args map[string]string, delivered []string) bool {
 	evs := splitEvents(delivered)
 	for _, pattern := range fill(append(slices.Clip(e.Patterns), e.Aliases...), args) {
+		segs := strings.Split(pattern, ".")
 		for _, es := range evs {
-			if segmentsEqual(pattern, es) {
+			if segmentsEqual(segs, es) {
 				return true
 			}
 		}
@@ -156,17 +157,18 @@ func splitEvents(events []string) [][]string {
 	return out
 }
 
-// segmentsEqual reports whether the split event es matches pattern, split on dots, "*" matching any one
+// segmentsEqual reports whether the split event es matches the split pattern segs, "*" matching any one
 // segment.
-func segmentsEqual(pattern string, es []string) bool {
-	i := 0
-	for seg := range strings.SplitSeq(pattern, ".") {
-		if i == len(es) || (seg != "*" && seg != es[i]) {
+func segmentsEqual(segs, es []string) bool {
+	if len(segs) != len(es) {
+		return false
+	}
+	for i, seg := range segs {
+		if seg != "*" && seg != es[i] {
 			return false
 		}
-		i++
 	}
-	return i == len(es)
+	return true
 }
 
 // Occurrence is what the ingress learns from one Appwrite payload.
@@ -325,19 +327,19 @@ func (e *Event) patterns() iter.Seq[string] {
 }
 
 // argsFrom reads e's arguments from Appwrite events (splitEvents): every event is compared with every
-// pattern and alias split on dots, segment by segment.
+// pattern and alias split on dots (once per pattern: a delivery names dozens of events), segment by segment.
 func (e *Event) argsFrom(evs [][]string) (map[string]string, bool) {
 	var args map[string]string // nil until an event matches
 	for p := range e.patterns() {
+		segs := strings.Split(p, ".")
 		for _, es := range evs {
-			if !segmentsMatch(p, es) {
+			if !segmentsMatch(segs, es) {
 				continue
 			}
 			if args == nil {
 				args = make(map[string]string, len(e.Args))
 			}
-			i := 0
-			for seg := range strings.SplitSeq(p, ".") {
+			for i, seg := range segs {
 				if isPlaceholder(seg) && es[i] != "*" {
 					name := seg[1 : len(seg)-1]
 					if v, seen := args[name]; seen && v != es[i] {
@@ -345,7 +347,6 @@ func (e *Event) argsFrom(evs [][]string) (map[string]string, bool) {
 					}
 					args[name] = es[i]
 				}
-				i++
 			}
 		}
 	}
@@ -360,17 +361,18 @@ func (e *Event) argsFrom(evs [][]string) (map[string]string, bool) {
 	return args, true
 }
 
-// segmentsMatch reports whether the split event es equals pattern, split on dots, in length and in every
+// segmentsMatch reports whether the split event es equals the split pattern segs in length and in every
 // segment that is neither "*" nor a placeholder.
-func segmentsMatch(pattern string, es []string) bool {
-	i := 0
-	for seg := range strings.SplitSeq(pattern, ".") {
-		if i == len(es) || (seg != "*" && !isPlaceholder(seg) && seg != es[i]) {
+func segmentsMatch(segs, es []string) bool {
+	if len(segs) != len(es) {
+		return false
+	}
+	for i, seg := range segs {
+		if seg != "*" && !isPlaceholder(seg) && seg != es[i] {
 			return false
 		}
-		i++
 	}
-	return i == len(es)
+	return true
 }
 
 func isPlaceholder(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }
