@@ -108,12 +108,9 @@ type FunctionSpec struct {
 func (s *Server) RegisterFunction(projectID string, spec FunctionSpec) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pr := s.projects[projectID]
-	if pr == nil {
-		return fmt.Errorf("localappwrite: no project %q", projectID)
-	}
-	if !validCustomID(spec.ID) {
-		return fmt.Errorf("localappwrite: invalid function id %q", spec.ID)
+	pr, err := s.seedProjectLocked(projectID, "function", spec.ID)
+	if err != nil {
+		return err
 	}
 	for _, e := range spec.Events {
 		if !validEvent(e) {

@@ -450,6 +450,20 @@ const customIDDescription = "Parameter must contain at most 36 chars. Valid char
 
 func validCustomID(id string) bool { return customIDRe.MatchString(id) }
 
+// seedProjectLocked is the project that a Seed or Register call adds a kind (a function, a site, a bucket, a
+// database) called id to: an error when there is no such project or id is not a custom id Appwrite takes.
+// s.mu must be held.
+func (s *Server) seedProjectLocked(projectID, kind, id string) (*project, error) {
+	pr := s.projects[projectID]
+	if pr == nil {
+		return nil, fmt.Errorf("localappwrite: no project %q", projectID)
+	}
+	if !validCustomID(id) {
+		return nil, fmt.Errorf("localappwrite: invalid %s id %q", kind, id)
+	}
+	return pr, nil
+}
+
 // customID reads a CustomId param: "unique()" generates an id (Appwrite's ID::unique()).
 // email reads an Email param (utopia-php's Email validator: "Value must be a valid email address"); an
 // optional one may be empty.

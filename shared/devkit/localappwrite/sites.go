@@ -27,12 +27,9 @@ type SiteSpec struct {
 func (s *Server) SeedSite(projectID string, spec SiteSpec) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pr := s.projects[projectID]
-	if pr == nil {
-		return fmt.Errorf("localappwrite: no project %q", projectID)
-	}
-	if !validCustomID(spec.ID) {
-		return fmt.Errorf("localappwrite: invalid site id %q", spec.ID)
+	pr, err := s.seedProjectLocked(projectID, "site", spec.ID)
+	if err != nil {
+		return err
 	}
 	now := s.now()
 	st := pr.sites[spec.ID]

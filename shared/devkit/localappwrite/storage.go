@@ -54,12 +54,9 @@ type BucketSpec struct {
 func (s *Server) SeedBucket(projectID string, spec BucketSpec) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pr := s.projects[projectID]
-	if pr == nil {
-		return fmt.Errorf("localappwrite: no project %q", projectID)
-	}
-	if !validCustomID(spec.ID) {
-		return fmt.Errorf("localappwrite: invalid bucket id %q", spec.ID)
+	pr, err := s.seedProjectLocked(projectID, "bucket", spec.ID)
+	if err != nil {
+		return err
 	}
 	now := s.now()
 	b := pr.buckets[spec.ID]

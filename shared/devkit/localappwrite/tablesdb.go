@@ -89,12 +89,9 @@ type DatabaseSpec struct {
 func (s *Server) SeedDatabase(projectID string, spec DatabaseSpec) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pr := s.projects[projectID]
-	if pr == nil {
-		return fmt.Errorf("localappwrite: no project %q", projectID)
-	}
-	if !validCustomID(spec.ID) {
-		return fmt.Errorf("localappwrite: invalid database id %q", spec.ID)
+	pr, err := s.seedProjectLocked(projectID, "database", spec.ID)
+	if err != nil {
+		return err
 	}
 	now := s.now()
 	db := pr.databases[spec.ID]
