@@ -144,7 +144,7 @@ func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]
 			}
 			out.Notices = append(out.Notices, Notice(id, r.err.Error()))
 			if errors.Is(r.err, errNotNeeded) {
-				s.info(fmt.Sprintf("mcp: connection %q not loaded: %v", id, r.err))
+				s.infof("mcp: connection %q not loaded: %v", id, r.err)
 			} else {
 				s.logf("mcp: connection %q skipped: %v", id, r.err)
 			}
@@ -288,7 +288,7 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 		out.err = fmt.Errorf("could not connect to %s: %v", srv.URL, err)
 	default:
 		out.sess, out.tools = sess, tools
-		s.info(fmt.Sprintf("mcp: connection %q loaded %d tools (protocol %s, refreshed %v)", srv.ID, len(tools), sess.protocol, out.refreshed))
+		s.infof("mcp: connection %q loaded %d tools (protocol %s, refreshed %v)", srv.ID, len(tools), sess.protocol, out.refreshed)
 	}
 	return out
 }
@@ -321,9 +321,9 @@ func (s *Source) now() time.Time {
 // was made. Not a fault of the server: it is logged as information, not as an error.
 var errNotNeeded = errors.New("the turn no longer needed its tools")
 
-func (s *Source) info(line string) {
+func (s *Source) infof(format string, args ...any) {
 	if s.Info != nil {
-		s.Info(line)
+		s.Info(fmt.Sprintf(format, args...))
 	}
 }
 
