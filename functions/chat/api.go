@@ -12,15 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
-	"appwrite-agent/shared/turncontract"
-
 	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/functions/chat/turns"
+	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/turncontract"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )

@@ -8,7 +8,6 @@ import (
 
 	handler "appwrite-agent/functions/turn"
 	"appwrite-agent/shared/devkit/scriptedllm"
-
 	"appwrite-agent/shared/devkit/webhookreceiver"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"

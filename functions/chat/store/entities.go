@@ -7,9 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
-
 	"appwrite-agent/functions/chat/awclient"
+	"appwrite-agent/shared/appwriterest"
 )
 
 // Conversation is a conversation row.

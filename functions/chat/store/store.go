@@ -13,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
-
 	"appwrite-agent/functions/chat/awclient"
+	"appwrite-agent/shared/appwriterest"
 )
 
 // Table ids in the chat database.

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
-
 	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/shared/appwriterest"
 )
 
 func TestWebhookBothSpellings(t *testing.T) {

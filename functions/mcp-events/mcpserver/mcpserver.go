@@ -27,11 +27,10 @@ import (
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/functions/mcp-events/tools"
+	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
-
-	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
 

@@ -11,7 +11,6 @@ import (
 	"net/http"
 
 	"appwrite-agent/functions/mcp-events/mcperr"
-
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/stdwebhooks"
 )

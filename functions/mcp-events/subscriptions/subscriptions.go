@@ -20,16 +20,14 @@ import (
 	"sync"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
-
 	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
-	"appwrite-agent/shared/eventcatalog"
-
+	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/stdwebhooks"

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
-
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/appwriterest"
 )
 
 func TestIDIsDeterministicAndKeyed(t *testing.T) {

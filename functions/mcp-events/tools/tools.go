@@ -15,12 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
-
 	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/functions/mcp-events/subscriptions"
+	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/eventcatalog"
 
 	"github.com/google/jsonschema-go/jsonschema"

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"appwrite-agent/shared/appwriterest"
-
 	"appwrite-agent/shared/seal"
 )
 
