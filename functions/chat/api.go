@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
@@ -71,9 +72,12 @@ var routes = []route{
 	{"GET", []string{"me"}, getMe},
 	{"GET", []string{"conversations"}, listConversations},
 	{"GET", []string{"conversations", "*"}, getConversation},
+	{"PATCH", []string{"conversations", "*"}, renameConversation},
 	{"DELETE", []string{"conversations", "*"}, deleteConversation},
 	{"POST", []string{"turns"}, postTurn},
 	{"GET", []string{"turns", "*", "events"}, getTurnEvents},
+	{"POST", []string{"turns", "*", "stop"}, stopTurn},
+	{"GET", []string{"engine"}, getEngine},
 	{"GET", []string{"settings"}, getSettings},
 	{"PUT", []string{"settings"}, putSettings},
 	{"GET", []string{"memories"}, listMemories},
@@ -234,6 +238,33 @@ func getConversation(c *call, args []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"conversation": conv, "messages": msgs}, nil
 }
 
+func renameConversation(c *call, args []string) (int, any, *apiError) {
+	var in struct {
+		Title *string `json:"title"`
+	}
+	if e := decodeBody(c, &in); e != nil {
+		return 0, nil, e
+	}
+	if in.Title == nil {
+		return 0, nil, invalid("title is required")
+	}
+	title := strings.Join(strings.Fields(*in.Title), " ")
+	if title == "" {
+		return 0, nil, invalid("title must not be empty")
+	}
+	if n := utf8.RuneCountInString(title); n > TitleMaxChars {
+		return 0, nil, invalid("title exceeds %d characters (got %d)", TitleMaxChars, n)
+	}
+	conv, err := c.st.RenameConversation(c.ctx, c.user.ID, args[0], title)
+	if err != nil {
+		return 0, nil, fromStore(err, "conversation", args[0])
+	}
+	return http.StatusOK, map[string]any{"conversation": conv}, nil
+}
+
+// TitleMaxChars is the longest title a user may give a conversation.
+const TitleMaxChars = 120
+
 func deleteConversation(c *call, args []string) (int, any, *apiError) {
 	if err := c.st.DeleteConversation(c.ctx, c.user.ID, args[0]); err != nil {
 		return 0, nil, fromStore(err, "conversation", args[0])
@@ -249,6 +280,7 @@ type turnBody struct {
 		Name          string `json:"name"`
 		Mime          string `json:"mime"`
 		ContentBase64 string `json:"content_base64"`
+		Thumbnail     string `json:"thumbnail"`
 	} `json:"attachments"`
 }
 
@@ -295,8 +327,11 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 			return 0, nil, fail(p.Status, code, "%s", p.Message)
 		}
 		mime := strings.TrimSpace(a.Mime)
+		if a.Thumbnail != "" && !validThumbnail(a.Thumbnail) {
+			return 0, nil, invalid("attachment '%s': thumbnail must be a data:image/jpeg, image/png or image/webp base64 URL of at most %d characters", name, store.ThumbnailChars)
+		}
 		atts = append(atts, turns.Attachment{Name: name, Mime: mime, Size: len(data), ContentBase64: a.ContentBase64})
-		kept = append(kept, store.Attachment{Name: name, Mime: mime, Size: len(data)})
+		kept = append(kept, store.Attachment{Name: name, Mime: mime, Size: len(data), Thumbnail: a.Thumbnail})
 	}
 	tid := strings.TrimSpace(in.TurnID)
 	if tid == "" {
@@ -358,7 +393,7 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	})
 	if err != nil {
 		terr := &store.TurnError{Code: "turn_unavailable", Detail: "Starting the turn failed: " + err.Error()}
-		if _, ferr := c.st.FinishTurn(c.ctx, asst.ID, "", store.StatusFailed, nil, terr); ferr != nil {
+		if _, ferr := c.st.FinishTurn(c.ctx, asst.ID, "", store.StatusFailed, nil, terr, nil); ferr != nil {
 			c.rt.Error("storing the failed start of turn " + tid + ": " + ferr.Error())
 		}
 		return 0, nil, fail(http.StatusBadGateway, "appwrite_error", "starting the turn (function '%s') failed: %v", c.cfg.TurnFunction, err)
@@ -416,7 +451,8 @@ func (c *call) progressEvents(tid string) ([]turns.Event, error) {
 	mine := `read("user:` + c.user.ID + `")`
 	var evs []turns.Event
 	for _, r := range rows {
-		if !slices.Contains(r.Permissions, mine) || !json.Valid([]byte(r.Str("payload"))) {
+		// A stop row (seq 0, type stop) is the signal to turn, not an event of the turn.
+		if !slices.Contains(r.Permissions, mine) || r.Str("type") == turns.StopType || r.Int("seq") <= 0 || !json.Valid([]byte(r.Str("payload"))) {
 			continue
 		}
 		evs = append(evs, turns.Event{Seq: r.Int("seq"), Time: r.Str("time"), Event: json.RawMessage(r.Str("payload"))})
@@ -470,10 +506,17 @@ func (c *call) finish(conv store.Conversation, m store.Message) store.Message {
 	}
 	status := store.StatusDone
 	var terr *store.TurnError
-	if res.Failed {
+	switch {
+	case res.Failed && res.ErrorCode == turns.CodeCancelled:
+		status = store.StatusStopped // stopped by its user (docs/turn.md): the partial answer is the answer
+	case res.Failed:
 		status, terr = store.StatusFailed, &store.TurnError{Code: res.ErrorCode, Detail: res.ErrorDetail}
 	}
-	done, err := c.st.FinishTurn(c.ctx, m.ID, res.Answer, status, timeline, terr)
+	var usage json.RawMessage
+	if res.Usage != nil {
+		usage, _ = json.Marshal(res.Usage)
+	}
+	done, err := c.st.FinishTurn(c.ctx, m.ID, res.Answer, status, timeline, terr, usage)
 	if err != nil {
 		c.rt.Error("storing turn " + m.TurnID + ": " + err.Error())
 		return m

@@ -210,6 +210,21 @@ func (c *Client) CreateAsyncExecution(ctx context.Context, jwt, functionID strin
 	return e, err
 }
 
+// Response is a synchronous execution's answer: the function's status and body.
+type Response struct {
+	Status int    `json:"responseStatusCode"`
+	Body   string `json:"responseBody"`
+}
+
+// Execute runs functionID synchronously with the API key: POST /v1/functions/{id}/executions with async
+// false, the method and path, no body; Appwrite answers once the function has (at most 30 s).
+func (c *Client) Execute(ctx context.Context, key, functionID, method, path string) (Response, error) {
+	var r Response
+	in := map[string]any{"async": false, "path": path, "method": method}
+	err := c.call(ctx, Key(key), http.MethodPost, "/functions/"+seg(functionID)+"/executions", nil, in, &r)
+	return r, err
+}
+
 // GetExecution reads an execution with the API key.
 func (c *Client) GetExecution(ctx context.Context, key, functionID, executionID string) (Execution, error) {
 	var e Execution

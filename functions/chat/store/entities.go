@@ -76,8 +76,23 @@ func (s *Store) SetTitleIfEmpty(ctx context.Context, userID, id, title string) e
 	if err != nil || r.Str("title") != "" || title == "" {
 		return err
 	}
-	_, err = s.update(ctx, Conversations, id, map[string]any{"title": cut(title, 256)})
+	_, err = s.update(ctx, Conversations, id, map[string]any{"title": cut(title, TitleChars)})
 	return err
+}
+
+// TitleChars bounds a conversation's title (its column's size).
+const TitleChars = 256
+
+// RenameConversation sets the title of a conversation of the user.
+func (s *Store) RenameConversation(ctx context.Context, userID, id, title string) (Conversation, error) {
+	if _, err := s.get(ctx, Conversations, id, userID); err != nil {
+		return Conversation{}, err
+	}
+	r, err := s.update(ctx, Conversations, id, map[string]any{"title": cut(title, TitleChars)})
+	if err != nil {
+		return Conversation{}, err
+	}
+	return conversationOf(r), nil
 }
 
 // DeleteConversation deletes a conversation of the user and its messages.
@@ -97,12 +112,18 @@ func (s *Store) DeleteConversation(ctx context.Context, userID, id string) error
 	return s.delete(ctx, Conversations, id)
 }
 
-// Attachment is what is kept of an attachment: its metadata.
+// Attachment is what is kept of an attachment: its metadata, and for an image the small thumbnail the page
+// made (a data: URL, at most ThumbnailChars).
 type Attachment struct {
-	Name string `json:"name"`
-	Mime string `json:"mime"`
-	Size int    `json:"size"`
+	Name      string `json:"name"`
+	Mime      string `json:"mime"`
+	Size      int    `json:"size"`
+	Thumbnail string `json:"thumbnail,omitempty"`
 }
+
+// ThumbnailChars bounds one attachment's thumbnail; the attachments column (AttachmentsChars) holds a
+// message's whole list.
+const ThumbnailChars = 12_000
 
 // TurnError is a failed turn's error.
 type TurnError struct {
@@ -115,6 +136,8 @@ const (
 	StatusDone    = "done"
 	StatusRunning = "running"
 	StatusFailed  = "failed"
+	// StatusStopped is a turn its user stopped: its partial answer is kept.
+	StatusStopped = "stopped"
 )
 
 // Message is a message row.
@@ -129,7 +152,9 @@ type Message struct {
 	Attachments    []Attachment      `json:"attachments"`
 	Timeline       []json.RawMessage `json:"timeline"`
 	Error          *TurnError        `json:"error,omitempty"`
-	CreatedAt      string            `json:"created_at"`
+	// Usage is the turn's tokens (turns.Usage as JSON), on a finished assistant message whose turn reported any.
+	Usage     json.RawMessage `json:"usage,omitempty"`
+	CreatedAt string          `json:"created_at"`
 }
 
 func messageOf(r awclient.Row) Message {
@@ -141,6 +166,9 @@ func messageOf(r awclient.Row) Message {
 	}
 	if t := r.Str("timeline"); t != "" {
 		_ = json.Unmarshal([]byte(t), &m.Timeline)
+	}
+	if u := r.Str("usage"); u != "" && json.Valid([]byte(u)) {
+		m.Usage = json.RawMessage(u)
 	}
 	if e := r.Str("error"); e != "" {
 		var te TurnError
@@ -195,6 +223,12 @@ func (s *Store) AddTurnMessages(ctx context.Context, userID, conversationID, tur
 		return Message{}, Message{}, err
 	}
 	ab, _ := json.Marshal(atts)
+	if len(ab) > AttachmentsChars { // the thumbnails do not fit together: the metadata does
+		for i := range atts {
+			atts[i].Thumbnail = ""
+		}
+		ab, _ = json.Marshal(atts)
+	}
 	usr, err := s.create(ctx, Messages, "unique()", map[string]any{
 		"user_id": userID, "conversation_id": conversationID, "role": "user", "content": cut(text, ContentChars),
 		"status": StatusDone, "turn_id": turnID, "attachments": string(ab), "timeline": "[]",
@@ -223,13 +257,17 @@ func (s *Store) SetExecution(ctx context.Context, messageID, executionID string)
 	return err
 }
 
-// FinishTurn stores a finished turn's answer, status, timeline and error on its assistant message.
-func (s *Store) FinishTurn(ctx context.Context, messageID, content, status string, timeline []json.RawMessage, terr *TurnError) (Message, error) {
+// FinishTurn stores a finished turn's answer, status, timeline, error and usage (JSON, or nil) on its assistant
+// message.
+func (s *Store) FinishTurn(ctx context.Context, messageID, content, status string, timeline []json.RawMessage, terr *TurnError, usage json.RawMessage) (Message, error) {
 	tl, _ := json.Marshal(timeline)
 	if len(tl) > TimelineChars {
 		tl = []byte("[]")
 	}
 	data := map[string]any{"content": cut(content, ContentChars), "status": status, "timeline": string(tl), "error": ""}
+	if len(usage) > 0 && len(usage) <= UsageChars {
+		data["usage"] = string(usage)
+	}
 	if terr != nil {
 		eb, _ := json.Marshal(terr)
 		data["error"] = string(eb)

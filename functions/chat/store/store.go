@@ -34,6 +34,10 @@ const (
 	ContentChars = 1_000_000
 	// TimelineChars bounds a turn's stored timeline (JSON).
 	TimelineChars = 5_000_000
+	// AttachmentsChars bounds a message's attachments (JSON, thumbnails included).
+	AttachmentsChars = 100_000
+	// UsageChars bounds a turn's usage (JSON).
+	UsageChars = 65_536
 )
 
 // ErrNotFound is a row that does not exist or belongs to another user.
@@ -58,8 +62,8 @@ var schema = []table{
 	{Messages, "Messages", []awclient.Column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "conversation_id", Type: "string", Size: 36, Required: true},
 		{Key: "role", Type: "string", Size: 16, Required: true}, str("content", ContentChars), str("status", 16),
-		str("turn_id", 36), str("execution_id", 36), str("attachments", 100_000), str("timeline", TimelineChars),
-		str("error", 10_000),
+		str("turn_id", 36), str("execution_id", 36), str("attachments", AttachmentsChars), str("timeline", TimelineChars),
+		str("error", 10_000), str("usage", UsageChars),
 	}},
 	{Memories, "Memories", []awclient.Column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "key", Type: "string", Size: 128, Required: true},

@@ -115,6 +115,12 @@ type MemoryAction struct {
 	Priority int64
 }
 
+// CodeCancelled is the error code of a turn that was stopped (decision 1 of turn's contract, docs/turn.md).
+const CodeCancelled = "cancelled"
+
+// StopType is the type of the progress row that stops a turn (seq 0, payload {"type":"stop"}).
+const StopType = "stop"
+
 // Result is what a timeline says.
 type Result struct {
 	// Complete: the timeline has its final complete event.
@@ -131,6 +137,25 @@ type Result struct {
 	Memories []MemoryAction
 	// Title is the first turn's conversation_title.
 	Title string
+	// Usage adds up the turn's usage events (nil when it sent none).
+	Usage *Usage
+}
+
+// UsageCall is one model call's tokens, from a usage event (docs/turn.md: one per model call).
+type UsageCall struct {
+	Model            string `json:"model"`
+	Agent            string `json:"agent"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+	TotalTokens      int64  `json:"total_tokens"`
+}
+
+// Usage is a turn's tokens: in all, and per model call in order.
+type Usage struct {
+	PromptTokens     int64       `json:"prompt_tokens"`
+	CompletionTokens int64       `json:"completion_tokens"`
+	TotalTokens      int64       `json:"total_tokens"`
+	Calls            []UsageCall `json:"calls"`
 }
 
 // Summarize reads a timeline (events in order).
@@ -148,6 +173,7 @@ func Summarize(evs []Event) Result {
 			Output      string          `json:"output"`
 			Failed      bool            `json:"failed"`
 			Credentials []MCPConnection `json:"credentials"`
+			UsageCall
 		}
 		if json.Unmarshal(e.Event, &ev) != nil {
 			continue
@@ -172,6 +198,21 @@ func Summarize(evs []Event) Result {
 			if ev.Tool == "memory" && !ev.Failed {
 				r.Memories = append(r.Memories, memoryActions(ev.Output)...)
 			}
+		case "usage":
+			u := ev.UsageCall
+			if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 {
+				continue
+			}
+			if u.TotalTokens == 0 {
+				u.TotalTokens = u.PromptTokens + u.CompletionTokens
+			}
+			if r.Usage == nil {
+				r.Usage = &Usage{Calls: []UsageCall{}}
+			}
+			r.Usage.Calls = append(r.Usage.Calls, u)
+			r.Usage.PromptTokens += u.PromptTokens
+			r.Usage.CompletionTokens += u.CompletionTokens
+			r.Usage.TotalTokens += u.TotalTokens
 		case "complete":
 			r.Complete = true
 		}

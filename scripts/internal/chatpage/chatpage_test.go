@@ -224,17 +224,26 @@ func TestChatPage(t *testing.T) {
 	p.shot("chat-clarify.png")
 	p.do("sending the answers", chromedp.Click(chromedp.CSS(`form.clarify button[type=submit]`)))
 	p.wait("the answer to the clarified turn", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("Deleting the uploads bucket"))`)
-	var sent string
+	// The answer is the next user message, exactly the protocol's JSON (what the Console's code reads), and
+	// the page shows it in words under the questions.
+	const clarifyAnswer = `{"protocol":"appwrite.clarify/v1","answers":[{"id":"bucket","kind":"choice","values":["uploads"]},{"id":"note","kind":"text","value":"keep the avatars"}]}`
+	var sent []string
 	for _, r := range model.Requests() {
-		if strings.Contains(string(r.Body), `appwrite.clarify/v1`) && strings.Contains(string(r.Body), "response_format") {
-			sent = string(r.Body)
+		var req chatRequest
+		if json.Unmarshal(r.Body, &req) == nil && len(req.ResponseFormat) > 0 {
+			if msg, _ := lastUser(req); strings.Contains(msg, "appwrite.clarify/v1") {
+				sent = append(sent, msg)
+			}
 		}
 	}
-	for _, want := range []string{`Which bucket should I delete? uploads`, `\"values\":[\"uploads\"]`, `\"value\":\"keep the avatars\"`} {
-		if !strings.Contains(sent, want) {
-			t.Errorf("the turn after the clarify form: the model's request lacks %s:\n%.2000s", want, sent)
-		}
+	if len(sent) != 1 || sent[0] != clarifyAnswer {
+		t.Errorf("the turn after the clarify form sent the model %q, want exactly %s", sent, clarifyAnswer)
 	}
+	readable := `JSON.stringify([...document.querySelectorAll(".msg-user [data-clarify-answer] dl > div")].map(d => [d.querySelector("dt").textContent, d.querySelector("dd").textContent]))`
+	if got, want := p.eval(readable), `[["Which bucket should I delete?","uploads"],["Anything I should keep?","keep the avatars"]]`; got != want {
+		t.Errorf("the clarify answer reads %s, want %s", got, want)
+	}
+	p.wait("the answered form filled back in", `document.querySelector('form.clarify.answered input[name="clarify-bucket"][value="uploads"]')?.checked === true`)
 
 	// MCP: connect the staged mcp-events through OAuth in the browser, with the stand-in's authorization server:
 	// discovery from mcp-events' 401, its protected-resource metadata, the authorization server's metadata,
@@ -381,6 +390,9 @@ func TestChatPage(t *testing.T) {
 	p.do("reloading", chromedp.Reload())
 	p.wait("the conversation after the reload", `document.querySelectorAll("#messages .msg-assistant .answer").length === 7 && document.querySelector("#conversations li.active a")?.textContent === "Databases and usage"`)
 	p.wait("the stored Console actions after the reload", `document.querySelectorAll(".resource-list tbody tr").length === 2 && document.querySelectorAll("figure.chart rect.bar").length === 3`)
+	if got, want := p.eval(readable), `[["Which bucket should I delete?","uploads"],["Anything I should keep?","keep the avatars"]]`; got != want {
+		t.Errorf("after the reload the clarify answer reads %s, want %s", got, want)
+	}
 	p.shot("chat-conversation.png")
 
 	// The metadata sheet of the first answer.

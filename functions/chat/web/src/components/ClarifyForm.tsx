@@ -20,21 +20,33 @@ function missing(p: ClarifyPrompt, a: ClarifyAnswer | undefined): boolean {
 }
 
 /**
- * ClarifyForm renders a clarify envelope as a form; its answers become the next user message. `onSubmit` is
- * absent when the question was already answered (the form is then read-only).
+ * ClarifyForm renders a clarify envelope as a form; its answers become the next user message (the protocol's
+ * bare JSON). `onSubmit` is absent when the form can no longer be answered; `answered`, the answers of the
+ * next user message, fills an answered form back in (read-only), as the Console does.
  */
-export function ClarifyForm({ envelope, onSubmit }: { envelope: ClarifyEnvelope; onSubmit?: (message: string) => void }) {
-  const [answers, setAnswers] = useState<ClarifyAnswer[]>(() => envelope.prompts.map(initial))
+export function ClarifyForm({
+  envelope,
+  onSubmit,
+  answered,
+}: {
+  envelope: ClarifyEnvelope
+  onSubmit?: (message: string) => void
+  answered?: ClarifyAnswer[]
+}) {
+  const [answers, setAnswers] = useState<ClarifyAnswer[]>(() =>
+    envelope.prompts.map((p) => answered?.find((a) => a.id === p.id && a.kind === p.kind) ?? initial(p)),
+  )
   const set = (a: ClarifyAnswer) => setAnswers((all) => all.map((x) => (x.id === a.id ? a : x)))
-  const disabled = !onSubmit
+  const disabled = !onSubmit || answered !== undefined
   const incomplete = envelope.prompts.some((p, i) => missing(p, answers[i]))
-  const submit = (final: ClarifyAnswer[]) => onSubmit?.(clarifyMessage(envelope, final))
+  const submit = (final: ClarifyAnswer[]) => onSubmit?.(clarifyMessage(final))
   // A single confirm is answered by its two buttons.
   const only = envelope.prompts.length === 1 ? envelope.prompts[0] : undefined
   const onlyConfirm = only?.kind === "confirm"
   return (
     <form
-      className="card clarify"
+      className={`card clarify${answered ? " answered" : ""}`}
+      aria-label={envelope.title || "Questions from the agent"}
       onSubmit={(e) => {
         e.preventDefault()
         if (!incomplete) submit(answers)
@@ -75,9 +87,9 @@ export function ClarifyForm({ envelope, onSubmit }: { envelope: ClarifyEnvelope;
               ))}
             {p.kind === "text" && a?.kind === "text" &&
               (p.multiline ? (
-                <textarea name={`clarify-${p.id}`} placeholder={p.placeholder} value={a.value} onChange={(e) => set({ ...a, value: e.target.value })} />
+                <textarea name={`clarify-${p.id}`} aria-label={p.question} placeholder={p.placeholder} value={a.value} onChange={(e) => set({ ...a, value: e.target.value })} />
               ) : (
-                <input name={`clarify-${p.id}`} placeholder={p.placeholder} value={a.value} onChange={(e) => set({ ...a, value: e.target.value })} />
+                <input name={`clarify-${p.id}`} aria-label={p.question} placeholder={p.placeholder} value={a.value} onChange={(e) => set({ ...a, value: e.target.value })} />
               ))}
             {p.kind === "confirm" && a?.kind === "confirm" && !onlyConfirm && (
               <div className="confirm-row">

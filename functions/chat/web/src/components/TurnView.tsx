@@ -1,34 +1,32 @@
 import type { TurnView as Turn } from "../lib/events"
-import { parseClarify, parseConsole, parseMemory } from "../lib/protocols"
-import { ClarifyForm } from "./ClarifyForm"
-import { ConsoleActions, MemoryNotice } from "./ConsoleActions"
+import type { ClarifyAnswer } from "../lib/protocols"
 import { Markdown } from "./Markdown"
+import { ProtocolView } from "./ProtocolView"
 import { ToolCard } from "./ToolCard"
-
-/** ProtocolView renders what a finished tool call returned in one of the agent protocols. */
-function ProtocolView({ tool, output, onClarify }: { tool: string; output: string; onClarify?: (message: string) => void }) {
-  if (tool === "console") {
-    const actions = parseConsole(output)
-    return actions && actions.length ? <ConsoleActions actions={actions} /> : null
-  }
-  if (tool === "clarify") {
-    const env = parseClarify(output)
-    return env ? <ClarifyForm envelope={env} {...(onClarify ? { onSubmit: onClarify } : {})} /> : null
-  }
-  if (tool === "memory") {
-    const actions = parseMemory(output)
-    return actions && actions.length ? <MemoryNotice actions={actions} /> : null
-  }
-  return null
-}
 
 /**
  * TurnView shows one assistant turn: route and subagent badges, then in order the tokens as text and the
  * tool cards with what their protocol results render, then the answer as markdown once it is done.
- * `onClarify` is given only for the latest turn: its clarify forms can still be answered.
+ * `onClarify` is given only for the latest turn: its clarify forms can still be answered; `answered` are the
+ * answers the next message gave them. A stopped turn keeps what it wrote, marked stopped.
  */
-export function TurnView({ turn, running, stored, onClarify }: { turn: Turn; running: boolean; stored?: string; onClarify?: (message: string) => void }) {
+export function TurnView({
+  turn,
+  running,
+  stored,
+  stopped,
+  onClarify,
+  answered,
+}: {
+  turn: Turn
+  running: boolean
+  stored?: string
+  stopped?: boolean
+  onClarify?: (message: string) => void
+  answered?: ClarifyAnswer[]
+}) {
   const answer = turn.answer ?? (running ? null : stored ?? null)
+  const isStopped = stopped || turn.stopped
   return (
     <div className="turn" data-running={running ? "true" : "false"}>
       {(turn.routes.length > 0 || turn.subagents.length > 0) && (
@@ -68,7 +66,7 @@ export function TurnView({ turn, running, stored, onClarify }: { turn: Turn; run
           <div key={i} className="tool-wrap">
             <ToolCard call={call} />
             {call.output !== undefined && !call.failed && (
-              <ProtocolView tool={call.tool} output={call.output} {...(onClarify ? { onClarify } : {})} />
+              <ProtocolView tool={call.tool} output={call.output} {...(onClarify ? { onClarify } : {})} {...(answered ? { answered } : {})} />
             )}
           </div>
         )
@@ -79,7 +77,12 @@ export function TurnView({ turn, running, stored, onClarify }: { turn: Turn; run
           <Markdown text={answer} />
         </div>
       )}
-      {turn.error && (
+      {isStopped && (
+        <p className="stopped-note muted" data-stopped="true">
+          Stopped{answer ? "" : " before any answer"}.
+        </p>
+      )}
+      {turn.error && !isStopped && (
         <p className="error" role="alert">
           {turn.error.code ? `${turn.error.code}: ` : ""}
           {turn.error.detail}

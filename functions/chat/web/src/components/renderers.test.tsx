@@ -1,7 +1,7 @@
 import { renderToStaticMarkup } from "react-dom/server"
 import { describe, expect, it } from "vitest"
-import { viewOf, type TurnEvent } from "../lib/events"
-import { clarifyMessage, parseClarify, parseConsole } from "../lib/protocols"
+import { totalUsage, viewOf, type TurnEvent } from "../lib/events"
+import { clarifyMessage, clarifyReadable, parseClarify, parseClarifyAnswers, parseConsole } from "../lib/protocols"
 import { ClarifyForm } from "./ClarifyForm"
 import { ConsoleActions } from "./ConsoleActions"
 import { TurnView } from "./TurnView"
@@ -85,22 +85,36 @@ describe("clarify", () => {
     expect(d.querySelector("button[type=submit]")?.hasAttribute("disabled")).toBe(true)
   })
 
-  it("writes the answers as the next message", () => {
+  it("writes the answers as the protocol's bare JSON, and reads them back in words", () => {
     const env = parseClarify(CLARIFY)!
-    const msg = clarifyMessage(env, [
-      { id: "name", kind: "text", value: "orders" },
-      { id: "bucket", kind: "choice", values: ["uploads"] },
-      { id: "go", kind: "confirm", confirmed: false },
+    const answers = [
+      { id: "name", kind: "text" as const, value: "orders" },
+      { id: "bucket", kind: "choice" as const, values: ["uploads"] },
+      { id: "go", kind: "confirm" as const, confirmed: false },
+    ]
+    const msg = clarifyMessage(answers)
+    // exactly what the Console's assistant code reads: the whole message is the JSON, keys in protocol order
+    expect(msg).toBe(
+      '{"protocol":"appwrite.clarify/v1","answers":[{"id":"name","kind":"text","value":"orders"},{"id":"bucket","kind":"choice","values":["uploads"]},{"id":"go","kind":"confirm","confirmed":false}]}',
+    )
+    expect(parseClarifyAnswers(msg)).toEqual(answers)
+    expect(parseClarifyAnswers(`My answers:\n${msg}`)).toBeNull()
+    expect(parseClarifyAnswers('{"protocol":"appwrite.console/v1","answers":[]}')).toBeNull()
+    expect(clarifyReadable(answers, [env])).toEqual([
+      { id: "name", question: "Database name", answer: "orders" },
+      { id: "bucket", question: "Which bucket?", answer: "uploads" },
+      { id: "go", question: "Proceed?", answer: "Keep it" },
     ])
-    expect(msg.split("\n\n")[0]).toBe('Answers to "Create database":\n- Database name orders\n- Which bucket? uploads\n- Proceed? Keep it (do not proceed)')
-    expect(JSON.parse(msg.split("\n\n")[1]!)).toEqual({
-      protocol: "appwrite.clarify/v1",
-      answers: [
-        { id: "name", kind: "text", value: "orders" },
-        { id: "bucket", kind: "choice", values: ["uploads"] },
-        { id: "go", kind: "confirm", confirmed: false },
-      ],
-    })
+    // without the form (another conversation, a lost timeline): the prompt ids
+    expect(clarifyReadable(answers, []).map((a) => a.question)).toEqual(["name", "bucket", "go"])
+  })
+
+  it("fills an answered form back in, read-only", () => {
+    const env = parseClarify(CLARIFY)!
+    const d = dom(renderToStaticMarkup(<ClarifyForm envelope={env} onSubmit={() => undefined} answered={[{ id: "bucket", kind: "choice", values: ["uploads"] }]} />))
+    expect(d.querySelector<HTMLInputElement>('input[name=clarify-bucket][value="uploads"]')?.hasAttribute("checked")).toBe(true)
+    expect(d.querySelector("button[type=submit]")).toBeNull()
+    expect([...d.querySelectorAll("fieldset")].every((f) => f.hasAttribute("disabled"))).toBe(true)
   })
 })
 
@@ -150,6 +164,24 @@ describe("timeline", () => {
     const d = dom(renderToStaticMarkup(<TurnView turn={v} running={false} />))
     expect(d.querySelector(".error")?.textContent).toBe("budget_exceeded: out of time")
     expect(d.querySelector(".answer")?.textContent?.trim()).toBe("partial")
+  })
+
+  it("keeps a stopped turn's partial answer, marked stopped, with no error", () => {
+    const v = viewOf([{ type: "token", content: "Half an" }, { type: "error", code: "cancelled", detail: "The turn was stopped.", answer: "Half an" }, { type: "complete" }])
+    expect(v.stopped).toBe(true)
+    const d = dom(renderToStaticMarkup(<TurnView turn={v} running={false} />))
+    expect(d.querySelector(".answer")?.textContent?.trim()).toBe("Half an")
+    expect(d.querySelector(".stopped-note")?.textContent).toBe("Stopped.")
+    expect(d.querySelector(".error")).toBeNull()
+  })
+
+  it("counts the tokens of every model call", () => {
+    const v = viewOf([
+      { type: "usage", model: "m", agent: "router", prompt_tokens: 100, completion_tokens: 5, total_tokens: 105 },
+      { type: "usage", model: "m", agent: "platform", prompt_tokens: 200, completion_tokens: 40 },
+    ])
+    expect(v.usage.map((u) => u.total_tokens)).toEqual([105, 240])
+    expect(totalUsage(v.usage)).toEqual({ prompt_tokens: 300, completion_tokens: 45, total_tokens: 345 })
   })
 })
 

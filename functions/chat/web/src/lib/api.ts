@@ -1,6 +1,6 @@
 // The chat function's HTTP API (docs/chat.md): JSON under /api/, the user's Appwrite JWT on every call.
 import type { EncodedAttachment, Limits } from "./attachments"
-import type { TurnEvent } from "./events"
+import type { TurnEvent, UsageCall } from "./events"
 import { at } from "./paths"
 
 export type ChatConfig = {
@@ -15,15 +15,22 @@ export type ChatConfig = {
 
 export type Conversation = { id: string; title: string; created_at: string; updated_at: string }
 
+/** An attachment's metadata as chat stores it; `thumbnail` is a small data: image the page made for an image. */
+export type AttachmentMeta = { name: string; mime: string; size: number; thumbnail?: string }
+
+/** Tokens of the whole turn and of each model call (the turn's `usage` events), as chat stores them. */
+export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; calls: UsageCall[] }
+
 export type Message = {
   id: string
   role: "user" | "assistant"
   content: string
-  status: "done" | "running" | "failed"
+  status: "done" | "running" | "failed" | "stopped"
   turn_id: string
-  attachments?: { name: string; mime: string; size: number }[]
+  attachments?: AttachmentMeta[]
   timeline?: TurnEvent[]
   error?: { code: string; detail: string }
+  usage?: Usage
   created_at: string
 }
 
@@ -31,6 +38,8 @@ export type Settings = { model: string; base_url: string; api_key_set: boolean }
 export type Memory = { key: string; content: string; category: string; priority: number; active: boolean; updated_at?: string }
 export type McpConnection = { id: string; name: string; url: string; description: string; connected: boolean; updated_at?: string }
 export type ProgressEvent = { seq: number; time: string; event: TurnEvent }
+/** Whether the engine (turn's GET /ready, read by chat) can run turns, and what it says. */
+export type EngineStatus = { ready: boolean; status: number; detail: string; checks?: Record<string, unknown> }
 
 /** An answer of chat that is not 2xx, with its error body. */
 export class APIError extends Error {
@@ -101,8 +110,17 @@ export class ChatAPI {
   conversation(id: string) {
     return this.call<{ conversation: Conversation; messages: Message[] }>("GET", `api/conversations/${encodeURIComponent(id)}`)
   }
+  renameConversation(id: string, title: string) {
+    return this.call<{ conversation: Conversation }>("PATCH", `api/conversations/${encodeURIComponent(id)}`, { title })
+  }
   deleteConversation(id: string) {
     return this.call<{ deleted: boolean }>("DELETE", `api/conversations/${encodeURIComponent(id)}`)
+  }
+  stopTurn(turnId: string) {
+    return this.call<{ turn_id: string; stopping: boolean }>("POST", `api/turns/${encodeURIComponent(turnId)}/stop`, {})
+  }
+  engine() {
+    return this.call<EngineStatus>("GET", "api/engine")
   }
   startTurn(body: { conversation_id?: string; turn_id: string; message: string; attachments: EncodedAttachment[] }) {
     return this.call<{ conversation: Conversation; turn: { id: string; execution_id: string; status: string }; messages: Message[] }>(

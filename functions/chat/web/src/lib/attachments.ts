@@ -43,11 +43,65 @@ export function checkAttachments(files: readonly PendingFile[], limits: Limits, 
   return null
 }
 
-/** An attachment as chat's POST /api/turns takes it. */
-export type EncodedAttachment = { name: string; mime: string; size: number; content_base64: string }
+/** An attachment as chat's POST /api/turns takes it (`thumbnail`: see makeThumbnail). */
+export type EncodedAttachment = { name: string; mime: string; size: number; content_base64: string; thumbnail?: string }
 
-/** encodeFile reads a file as base64 (without the data: prefix). */
-export function encodeFile(file: File): Promise<EncodedAttachment> {
+/** The longest thumbnail chat keeps (a data: URL, stored with the message's attachments). */
+export const THUMBNAIL_MAX_CHARS = 12_000
+
+/** isImage tells whether a file is an image the browser can show as a thumbnail. */
+export function isImage(f: { type?: string; mime?: string }): boolean {
+  return /^image\/(png|jpeg|gif|webp|bmp|avif)$/.test(f.type ?? f.mime ?? "")
+}
+
+/**
+ * makeThumbnail draws an image at most `edge` pixels on its longer side as a JPEG data: URL, small enough to be
+ * stored with the message (so the sent message shows it after a reload too); undefined for other files or an
+ * image the browser cannot decode.
+ */
+export async function makeThumbnail(file: File, edge = 128): Promise<string | undefined> {
+  if (!isImage(file) || typeof createImageBitmap !== "function") return undefined
+  try {
+    const bmp = await createImageBitmap(file)
+    const scale = Math.min(1, edge / Math.max(bmp.width, bmp.height))
+    const canvas = document.createElement("canvas")
+    canvas.width = Math.max(1, Math.round(bmp.width * scale))
+    canvas.height = Math.max(1, Math.round(bmp.height * scale))
+    const ctx = canvas.getContext("2d")
+    if (!ctx) return undefined
+    ctx.fillStyle = "#ffffff" // a transparent PNG becomes a JPEG on white, not on black
+    ctx.fillRect(0, 0, canvas.width, canvas.height)
+    ctx.drawImage(bmp, 0, 0, canvas.width, canvas.height)
+    bmp.close()
+    for (const quality of [0.8, 0.6, 0.4]) {
+      const url = canvas.toDataURL("image/jpeg", quality)
+      if (url.length <= THUMBNAIL_MAX_CHARS) return url
+    }
+    return undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** encodeFile reads a file as base64 (without the data: prefix), with a thumbnail when it is an image. */
+export async function encodeFile(file: File): Promise<EncodedAttachment> {
+  const [encoded, thumbnail] = await Promise.all([readBase64(file), makeThumbnail(file)])
+  return thumbnail ? { ...encoded, thumbnail } : encoded
+}
+
+/** pastedFiles are the files of a paste (a screenshot, copied files); a pasted image without a name gets one. */
+export function pastedFiles(data: DataTransfer | null, now = new Date()): File[] {
+  if (!data) return []
+  const files = [...data.files]
+  return files.map((f, i) => {
+    if (f.name && f.name !== "image.png") return f
+    const ext = (f.type.split("/")[1] ?? "bin").replace("jpeg", "jpg")
+    const stamp = now.toISOString().slice(0, 19).replace(/[:T]/g, "-")
+    return new File([f], `pasted-${stamp}${files.length > 1 ? `-${i + 1}` : ""}.${ext}`, { type: f.type })
+  })
+}
+
+function readBase64(file: File): Promise<EncodedAttachment> {
   return new Promise((resolve, reject) => {
     const reader = new FileReader()
     reader.onload = () => {

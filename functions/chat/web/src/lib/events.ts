@@ -20,7 +20,14 @@ export type TurnEvent = {
   detail?: string
   code?: string
   credentials?: unknown[]
+  model?: string
+  prompt_tokens?: number
+  completion_tokens?: number
+  total_tokens?: number
 }
+
+/** One model call's tokens, from a `usage` event (decision: one per model call, the title's included). */
+export type UsageCall = { model: string; agent: string; prompt_tokens: number; completion_tokens: number; total_tokens: number }
 
 /** A tool call: a `tool_start` and its `tool_end`, paired by `run_id` (never by tool name). */
 export type ToolCall = {
@@ -51,6 +58,9 @@ export type TurnView = {
   title: string | null
   error: { code: string; detail: string } | null
   complete: boolean
+  /** The turn was stopped (its error is `cancelled`): what it had said stays, marked stopped. */
+  stopped: boolean
+  usage: UsageCall[]
   tokenEvents: number
   tokenChars: number
 }
@@ -67,6 +77,8 @@ export function emptyTurn(): TurnView {
     title: null,
     error: null,
     complete: false,
+    stopped: false,
+    usage: [],
     tokenEvents: 0,
     tokenChars: 0,
   }
@@ -149,8 +161,16 @@ export function applyEvent(turn: TurnView, ev: TurnEvent): TurnView {
     case "conversation_title":
       t.title = str(ev.title)
       break
+    case "usage": {
+      const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0)
+      const prompt = n(ev.prompt_tokens)
+      const completion = n(ev.completion_tokens)
+      t.usage = [...t.usage, { model: str(ev.model), agent: str(ev.agent), prompt_tokens: prompt, completion_tokens: completion, total_tokens: n(ev.total_tokens) || prompt + completion }]
+      break
+    }
     case "error":
       t.error = { code: str(ev.code), detail: str(ev.detail) }
+      if (ev.code === "cancelled") t.stopped = true
       if (t.answer === null && ev.answer) t.answer = str(ev.answer)
       break
     case "complete":
@@ -163,6 +183,20 @@ export function applyEvent(turn: TurnView, ev: TurnEvent): TurnView {
 /** The view of a whole timeline. */
 export function viewOf(events: readonly TurnEvent[]): TurnView {
   return events.reduce(applyEvent, emptyTurn())
+}
+
+/** The partial or final text of a turn: its answer, else the text its tokens wrote so far. */
+export function answerText(turn: TurnView): string {
+  if (turn.answer !== null) return turn.answer
+  return turn.segments.flatMap((s) => (s.kind === "text" ? [s.text] : [])).join("")
+}
+
+/** totalUsage adds a turn's model calls up. */
+export function totalUsage(calls: readonly UsageCall[]): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+  return calls.reduce(
+    (s, c) => ({ prompt_tokens: s.prompt_tokens + c.prompt_tokens, completion_tokens: s.completion_tokens + c.completion_tokens, total_tokens: s.total_tokens + c.total_tokens }),
+    { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+  )
 }
 
 /** The tool calls of a turn in the order they started. */

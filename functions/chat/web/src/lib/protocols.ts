@@ -130,28 +130,67 @@ export type ClarifyAnswer =
   | { id: string; kind: "text"; value: string }
 
 /**
- * clarifyMessage writes the answers as the next user message: one readable line per prompt, then the
- * answers in the protocol's suggested shape (docs/clarify-protocol.md, ClarifyAnswers). The engine does not
- * parse it; the model reads both.
+ * clarifyMessage is the next user message answering a clarify form: exactly the protocol's answers JSON,
+ * `{"protocol":"appwrite.clarify/v1","answers":[…]}` (reference: the Console's assistant code reads an answer
+ * only when the whole message is that JSON, and fills an answered form back in from it). The page shows such
+ * a message readably (clarifyReadable).
  */
-export function clarifyMessage(env: ClarifyEnvelope, answers: ClarifyAnswer[]): string {
-  const lines = [env.title ? `Answers to "${env.title}":` : "My answers:"]
-  for (const a of answers) {
-    const p = env.prompts.find((q) => q.id === a.id)
-    if (!p) continue
-    let text: string
-    if (a.kind === "choice") {
-      const labels = p.kind === "choice" ? a.values.map((v) => p.options.find((o) => o.id === v)?.label ?? v) : a.values
-      text = labels.length ? labels.join(", ") : "(none)"
-    } else if (a.kind === "confirm") {
-      text = p.kind === "confirm" ? (a.confirmed ? p.confirmLabel : `${p.cancelLabel} (do not proceed)`) : String(a.confirmed)
-    } else {
-      text = a.value || "(empty)"
-    }
-    lines.push(`- ${p.question} ${text}`)
+export function clarifyMessage(answers: readonly ClarifyAnswer[]): string {
+  return JSON.stringify({ protocol: "appwrite.clarify/v1", answers: answers.map(ordered) })
+}
+
+// ordered writes an answer with the protocol's keys in its order: id, kind, then the kind's value.
+function ordered(a: ClarifyAnswer): ClarifyAnswer {
+  switch (a.kind) {
+    case "choice":
+      return { id: a.id, kind: "choice", values: [...a.values] }
+    case "confirm":
+      return { id: a.id, kind: "confirm", confirmed: a.confirmed }
+    case "text":
+      return { id: a.id, kind: "text", value: a.value }
   }
-  const json = JSON.stringify({ protocol: "appwrite.clarify/v1", answers })
-  return `${lines.join("\n")}\n\n${json}`
+}
+
+/** parseClarifyAnswers reads a user message that is a clarify answer (the whole message); null for any other. */
+export function parseClarifyAnswers(message: string): ClarifyAnswer[] | null {
+  const text = message.trim()
+  if (!text.startsWith("{")) return null
+  const env = parseJSON(text)
+  if (!isObject(env) || env.protocol !== "appwrite.clarify/v1" || !Array.isArray(env.answers)) return null
+  return env.answers.filter(
+    (a): a is ClarifyAnswer =>
+      isObject(a) &&
+      typeof a.id === "string" &&
+      ((a.kind === "choice" && Array.isArray(a.values) && a.values.every((v) => typeof v === "string")) ||
+        (a.kind === "confirm" && typeof a.confirmed === "boolean") ||
+        (a.kind === "text" && typeof a.value === "string")),
+  )
+}
+
+/** The clarify envelopes a turn's timeline holds (its clarify tool calls that succeeded), in order. */
+export function clarifyEnvelopes(timeline: readonly { type: string; tool?: string; output?: string; failed?: boolean }[]): ClarifyEnvelope[] {
+  return timeline.flatMap((e) => (e.type === "tool_end" && e.tool === "clarify" && !e.failed && e.output ? [parseClarify(e.output)].filter((x) => x !== null) : []))
+}
+
+/** One answer in words: the question asked (the prompt's id when the form is not known) and what was answered. */
+export type ReadableAnswer = { id: string; question: string; answer: string }
+
+/** clarifyReadable puts answers in words, with the questions of the forms they answer (when known). */
+export function clarifyReadable(answers: readonly ClarifyAnswer[], forms: readonly ClarifyEnvelope[]): ReadableAnswer[] {
+  const prompts = forms.flatMap((f) => f.prompts)
+  return answers.map((a) => {
+    const p = prompts.find((q) => q.id === a.id && q.kind === a.kind)
+    let answer: string
+    if (a.kind === "choice") {
+      const labels = a.values.map((v) => (p?.kind === "choice" ? (p.options.find((o) => o.id === v)?.label ?? v) : v))
+      answer = labels.length ? labels.join(", ") : "(none)"
+    } else if (a.kind === "confirm") {
+      answer = p?.kind === "confirm" ? (a.confirmed ? p.confirmLabel : p.cancelLabel) : a.confirmed ? "Yes" : "No"
+    } else {
+      answer = a.value || "(empty)"
+    }
+    return { id: a.id, question: p?.question ?? a.id, answer }
+  })
 }
 
 export type MemoryAction =

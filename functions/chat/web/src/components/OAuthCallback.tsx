@@ -1,0 +1,46 @@
+import { useEffect, useState } from "react"
+import { SignedOutError } from "../lib/api"
+import { completeMcpOAuth } from "../lib/mcp-oauth"
+import { conversationFromHash, conversationURL } from "../lib/paths"
+import { useSession } from "../lib/session"
+
+/** A message for the next page load (the OAuth callback ends with a full navigation back to the root). */
+export const FLASH_KEY = "chat_flash"
+
+/** OAuthCallback finishes an MCP OAuth flow: it exchanges the code, hands the tokens to chat, and goes back. */
+export function OAuthCallback() {
+  const { api, fail } = useSession()
+  const [error, setError] = useState("")
+  useEffect(() => {
+    completeMcpOAuth(window.location.search)
+      .then(async (c) => {
+        await api.saveMcpConnection(c.id, { name: c.name, url: c.url, description: c.description ?? "", tokens: c.tokens, client_info: c.client_info })
+        sessionStorage.setItem(FLASH_KEY, JSON.stringify({ message: `Connected ${c.name}`, settings: true }))
+        // another path: its <base href> differs, so the root is loaded again
+        window.location.replace(conversationURL(conversationFromHash(c.returnTo)))
+      })
+      .catch((err: unknown) => {
+        if (err instanceof SignedOutError) fail(err)
+        else setError(err instanceof Error ? err.message : String(err))
+      })
+  }, [api, fail])
+  return (
+    <main className="center">
+      <div className="card" id="oauth-callback">
+        {error ? (
+          <>
+            <h1>Connection failed</h1>
+            <p className="error" role="alert">
+              {error}
+            </p>
+            <button type="button" onClick={() => window.location.replace(conversationURL(null))}>
+              Back to the chat
+            </button>
+          </>
+        ) : (
+          <p className="muted">Finishing the connection…</p>
+        )}
+      </div>
+    </main>
+  )
+}
