@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 	"appwrite-agent/shared/devkit/testclock"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -66,7 +67,7 @@ func TestMCPRefreshAgainstStandInAuthorizationServer(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	g, err := localappwrite.NewOAuthUser("u1@example.com", "a long password").SignIn(ctx, aw.Issuer(), []string{"project:all"}, resource)
+	g, err := oauthserver.NewUser("u1@example.com", "a long password").SignIn(ctx, aw.Issuer(), []string{"project:all"}, resource)
 	must(t, err)
 	clock.Advance(2 * time.Hour) // the access token has expired for the MCP server
 

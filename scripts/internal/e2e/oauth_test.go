@@ -13,6 +13,7 @@ import (
 
 	"appwrite-agent/scripts/internal/eventsclient"
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 	"appwrite-agent/shared/devkit/testclock"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -27,10 +28,10 @@ import (
 // test says for each round.
 type sdkUser struct {
 	t        *testing.T
-	user     *localappwrite.OAuthUser
+	user     *oauthserver.User
 	mu       sync.Mutex
-	consents []localappwrite.Consent // one per authorization, in order
-	seen     []*localappwrite.AuthorizeResult
+	consents []oauthserver.Consent // one per authorization, in order
+	seen     []*oauthserver.AuthorizeResult
 }
 
 func (u *sdkUser) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
@@ -172,7 +173,7 @@ func TestGoSDKOAuthFlow(t *testing.T) {
 
 	// 1. The SDK connects: a bare 401, metadata, registration, the user's sign-in and consent, the code
 	// exchanged with PKCE, then initialize with the token.
-	u1 := &sdkUser{t: t, user: localappwrite.NewOAuthUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword), consents: []localappwrite.Consent{{}}}
+	u1 := &sdkUser{t: t, user: oauthserver.NewUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword), consents: []oauthserver.Consent{{}}}
 	h1, _, _ := newClient(u1)
 	client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-oauth", Version: "1.0.0"}, nil)
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: mcpURL, OAuthHandler: h1, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
@@ -238,8 +239,8 @@ func TestGoSDKOAuthFlow(t *testing.T) {
 
 	// 4. Another client whose user grants read-only: subscribing is stepped up (403 insufficient_scope), the
 	// SDK asks the user again for what is missing, and the call goes through.
-	u2 := &sdkUser{t: t, user: localappwrite.NewOAuthUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword),
-		consents: []localappwrite.Consent{{ReadOnly: true}, {}}}
+	u2 := &sdkUser{t: t, user: oauthserver.NewUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword),
+		consents: []oauthserver.Consent{{ReadOnly: true}, {}}}
 	h2, _, _ := newClient(u2)
 	mcp2 := &eventsclient.Client{Endpoint: mcpURL, HTTP: &http.Client{Transport: oauthTransport{h2}}}
 	// The first call meets the 401, the user grants read-only, and the retried call meets the step-up: no

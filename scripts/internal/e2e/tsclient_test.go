@@ -13,6 +13,7 @@ import (
 
 	"appwrite-agent/scripts/internal/nodepeers"
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -23,15 +24,15 @@ type tsClient struct {
 	t        *testing.T
 	in       io.WriteCloser
 	out      *bufio.Scanner
-	user     *localappwrite.OAuthUser
-	consents []localappwrite.Consent
-	seen     []*localappwrite.AuthorizeResult
+	user     *oauthserver.User
+	consents []oauthserver.Consent
+	seen     []*oauthserver.AuthorizeResult
 	// exchanged, when set, gets the tokens of a code exchange (connect with pauseAfterExchange), before the
 	// client goes on.
 	exchanged func(tokens json.RawMessage)
 }
 
-func startTSClient(t *testing.T, ctx context.Context, mcpURL string, user *localappwrite.OAuthUser, consents ...localappwrite.Consent) *tsClient {
+func startTSClient(t *testing.T, ctx context.Context, mcpURL string, user *oauthserver.User, consents ...oauthserver.Consent) *tsClient {
 	t.Helper()
 	p, err := nodepeers.Locate()
 	if err != nil {
@@ -142,7 +143,7 @@ func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 		"name": "tablesdb.row.created", "arguments": w.args(), "delivery": map[string]any{"mode": "webhook", "url": w.rcv.URL(), "secret": w.sec}}}
 
 	// 1. From the bare 401 to a connected client.
-	c := startTSClient(t, ctx, mcpURL, localappwrite.NewOAuthUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword), localappwrite.Consent{})
+	c := startTSClient(t, ctx, mcpURL, oauthserver.NewUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword), oauthserver.Consent{})
 	if raw, err := c.do(ctx, map[string]any{"op": "connect"}); err != nil {
 		t.Fatalf("connect: %v", err)
 	} else if !strings.Contains(string(raw), "appwrite-mcp-events") {
@@ -195,8 +196,8 @@ func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 	_, _ = c.do(ctx, map[string]any{"op": "close"})
 
 	// 4. A user who grants read-only: subscribe is stepped up with 403, and the user is asked again.
-	c2 := startTSClient(t, ctx, mcpURL, localappwrite.NewOAuthUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword),
-		localappwrite.Consent{ReadOnly: true}, localappwrite.Consent{})
+	c2 := startTSClient(t, ctx, mcpURL, oauthserver.NewUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword),
+		oauthserver.Consent{ReadOnly: true}, oauthserver.Consent{})
 	if _, err := c2.do(ctx, map[string]any{"op": "connect"}); err != nil {
 		t.Fatalf("connect read-only: %v", err)
 	}
@@ -219,7 +220,7 @@ func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 	// 5. The staged mcp-events refuses an expired access token, and the SDK refreshes it on the 401: the
 	// authorization server's clock is two hours back when it issues the first token (expired on arrival,
 	// by mcp-events' wall clock), and right again before the client's first call.
-	c3 := startTSClient(t, ctx, mcpURL, localappwrite.NewOAuthUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword), localappwrite.Consent{})
+	c3 := startTSClient(t, ctx, mcpURL, oauthserver.NewUser(localappwrite.DemoUserEmail, localappwrite.DemoUserPassword), oauthserver.Consent{})
 	var first tokens
 	c3.exchanged = func(raw json.RawMessage) {
 		_ = json.Unmarshal(raw, &first)

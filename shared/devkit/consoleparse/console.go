@@ -23,20 +23,11 @@ type ConsoleEnvelope struct {
 // action types, and known ones whose fields do not match the protocol, are
 // skipped and listed in Skipped.
 func ParseConsoleEnvelope(output string) *ConsoleEnvelope {
-	_, list, ok := start(output, console.Protocol, "actions")
+	_, actions, skipped, ok := parseEntries(output, console.Protocol, "actions", parseAction)
 	if !ok {
 		return nil
 	}
-	env := &ConsoleEnvelope{Envelope: console.Envelope{Protocol: console.Protocol, Actions: []console.Action{}}}
-	for i, raw := range list {
-		a, typ, reason := parseAction(raw)
-		if reason != "" {
-			env.Skipped = append(env.Skipped, Skipped{Index: i, Type: typ, Reason: reason})
-			continue
-		}
-		env.Actions = append(env.Actions, a)
-	}
-	return env
+	return &ConsoleEnvelope{Envelope: console.Envelope{Protocol: console.Protocol, Actions: actions}, Skipped: skipped}
 }
 
 func parseAction(raw json.RawMessage) (console.Action, string, string) {
@@ -135,7 +126,7 @@ func parseAction(raw json.RawMessage) (console.Action, string, string) {
 		}
 		return console.Resource{Mutation: console.Mutation(m), ResourceType: rt, ResourceItem: it}, typ, ""
 	case "resource_list":
-		return parseList(o)
+		return parseResourceList(o)
 	case "chart":
 		return parseChart(o)
 	case "refresh":
@@ -259,7 +250,7 @@ func parseFields(raw json.RawMessage) (console.Fields, bool) {
 	return out, true
 }
 
-func parseList(o object) (console.Action, string, string) {
+func parseResourceList(o object) (console.Action, string, string) {
 	const typ = "resource_list"
 	bad := func(f string) (console.Action, string, string) { return nil, typ, "invalid " + f }
 	var a console.ResourceList

@@ -67,6 +67,26 @@ func start(output, protocol, listKey string) (object, []json.RawMessage, bool) {
 	return env, list, true
 }
 
+// parseEntries is the skeleton of every list envelope's parser: start, then each entry of the list read by item,
+// which returns the entry, its "type" (or "kind") and why it refuses it ("" when it takes it). A refused
+// entry is recorded in skipped and the batch goes on, as the Console does.
+func parseEntries[T any](output, protocol, listKey string, item func(raw json.RawMessage) (T, string, string)) (env object, items []T, skipped []Skipped, ok bool) {
+	env, list, ok := start(output, protocol, listKey)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	items = []T{}
+	for i, raw := range list {
+		it, typ, reason := item(raw)
+		if reason != "" {
+			skipped = append(skipped, Skipped{Index: i, Type: typ, Reason: reason})
+			continue
+		}
+		items = append(items, it)
+	}
+	return env, items, skipped, true
+}
+
 func (o object) has(key string) bool {
 	raw, ok := o[key]
 	return ok && !bytes.Equal(raw, []byte("null"))

@@ -20,23 +20,15 @@ type ClarifyEnvelope struct {
 // decoding: nil for "Error:" outputs, another protocol, or prompts that is
 // not an array; unknown kinds and malformed prompts are skipped.
 func ParseClarifyEnvelope(output string) *ClarifyEnvelope {
-	env, list, ok := start(output, clarify.Protocol, "prompts")
+	env, prompts, skipped, ok := parseEntries(output, clarify.Protocol, "prompts", parsePrompt)
 	if !ok {
 		return nil
 	}
-	out := &ClarifyEnvelope{Envelope: clarify.Envelope{Protocol: clarify.Protocol, Prompts: []clarify.Prompt{}}}
-	if out.Title, ok = env.str("title"); !ok {
-		out.Title = ""
+	title, ok := env.str("title")
+	if !ok {
+		title = ""
 	}
-	for i, raw := range list {
-		p, kind, reason := parsePrompt(raw)
-		if reason != "" {
-			out.Skipped = append(out.Skipped, Skipped{Index: i, Type: kind, Reason: reason})
-			continue
-		}
-		out.Prompts = append(out.Prompts, p)
-	}
-	return out
+	return &ClarifyEnvelope{Envelope: clarify.Envelope{Protocol: clarify.Protocol, Prompts: prompts, Title: title}, Skipped: skipped}
 }
 
 func parsePrompt(raw json.RawMessage) (clarify.Prompt, string, string) {
@@ -128,48 +120,44 @@ type MemoryEnvelope struct {
 // for "Error:" outputs, another protocol, or actions that is not an array;
 // unknown types and malformed actions are skipped.
 func ParseMemoryEnvelope(output string) *MemoryEnvelope {
-	_, list, ok := start(output, memory.Protocol, "actions")
+	_, actions, skipped, ok := parseEntries(output, memory.Protocol, "actions", parseMemoryAction)
 	if !ok {
 		return nil
 	}
-	out := &MemoryEnvelope{Envelope: memory.Envelope{Protocol: memory.Protocol, Actions: []memory.Action{}}}
-	for i, raw := range list {
-		o, ok := decodeObject(raw)
-		if !ok {
-			out.Skipped = append(out.Skipped, Skipped{Index: i, Reason: "not an object"})
-			continue
-		}
-		typ, _ := o.str("type")
-		key, ok1 := o.reqStr("key")
-		scope, ok2 := o.reqStr("scope")
-		owner, ok3 := o.str("ownerId")
-		if !ok1 || !ok2 || !ok3 || !memory.ValidKey(key) {
-			out.Skipped = append(out.Skipped, Skipped{Index: i, Type: typ, Reason: "invalid key, scope or ownerId"})
-			continue
-		}
-		switch typ {
-		case "forget":
-			out.Actions = append(out.Actions, memory.Forget{Key: key, Scope: scope, OwnerID: owner})
-		case "set":
-			content, ok1 := o.reqStr("content")
-			cat, ok2 := o.reqStr("category")
-			n, ok3 := o.num("priority")
-			var prio int64
-			if ok3 {
-				if err := json.Unmarshal([]byte(n), &prio); err != nil || prio < 0 || prio > memory.MaxPriority {
-					ok3 = false
-				}
-			}
-			if !ok1 || !ok2 || !ok3 {
-				out.Skipped = append(out.Skipped, Skipped{Index: i, Type: typ, Reason: "invalid set fields"})
-				continue
-			}
-			out.Actions = append(out.Actions, memory.Set{Key: key, Scope: scope, OwnerID: owner, Content: content, Category: cat, Priority: prio})
-		default:
-			out.Skipped = append(out.Skipped, Skipped{Index: i, Type: typ, Reason: "unknown type"})
-		}
+	return &MemoryEnvelope{Envelope: memory.Envelope{Protocol: memory.Protocol, Actions: actions}, Skipped: skipped}
+}
+
+func parseMemoryAction(raw json.RawMessage) (memory.Action, string, string) {
+	o, ok := decodeObject(raw)
+	if !ok {
+		return nil, "", "not an object"
 	}
-	return out
+	typ, _ := o.str("type")
+	key, ok1 := o.reqStr("key")
+	scope, ok2 := o.reqStr("scope")
+	owner, ok3 := o.str("ownerId")
+	if !ok1 || !ok2 || !ok3 || !memory.ValidKey(key) {
+		return nil, typ, "invalid key, scope or ownerId"
+	}
+	switch typ {
+	case "forget":
+		return memory.Forget{Key: key, Scope: scope, OwnerID: owner}, typ, ""
+	case "set":
+		content, ok1 := o.reqStr("content")
+		cat, ok2 := o.reqStr("category")
+		n, ok3 := o.num("priority")
+		var prio int64
+		if ok3 {
+			if err := json.Unmarshal([]byte(n), &prio); err != nil || prio < 0 || prio > memory.MaxPriority {
+				ok3 = false
+			}
+		}
+		if !ok1 || !ok2 || !ok3 {
+			return nil, typ, "invalid set fields"
+		}
+		return memory.Set{Key: key, Scope: scope, OwnerID: owner, Content: content, Category: cat, Priority: prio}, typ, ""
+	}
+	return nil, typ, "unknown type"
 }
 
 // ParseThreatEnvelope reads a report_threat tool result as Cloud is expected

@@ -26,16 +26,6 @@ const (
 	jwtMaxDuration     = 3600
 )
 
-func (s *Server) accountRoutes(api func(pattern string, scopes []string, h handlerFunc)) {
-	api("POST /v1/account", []string{"sessions.write"}, s.createAccount)
-	api("POST /v1/account/sessions/email", []string{"sessions.write"}, s.createEmailSession)
-	api("POST /v1/account/sessions", []string{"sessions.write"}, s.createEmailSession)
-	api("GET /v1/account", []string{"account"}, s.getAccount)
-	api("POST /v1/account/jwts", []string{"account"}, s.createJWT)
-	api("POST /v1/account/jwt", []string{"account"}, s.createJWT)
-	api("DELETE /v1/account/sessions/{sessionId}", []string{"account"}, s.deleteSession)
-}
-
 // createAccount is POST /v1/account (account.php:236-429), a sign-up: userId (CustomId, "unique()" makes
 // one), email (Email, stored lower-cased), password (PasswordStrength with the default policy: "Password
 // must be between 8 and 256 characters long."), name (Text 128, optional), checked in that order; a user

@@ -18,7 +18,7 @@ import (
 // API key: GET /functions/{id} (functionsGet), PUT /functions/{id} (functionsUpdate), POST
 // /functions/{id}/deployments (functionsCreateDeployment, chunked), GET /functions/{id}/deployments/{d}
 // (functionsGetDeployment, polled until ready or failed) and GET /proxy/rules (proxyListRules, for the URL it
-// prints). `appwrite client --endpoint` checks GET /health/version. The build itself is in builder.go.
+// prints). `appwrite client --endpoint` checks GET /health/version. The build itself is package builder's (build.go gives it each job).
 
 // deployment is one uploaded deployment (Appwrite's deployments collection).
 type deployment struct {

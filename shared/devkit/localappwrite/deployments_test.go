@@ -175,9 +175,7 @@ func TestDeploymentChunkedBuildAndServe(t *testing.T) {
 	}
 
 	// A second deployment (one request, no content-range) takes over; the first runtime is stopped.
-	f.s.deploy.mu.Lock()
-	first := f.s.deploy.procs[testProject+"/hello"]
-	f.s.deploy.mu.Unlock()
+	first := f.s.deploy.Runtime(testProject + "/hello")
 	small := filepath.Join(t.TempDir(), "small.tar.gz")
 	writeTarGz(t, small, map[string][]byte{"go.mod": []byte(testHandlerMod), "main.go": []byte(testHandlerMain)})
 	dep2, err := fs.CreateDeployment("hello", file.NewInputFile(small, "small.tar.gz"), true)
@@ -191,7 +189,7 @@ func TestDeploymentChunkedBuildAndServe(t *testing.T) {
 		t.Fatalf("after redeploy: %d %v", code, health)
 	}
 	select {
-	case <-first.done:
+	case <-first.Done():
 	case <-time.After(time.Minute): // a ceiling on the signal wait, far above the kill and WaitDelay (2 s)
 		t.Fatal("the first deployment's runtime still runs")
 	}
@@ -204,12 +202,10 @@ func TestDeploymentChunkedBuildAndServe(t *testing.T) {
 	}
 
 	// Close stops the runtime and removes the deployments' files.
-	f.s.deploy.mu.Lock()
-	second, root := f.s.deploy.procs[testProject+"/hello"], f.s.deploy.root
-	f.s.deploy.mu.Unlock()
+	second, root := f.s.deploy.Runtime(testProject+"/hello"), f.s.deploy.Root()
 	_ = f.s.Close()
 	select {
-	case <-second.done:
+	case <-second.Done():
 	default:
 		t.Fatal("Close returned with the runtime still running")
 	}

@@ -62,3 +62,33 @@ func TestFunctionDomain(t *testing.T) {
 		t.Fatalf("unknown function: %d", res.StatusCode)
 	}
 }
+
+// A function domain runs the function only when execute includes "any" or "guests" (general.php:364-370):
+// else 401 with Appwrite's message in the HTML error view, and the runtime is not called.
+func TestFunctionDomainNeedsAnyOrGuests(t *testing.T) {
+	f := newFixture(t, Options{})
+	rt := runtimeStub(t, 200)
+	for id, execute := range map[string][]string{"none": nil, "users": {"users"}, "guests": {"guests"}, "any": {"any", "users"}} {
+		if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: id, URL: rt.ts.URL, Execute: execute, Timeout: 15}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string]int{"none": 401, "users": 401, "guests": 200, "any": 200} {
+		res, err := http.Post(f.s.DomainURL(id)+"/", "text/plain", strings.NewReader("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("%s: %d %s", id, res.StatusCode, body)
+		}
+		if want == 401 && (!strings.Contains(string(body), "To execute function using domain, execute permissions must include &#34;any&#34; or &#34;guests&#34;.") ||
+			!strings.HasPrefix(res.Header.Get("content-type"), "text/html")) {
+			t.Fatalf("%s: %q", id, body)
+		}
+	}
+	if n := len(rt.all()); n != 2 {
+		t.Fatalf("the runtime ran %d times, want 2", n)
+	}
+}

@@ -78,39 +78,12 @@ func (ts templates) fill(params []param) []string {
 func eventTemplates(pattern string, keys []string) (templates, error) {
 	parts := strings.Split(pattern, ".")
 	count := len(parts)
-	get := func(i int) string {
-		if i < count {
-			return parts[i]
-		}
-		return ""
-	}
-	typ, resource := get(0), get(1)
+	// Event::parseEventPattern: a sub-resource is a "[placeholder]" in the fourth place, a sub-sub-resource one
+	// in the sixth.
 	hasSub := count > 3 && strings.HasPrefix(parts[3], "[")
-	hasSubSub := count > 5 && strings.HasPrefix(parts[5], "[") && hasSub
-	var subType, subResource, subSubType, subSubResource, attribute, action string
-	if hasSub {
-		subType, subResource = parts[2], parts[3]
-	}
-	if hasSubSub {
-		subSubType, subSubResource = parts[4], parts[5]
-		if count == 8 {
-			attribute = parts[7]
-		}
-	}
-	if hasSub && !hasSubSub && count == 6 {
-		attribute = parts[5]
-	}
-	if !hasSub && count == 4 {
-		attribute = parts[3]
-	}
-	switch {
-	case !hasSub && count > 2:
-		action = parts[2]
-	case hasSubSub:
-		action = get(6)
-	case hasSub && count > 4:
-		action = parts[4]
-	}
+	ev := parseEvent(parts, hasSub, hasSub && count > 5 && strings.HasPrefix(parts[5], "["))
+	typ, resource, subType, subResource := ev.typ, ev.resource, ev.subType, ev.subResource
+	subSubType, subSubResource, attribute, action := ev.subSubType, ev.subSubResource, ev.attribute, ev.action
 	for _, r := range []string{resource, subResource, subSubResource} {
 		if r != "" && !slices.Contains(keys, strings.Trim(r, "[]")) {
 			return nil, fmt.Errorf("%s is missing from the params", r)
@@ -283,6 +256,50 @@ func uniqueStrings(in []string) []string {
 	return out
 }
 
+// eventParts are the parts of an event string or pattern: type.resource[.subType.subResource
+// [.subSubType.subSubResource]][.action[.attribute]].
+type eventParts struct {
+	typ, resource, subType, subResource, subSubType, subSubResource, action, attribute string
+}
+
+// parseEvent splits the dot-separated parts of an event into its parts, given whether it has a sub-resource
+// and a sub-sub-resource: generateEvents (Event::parseEventPattern) decides that from placeholders, the Event
+// validator from the events config.
+func parseEvent(parts []string, hasSub, hasSubSub bool) eventParts {
+	count := len(parts)
+	get := func(i int) string {
+		if i < count {
+			return parts[i]
+		}
+		return ""
+	}
+	ev := eventParts{typ: get(0), resource: get(1)}
+	if hasSub {
+		ev.subType, ev.subResource = parts[2], parts[3]
+	}
+	if hasSubSub {
+		ev.subSubType, ev.subSubResource = parts[4], parts[5]
+		if count == 8 {
+			ev.attribute = parts[7]
+		}
+	}
+	if hasSub && !hasSubSub && count == 6 {
+		ev.attribute = parts[5]
+	}
+	if !hasSub && count == 4 {
+		ev.attribute = parts[3]
+	}
+	switch {
+	case !hasSub && count > 2:
+		ev.action = parts[2]
+	case hasSubSub:
+		ev.action = get(6)
+	case hasSub && count > 4:
+		ev.action = parts[4]
+	}
+	return ev
+}
+
 // ---- the Event validator (src/Appwrite/Event/Validator/Event.php over app/config/events.php) ----
 
 // evNode is a node of the events config: children are sub-types or actions; resource marks "$resource".
@@ -375,26 +392,8 @@ func validEvent(value string) bool {
 	}
 	hasSub := count > 3 && t.resource && child(t, parts[2]) != nil && child(t, parts[2]).resource
 	hasSubSub := count > 5 && hasSub && child(child(t, parts[2]), parts[4]) != nil && child(child(t, parts[2]), parts[4]).resource
-	var subType, subResource, attribute, action string
-	if hasSub {
-		subType, subResource = parts[2], parts[3]
-	}
-	if hasSub && !hasSubSub && count == 6 {
-		attribute = parts[5]
-	}
-	if !hasSub && count == 4 {
-		attribute = parts[3]
-	}
-	switch {
-	case !hasSub && count > 2:
-		action = parts[2]
-	case hasSubSub:
-		if count > 6 {
-			action = parts[6]
-		}
-	case hasSub && count > 4:
-		action = parts[4]
-	}
+	ev := parseEvent(parts, hasSub, hasSubSub)
+	subType, subResource, attribute, action := ev.subType, ev.subResource, ev.attribute, ev.action
 	if subType != "" {
 		st := child(t, subType)
 		if action != "" && child(st, action) == nil {

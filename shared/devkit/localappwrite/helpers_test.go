@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -223,3 +225,43 @@ func appwriteType(err error) string {
 // sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
 // average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
 const sdkTimeout = 2 * time.Minute
+
+const routeNotFound = "Route not found. Please ensure the endpoint is configured correctly and that the API route is valid for this SDK version. Refer to the API docs for more details."
+
+// rawCall sends a request with a JSON body and the fixture's key, returning status and decoded body.
+func (f *fixture) rawCall(t *testing.T, method, path string, body any, header map[string]string) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequest(method, f.ts.URL+"/v1"+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Appwrite-Project", testProject)
+	req.Header.Set("X-Appwrite-Key", f.key)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]any{}
+	data, _ := io.ReadAll(resp.Body)
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &out); err != nil {
+			t.Fatalf("%s %s: body %q is not JSON", method, path, data)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+var hex128 = regexp.MustCompile(`^[0-9a-f]{128}$`)

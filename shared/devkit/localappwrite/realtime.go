@@ -740,7 +740,3 @@ func (s *Server) realtimeLocked(pr *project, ev pendingEvent, events []string) {
 		}))
 	}
 }
-
-func (s *Server) realtimeRoutes(m *http.ServeMux) {
-	m.HandleFunc("GET /v1/realtime", s.serveRealtime)
-}

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 )
 
 // maxBody caps request bodies (Appwrite's router package_max_length is 12 MiB).
@@ -41,77 +43,182 @@ type uploaded struct {
 
 type handlerFunc func(c *call) (status int, body any, err *APIError)
 
+// route is one entry of the stand-in's route table: a net/http pattern and what serves it.
+type route struct {
+	pattern string
+	// scopes and api make an Appwrite API route, served by serveAPI: the caller needs one of the scopes.
+	scopes []string
+	api    func(*Server, *call) (status int, body any, err *APIError)
+	// web serves any other route: the OAuth authorization servers, Realtime, the admin endpoints.
+	web func(*Server, http.ResponseWriter, *http.Request)
+	// when, if set, serves the route only on a Server for which it holds.
+	when func(*Server) bool
+}
+
+// Scope sets of several routes.
+var (
+	webhooksRead   = []string{"webhooks.read"}
+	webhooksWrite  = []string{"webhooks.write"}
+	rowsRead       = []string{"rows.read", "documents.read"}
+	rowsWrite      = []string{"rows.write", "documents.write"}
+	columnsWrite   = []string{"tables.write", "collections.write", "columns.write", "attributes.write"}
+	functionsRead  = []string{"functions.read"}
+	functionsWrite = []string{"functions.write"}
+	sessionsWrite  = []string{"sessions.write"}
+	account        = []string{"account"}
+)
+
+// routeTable is every route the stand-in serves, in one place. Appwrite's sources are named at each handler
+// and in docs/local-appwrite.md.
+func routeTable() []route {
+	rs := []route{
+		// Webhooks (src/Appwrite/Platform/Modules/Webhooks/Http/Webhooks/*), with the projects alias.
+		{pattern: "GET /v1/webhooks", scopes: webhooksRead, api: (*Server).listWebhooks},
+		{pattern: "POST /v1/webhooks", scopes: webhooksWrite, api: (*Server).createWebhook},
+		{pattern: "GET /v1/webhooks/{webhookId}", scopes: webhooksRead, api: (*Server).getWebhook},
+		{pattern: "PUT /v1/webhooks/{webhookId}", scopes: webhooksWrite, api: (*Server).updateWebhook},
+		{pattern: "DELETE /v1/webhooks/{webhookId}", scopes: webhooksWrite, api: (*Server).deleteWebhook},
+		{pattern: "GET /v1/projects/{projectId}/webhooks", scopes: webhooksRead, api: (*Server).listWebhooks},
+		{pattern: "POST /v1/projects/{projectId}/webhooks", scopes: webhooksWrite, api: (*Server).createWebhook},
+		{pattern: "GET /v1/projects/{projectId}/webhooks/{webhookId}", scopes: webhooksRead, api: (*Server).getWebhook},
+		{pattern: "PUT /v1/projects/{projectId}/webhooks/{webhookId}", scopes: webhooksWrite, api: (*Server).updateWebhook},
+		{pattern: "DELETE /v1/projects/{projectId}/webhooks/{webhookId}", scopes: webhooksWrite, api: (*Server).deleteWebhook},
+		// Secret rotation is PATCH only, and its projects alias ends in /signature, not /secret
+		// (Webhooks/Secret/Update.php:32-34, 1.9.5 and 1.9.6). Appwrite 1.9.0 has PATCH /v1/webhooks/{id}/signature
+		// instead (Webhooks/Signature/Update.php:32-33), same alias. Any other method or path falls through to
+		// route-not-found.
+		{pattern: "PATCH /v1/webhooks/{webhookId}/secret", scopes: webhooksWrite, api: (*Server).rotateWebhookSecret,
+			when: func(s *Server) bool { return !s.webhooks190() }},
+		{pattern: "PATCH /v1/webhooks/{webhookId}/signature", scopes: webhooksWrite, api: (*Server).rotateWebhookSecret,
+			when: (*Server).webhooks190},
+		{pattern: "PATCH /v1/projects/{projectId}/webhooks/{webhookId}/signature", scopes: webhooksWrite, api: (*Server).rotateWebhookSecret},
+
+		// TablesDB (tablesdb.go, tablesdb_setup.go; the column routes follow the table).
+		{pattern: "POST /v1/tablesdb", scopes: []string{"databases.write"}, api: (*Server).createDatabase},
+		{pattern: "POST /v1/tablesdb/{databaseId}/tables", scopes: []string{"tables.write", "collections.write"}, api: (*Server).createTable},
+		{pattern: "GET /v1/tablesdb/{databaseId}", scopes: []string{"databases.read"}, api: (*Server).getDatabase},
+		{pattern: "GET /v1/tablesdb/{databaseId}/tables/{tableId}", scopes: []string{"tables.read", "collections.read"}, api: (*Server).getTable},
+		{pattern: "GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows", scopes: rowsRead, api: (*Server).listRows},
+		{pattern: "POST /v1/tablesdb/{databaseId}/tables/{tableId}/rows", scopes: rowsWrite, api: (*Server).createRow},
+		{pattern: "GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", scopes: rowsRead, api: (*Server).getRow},
+		{pattern: "PATCH /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", scopes: rowsWrite, api: (*Server).updateRow},
+		{pattern: "PUT /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", scopes: rowsWrite, api: (*Server).upsertRow},
+		{pattern: "DELETE /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", scopes: rowsWrite, api: (*Server).deleteRow},
+
+		// Storage.
+		{pattern: "GET /v1/storage/buckets/{bucketId}", scopes: []string{"buckets.read"}, api: (*Server).getBucket},
+		{pattern: "GET /v1/storage/buckets/{bucketId}/files/{fileId}", scopes: []string{"files.read"}, api: (*Server).getFile},
+		{pattern: "POST /v1/storage/buckets/{bucketId}/files", scopes: []string{"files.write"}, api: (*Server).createFile},
+		{pattern: "DELETE /v1/storage/buckets/{bucketId}/files/{fileId}", scopes: []string{"files.write"}, api: (*Server).deleteFile},
+
+		// Account (the Web SDK's sign-in, account.go).
+		{pattern: "POST /v1/account", scopes: sessionsWrite, api: (*Server).createAccount},
+		{pattern: "POST /v1/account/sessions/email", scopes: sessionsWrite, api: (*Server).createEmailSession},
+		{pattern: "POST /v1/account/sessions", scopes: sessionsWrite, api: (*Server).createEmailSession},
+		{pattern: "GET /v1/account", scopes: account, api: (*Server).getAccount},
+		{pattern: "POST /v1/account/jwts", scopes: account, api: (*Server).createJWT},
+		{pattern: "POST /v1/account/jwt", scopes: account, api: (*Server).createJWT},
+		{pattern: "DELETE /v1/account/sessions/{sessionId}", scopes: account, api: (*Server).deleteSession},
+
+		// Users.
+		{pattern: "GET /v1/users", scopes: []string{"users.read"}, api: (*Server).listUsers},
+		{pattern: "POST /v1/users", scopes: []string{"users.write"}, api: (*Server).createUser},
+		{pattern: "GET /v1/users/{userId}", scopes: []string{"users.read"}, api: (*Server).getUser},
+
+		// Sites, Functions, their deployments and executions, proxy rules (functions.go, deployments.go).
+		{pattern: "GET /v1/sites/{siteId}", scopes: []string{"sites.read"}, api: (*Server).getSite},
+		{pattern: "GET /v1/functions/{functionId}", scopes: functionsRead, api: (*Server).getFunction},
+		{pattern: "POST /v1/functions", scopes: functionsWrite, api: (*Server).createFunction},
+		{pattern: "PUT /v1/functions/{functionId}", scopes: functionsWrite, api: (*Server).updateFunction},
+		{pattern: "POST /v1/functions/{functionId}/deployments", scopes: functionsWrite, api: (*Server).createDeployment},
+		{pattern: "GET /v1/functions/{functionId}/deployments", scopes: functionsRead, api: (*Server).listDeployments},
+		{pattern: "GET /v1/functions/{functionId}/deployments/{deploymentId}", scopes: functionsRead, api: (*Server).getDeployment},
+		{pattern: "POST /v1/functions/{functionId}/executions", scopes: []string{"executions.write", "execution.write"}, api: (*Server).createExecution},
+		{pattern: "GET /v1/functions/{functionId}/executions/{executionId}", scopes: []string{"executions.read", "execution.read"}, api: (*Server).getExecution},
+		{pattern: "GET /v1/proxy/rules", scopes: []string{"rules.read"}, api: (*Server).listRules},
+
+		// Health (no authentication).
+		{pattern: "GET /v1/health", web: (*Server).serveHealth},
+		{pattern: "GET /v1/health/version", web: (*Server).serveHealthVersion},
+
+		// Realtime (realtime.go).
+		{pattern: "GET /v1/realtime", web: (*Server).serveRealtime},
+
+		// The OAuth authorization server of every project (package oauthserver, oauth.go), as appwrite/mcp
+		// expects them: issuer {endpoint}/oauth2/{project}, metadata also at RFC 8414's inserted paths.
+		{pattern: "GET /v1/oauth2/{project}/.well-known/openid-configuration", web: oauth((*oauthserver.Server).ServeMetadata)},
+		{pattern: "GET /v1/oauth2/{project}/.well-known/oauth-authorization-server", web: oauth((*oauthserver.Server).ServeMetadata)},
+		{pattern: "GET /.well-known/oauth-authorization-server/v1/oauth2/{project}", web: oauth((*oauthserver.Server).ServeMetadata)},
+		{pattern: "GET /.well-known/openid-configuration/v1/oauth2/{project}", web: oauth((*oauthserver.Server).ServeMetadata)},
+		{pattern: "GET /v1/oauth2/{project}/.well-known/jwks.json", web: (*Server).serveOAuthJWKS},
+		{pattern: "GET /v1/oauth2/{project}/jwks", web: (*Server).serveOAuthJWKS},
+		{pattern: "POST /v1/oauth2/{project}/register", web: oauth((*oauthserver.Server).ServeRegister)},
+		{pattern: "GET /v1/oauth2/{project}/authorize", web: oauth((*oauthserver.Server).ServeAuthorize)},
+		{pattern: "POST /v1/oauth2/{project}/authorize", web: oauth((*oauthserver.Server).ServeAuthorizeForm)},
+		{pattern: "POST /v1/oauth2/{project}/token", web: oauth((*oauthserver.Server).ServeToken)},
+
+		// The stand-in's own endpoints (admin.go; no Appwrite route uses AdminPrefix), listed by GET /_local in
+		// this order, and the function domains (domains.go).
+		{pattern: "GET " + AdminPrefix, web: (*Server).adminIndex},
+		{pattern: "POST " + AdminPrefix + "/projects", web: (*Server).adminSeedProject},
+		{pattern: "POST " + AdminPrefix + "/projects/{projectId}/keys", web: (*Server).adminCreateKey},
+		{pattern: "POST " + AdminPrefix + "/projects/{projectId}/members", web: (*Server).adminAddMember},
+		{pattern: "POST " + AdminPrefix + "/projects/{projectId}/databases", web: (*Server).adminSeedDatabase},
+		{pattern: "POST " + AdminPrefix + "/projects/{projectId}/buckets", web: (*Server).adminSeedBucket},
+		{pattern: "POST " + AdminPrefix + "/projects/{projectId}/users", web: (*Server).adminSeedUser},
+		{pattern: "POST " + AdminPrefix + "/projects/{projectId}/functions", web: (*Server).adminRegisterFunction},
+		{pattern: "PATCH " + AdminPrefix + "/projects/{projectId}/functions/{functionId}", web: (*Server).adminPatchFunction},
+		{pattern: "POST " + AdminPrefix + "/oauth/token", web: (*Server).adminMintToken},
+		{pattern: "GET " + AdminPrefix + "/deliveries", web: (*Server).adminDeliveries},
+		{pattern: "DELETE " + AdminPrefix + "/deliveries", web: (*Server).adminResetDeliveries},
+		{pattern: "POST " + AdminPrefix + "/deliveries/{deliveryId}/retry", web: (*Server).adminRedeliver},
+		{pattern: "POST " + AdminPrefix + "/flush", web: (*Server).adminFlush},
+		{pattern: "POST " + AdminPrefix + "/scheduled/run", web: (*Server).adminRunScheduled},
+		{pattern: "GET " + AdminPrefix + "/jwks", web: (*Server).serveJWKS},
+		{pattern: DomainPrefix + "/{functionId}/{path...}", web: (*Server).serveDomain},
+
+		// Appwrite's wildcard route (app/controllers/general.php:1737-1742, 1.9.6): 404 general_route_not_found.
+		// Go's mux would answer 405 for a known path with another method; the catch-all pattern matches first.
+		{pattern: "/", web: func(s *Server, w http.ResponseWriter, _ *http.Request) {
+			s.writeError(w, newErr(ErrGeneralRouteNotFound))
+		}},
+	}
+	// One route per column type: POST /v1/tablesdb/{db}/tables/{t}/columns/{type} (TablesDB/Tables/Columns/*/Create.php).
+	for _, typ := range columnTypes {
+		rs = append(rs, route{pattern: "POST /v1/tablesdb/{databaseId}/tables/{tableId}/columns/" + typ, scopes: columnsWrite,
+			api: (*Server).createColumn})
+	}
+	return rs
+}
+
+// oauth serves a route with the stand-in's authorization server.
+func oauth(h func(*oauthserver.Server, http.ResponseWriter, *http.Request)) func(*Server, http.ResponseWriter, *http.Request) {
+	return func(s *Server, w http.ResponseWriter, r *http.Request) { h(s.as, w, r) }
+}
+
+// routes registers the route table on the Server's mux.
 func (s *Server) routes() {
-	m := http.NewServeMux()
-	s.mux = m
-	api := func(pattern string, scopes []string, h handlerFunc) {
-		m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { s.serveAPI(w, r, scopes, h) })
+	s.mux = http.NewServeMux()
+	for _, rt := range routeTable() {
+		if rt.when != nil && !rt.when(s) {
+			continue
+		}
+		switch {
+		case rt.api != nil:
+			scopes, h := rt.scopes, rt.api
+			s.mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+				s.serveAPI(w, r, scopes, func(c *call) (int, any, *APIError) { return h(s, c) })
+			})
+		default:
+			h := rt.web
+			s.mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { h(s, w, r) })
+		}
 	}
-	// Webhooks (src/Appwrite/Platform/Modules/Webhooks/Http/Webhooks/*), with the projects alias.
-	for _, base := range []string{"/v1/webhooks", "/v1/projects/{projectId}/webhooks"} {
-		api("GET "+base, []string{"webhooks.read"}, s.listWebhooks)
-		api("POST "+base, []string{"webhooks.write"}, s.createWebhook)
-		api("GET "+base+"/{webhookId}", []string{"webhooks.read"}, s.getWebhook)
-		api("PUT "+base+"/{webhookId}", []string{"webhooks.write"}, s.updateWebhook)
-		api("DELETE "+base+"/{webhookId}", []string{"webhooks.write"}, s.deleteWebhook)
-	}
-	// Secret rotation is PATCH only, and its projects alias ends in /signature, not /secret
-	// (Webhooks/Secret/Update.php:32-34, 1.9.5 and 1.9.6). Appwrite 1.9.0 has PATCH /v1/webhooks/{id}/signature
-	// instead (Webhooks/Signature/Update.php:32-33), same alias. Any other method or path falls through to
-	// route-not-found.
-	if s.webhooks190() {
-		api("PATCH /v1/webhooks/{webhookId}/signature", []string{"webhooks.write"}, s.rotateWebhookSecret)
-	} else {
-		api("PATCH /v1/webhooks/{webhookId}/secret", []string{"webhooks.write"}, s.rotateWebhookSecret)
-	}
-	api("PATCH /v1/projects/{projectId}/webhooks/{webhookId}/signature", []string{"webhooks.write"}, s.rotateWebhookSecret)
-	// TablesDB.
-	s.setupRoutes(api)
-	api("GET /v1/tablesdb/{databaseId}", []string{"databases.read"}, s.getDatabase)
-	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}", []string{"tables.read", "collections.read"}, s.getTable)
-	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows", []string{"rows.read", "documents.read"}, s.listRows)
-	api("POST /v1/tablesdb/{databaseId}/tables/{tableId}/rows", []string{"rows.write", "documents.write"}, s.createRow)
-	api("GET /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.read", "documents.read"}, s.getRow)
-	api("PATCH /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.write", "documents.write"}, s.updateRow)
-	api("PUT /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.write", "documents.write"}, s.upsertRow)
-	api("DELETE /v1/tablesdb/{databaseId}/tables/{tableId}/rows/{rowId}", []string{"rows.write", "documents.write"}, s.deleteRow)
-	// Storage.
-	api("GET /v1/storage/buckets/{bucketId}", []string{"buckets.read"}, s.getBucket)
-	api("GET /v1/storage/buckets/{bucketId}/files/{fileId}", []string{"files.read"}, s.getFile)
-	api("POST /v1/storage/buckets/{bucketId}/files", []string{"files.write"}, s.createFile)
-	api("DELETE /v1/storage/buckets/{bucketId}/files/{fileId}", []string{"files.write"}, s.deleteFile)
-	// Account (the Web SDK's sign-in, account.go).
-	s.accountRoutes(api)
-	// Users.
-	api("GET /v1/users", []string{"users.read"}, s.listUsers)
-	api("POST /v1/users", []string{"users.write"}, s.createUser)
-	api("GET /v1/users/{userId}", []string{"users.read"}, s.getUser)
-	// Functions.
-	api("GET /v1/functions/{functionId}", []string{"functions.read"}, s.getFunction)
-	api("GET /v1/sites/{siteId}", []string{"sites.read"}, s.getSite)
-	api("POST /v1/functions", []string{"functions.write"}, s.createFunction)
-	api("PUT /v1/functions/{functionId}", []string{"functions.write"}, s.updateFunction)
-	api("POST /v1/functions/{functionId}/deployments", []string{"functions.write"}, s.createDeployment)
-	api("GET /v1/functions/{functionId}/deployments", []string{"functions.read"}, s.listDeployments)
-	api("GET /v1/functions/{functionId}/deployments/{deploymentId}", []string{"functions.read"}, s.getDeployment)
-	api("GET /v1/proxy/rules", []string{"rules.read"}, s.listRules)
-	m.HandleFunc("GET /v1/health/version", s.serveHealthVersion)
-	api("POST /v1/functions/{functionId}/executions", []string{"executions.write", "execution.write"}, s.createExecution)
-	api("GET /v1/functions/{functionId}/executions/{executionId}", []string{"executions.read", "execution.read"}, s.getExecution)
+}
 
-	// OAuth authorization servers (as appwrite/mcp expects them: issuer {endpoint}/oauth2/{project};
-	// oauth2server.go).
-	s.oauthRoutes(m)
-	m.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"name": "http", "ping": 0, "status": "pass"})
-	})
-
-	s.adminRoutes(m)
-	s.realtimeRoutes(m)
-
-	// Appwrite's wildcard route (app/controllers/general.php:1737-1742, 1.9.6): 404 general_route_not_found.
-	// Go's mux would answer 405 for a known path with another method; the catch-all pattern matches first.
-	m.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { s.writeError(w, newErr(ErrGeneralRouteNotFound)) })
+// serveHealth is GET /v1/health.
+func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"name": "http", "ping": 0, "status": "pass"})
 }
 
 // serveAPI resolves the project, authenticates, checks the scope, parses params, runs h and queues the events

@@ -108,7 +108,7 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 			return nil, err
 		}
 	}
-	// The demo user is also a Console account, who signs in at the Console's OAuth server (oauth2server.go).
+	// The demo user is also a Console account, who signs in at the Console's OAuth server (package oauthserver).
 	if err := s.SeedProject(ProjectSpec{ID: "console", Name: "Console"}); err != nil {
 		return nil, err
 	}

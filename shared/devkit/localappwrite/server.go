@@ -27,6 +27,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"appwrite-agent/shared/devkit/localappwrite/builder"
+	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 )
 
 // Options configure a Server. The zero value is usable.
@@ -57,7 +60,7 @@ type Options struct {
 	// has run, and "http://127.0.0.1:8080/v1/oauth2/console" before.
 	Issuer string
 	// OAuth sets the lifetimes of the authorization server's codes and tokens.
-	OAuth OAuthOptions
+	OAuth oauthserver.Lifetimes
 	// Audience is the default aud of minted tokens when MintToken gets none.
 	Audience string
 	// SigningKey signs OAuth access tokens (RS256). When nil, a 2048-bit key generated once per process
@@ -172,11 +175,11 @@ type Server struct {
 	deliveryIndex map[string]*Delivery
 
 	q      *queue
-	deploy *deployer
+	deploy *builder.Builder // deployment builds and the runtimes of active deployments (build.go)
 
 	rt realtimeHub // Realtime sessions and connections (realtime.go), guarded by mu
 
-	as authServer // the OAuth authorization servers' clients, sign-ins, codes and refresh tokens (oauth2server.go)
+	as *oauthserver.Server // the OAuth authorization servers of every project (oauth.go is their host)
 
 	syncTimeout time.Duration // SetSyncTimeout's limit of synchronous executions; 0 is Appwrite's 30 s. Guarded by mu.
 
@@ -257,10 +260,11 @@ func New(opts Options) *Server {
 		s.signer = processSigningKey()
 	}
 	s.kid = keyID(&s.signer.PublicKey)
-	s.as.init()
+	s.as = oauthserver.New(oauthserver.Config{Host: oauthHost{s}, Key: s.signer, KeyID: s.kid,
+		Scopes: cloudScopesSupported(), Lifetimes: opts.OAuth})
 	s.issuer = opts.Issuer
 	s.q = newQueue(opts.Workers)
-	s.deploy = newDeployer(opts.Builds)
+	s.deploy = builder.New(opts.Builds)
 	s.routes()
 	// The schedule ticker lives until Close (owned by the Server, like the queue workers): it starts delayed
 	// executions when they are due, as Appwrite's schedule worker does.
@@ -345,7 +349,7 @@ func (s *Server) Flush(ctx context.Context) error { return s.q.flush(ctx) }
 // answering API calls (new builds fail at once).
 func (s *Server) Close() error {
 	s.q.close()
-	s.deploy.close()
+	s.deploy.Close()
 	return nil
 }
 

@@ -3,6 +3,7 @@ package localappwrite
 import (
 	"encoding/json"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 )
@@ -14,15 +15,6 @@ import (
 
 // stringColumnMax is APP_DATABASE_ATTRIBUTE_STRING_MAX_LENGTH (app/init/constants.php:66).
 const stringColumnMax = 1_073_741_824
-
-func (s *Server) setupRoutes(api func(pattern string, scopes []string, h handlerFunc)) {
-	api("POST /v1/tablesdb", []string{"databases.write"}, s.createDatabase)
-	api("POST /v1/tablesdb/{databaseId}/tables", []string{"tables.write", "collections.write"}, s.createTable)
-	for _, typ := range columnTypes {
-		api("POST /v1/tablesdb/{databaseId}/tables/{tableId}/columns/"+typ,
-			[]string{"tables.write", "collections.write", "columns.write", "attributes.write"}, s.createColumn(typ))
-	}
-}
 
 // createDatabase is POST /v1/tablesdb: databaseId (CustomId), name (Text(128), required), enabled.
 func (s *Server) createDatabase(c *call) (int, any, *APIError) {
@@ -112,82 +104,81 @@ var columnTypes = []string{"string", "varchar", "text", "mediumtext", "longtext"
 // type), array; string takes size (Range 1..1,073,741,824, required), enum elements. A default with required
 // or array is 400 column_default_unsupported (Attributes/Action.php:355-361); a taken key 409
 // column_already_exists.
-func (s *Server) createColumn(typ string) handlerFunc {
-	return func(c *call) (int, any, *APIError) {
-		key, err := c.str("key", true, "", 0)
+func (s *Server) createColumn(c *call) (int, any, *APIError) {
+	typ := path.Base(c.r.URL.Path) // the route's last segment, one of columnTypes
+	key, err := c.str("key", true, "", 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !validCustomID(key) {
+		return 0, nil, invalidParam("key", customIDDescription)
+	}
+	col := Column{Key: key, Type: typ}
+	if typ == "string" || typ == "varchar" {
+		// string: Range(1, 1,073,741,824); varchar: Range(1, 16381) (Columns/Varchar/Create.php:59).
+		max, desc := stringColumnMax, "Value must be a valid range between 1 and 1,073,741,824"
+		if typ == "varchar" {
+			max, desc = 16381, "Value must be a valid range between 1 and 16,381"
+		}
+		if !c.has("size") {
+			return 0, nil, missingParam("size")
+		}
+		size, err := c.integer("size", 0)
 		if err != nil {
 			return 0, nil, err
 		}
-		if !validCustomID(key) {
-			return 0, nil, invalidParam("key", customIDDescription)
+		if size < 1 || size > max {
+			return 0, nil, invalidParam("size", desc)
 		}
-		col := Column{Key: key, Type: typ}
-		if typ == "string" || typ == "varchar" {
-			// string: Range(1, 1,073,741,824); varchar: Range(1, 16381) (Columns/Varchar/Create.php:59).
-			max, desc := stringColumnMax, "Value must be a valid range between 1 and 1,073,741,824"
-			if typ == "varchar" {
-				max, desc = 16381, "Value must be a valid range between 1 and 16,381"
-			}
-			if !c.has("size") {
-				return 0, nil, missingParam("size")
-			}
-			size, err := c.integer("size", 0)
-			if err != nil {
-				return 0, nil, err
-			}
-			if size < 1 || size > max {
-				return 0, nil, invalidParam("size", desc)
-			}
-			col.Size = size
-		}
-		if typ == "enum" {
-			elements, _, err := c.strArray("elements", true, 100, "Value must a valid array no longer than 100 items and Value must be a valid string and at least 1 chars and no longer than 255 chars")
-			if err != nil {
-				return 0, nil, err
-			}
-			col.Elements = elements
-		}
-		if !c.has("required") {
-			return 0, nil, missingParam("required")
-		}
-		if col.Required, err = c.boolean("required", false); err != nil {
-			return 0, nil, err
-		}
-		if c.has("default") {
-			if col.Default, err = c.columnDefault(typ); err != nil {
-				return 0, nil, err
-			}
-		}
-		if col.Array, err = c.boolean("array", false); err != nil {
-			return 0, nil, err
-		}
-		_, t, aerr := s.findTable(c)
-		if aerr != nil {
-			return 0, nil, aerr
-		}
-		if col.Required && col.Default != nil {
-			return 0, nil, newErr(ErrColumnDefaultUnsupported, "Cannot set default value for required column")
-		}
-		if col.Array && col.Default != nil {
-			return 0, nil, newErr(ErrColumnDefaultUnsupported, "Cannot set default value for array columns")
-		}
-		for _, existing := range t.columns {
-			if existing.Key == key {
-				return 0, nil, withID(ErrColumnAlreadyExists, key)
-			}
-		}
-		t.columns = append(t.columns, col)
-		t.updated = s.now()
-		m := columnModel(col, t)
-		for i := range m {
-			if m[i].k == "status" {
-				m[i].v = "processing" // what Appwrite answers; the stand-in's column is usable at once
-			}
-		}
-		c.emit("databases.[databaseId].tables.[tableId].columns.[columnId].create", m,
-			param{"databaseId", t.dbID}, param{"tableId", t.id}, param{"columnId", key})
-		return http.StatusCreated, m, nil
+		col.Size = size
 	}
+	if typ == "enum" {
+		elements, _, err := c.strArray("elements", true, 100, "Value must a valid array no longer than 100 items and Value must be a valid string and at least 1 chars and no longer than 255 chars")
+		if err != nil {
+			return 0, nil, err
+		}
+		col.Elements = elements
+	}
+	if !c.has("required") {
+		return 0, nil, missingParam("required")
+	}
+	if col.Required, err = c.boolean("required", false); err != nil {
+		return 0, nil, err
+	}
+	if c.has("default") {
+		if col.Default, err = c.columnDefault(typ); err != nil {
+			return 0, nil, err
+		}
+	}
+	if col.Array, err = c.boolean("array", false); err != nil {
+		return 0, nil, err
+	}
+	_, t, aerr := s.findTable(c)
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	if col.Required && col.Default != nil {
+		return 0, nil, newErr(ErrColumnDefaultUnsupported, "Cannot set default value for required column")
+	}
+	if col.Array && col.Default != nil {
+		return 0, nil, newErr(ErrColumnDefaultUnsupported, "Cannot set default value for array columns")
+	}
+	for _, existing := range t.columns {
+		if existing.Key == key {
+			return 0, nil, withID(ErrColumnAlreadyExists, key)
+		}
+	}
+	t.columns = append(t.columns, col)
+	t.updated = s.now()
+	m := columnModel(col, t)
+	for i := range m {
+		if m[i].k == "status" {
+			m[i].v = "processing" // what Appwrite answers; the stand-in's column is usable at once
+		}
+	}
+	c.emit("databases.[databaseId].tables.[tableId].columns.[columnId].create", m,
+		param{"databaseId", t.dbID}, param{"tableId", t.id}, param{"columnId", key})
+	return http.StatusCreated, m, nil
 }
 
 // columnDefault reads a default of the column's type (Nullable of Text, Integer, FloatValidator, Boolean).

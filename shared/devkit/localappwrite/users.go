@@ -212,19 +212,3 @@ func passwordUserLocked(pr *project, email, password string) (*user, *APIError) 
 	}
 	return u, nil
 }
-
-// checkPassword is passwordUserLocked for the authorization server's login form: the id of projectID's
-// user with this email (trimmed) and password.
-func (s *Server) checkPassword(projectID, email, password string) (string, *APIError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pr := s.projects[projectID]
-	if pr == nil {
-		return "", newErr(ErrUserInvalidCredentials)
-	}
-	u, err := passwordUserLocked(pr, strings.TrimSpace(email), password)
-	if err != nil {
-		return "", err
-	}
-	return u.id, nil
-}

@@ -1,8 +1,11 @@
 package localappwrite
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 func webhookParams(id string) map[string]any {
@@ -237,5 +240,246 @@ func TestEncryptedLengthFormula(t *testing.T) {
 		if got < base || got > base+4*((n+2)/3) {
 			t.Errorf("n=%d: %d outside [%d, ...]", n, got, base)
 		}
+	}
+}
+
+// Secret rotation is PATCH /v1/webhooks/{id}/secret and PATCH /v1/projects/{p}/webhooks/{id}/signature only
+// (Webhooks/Secret/Update.php:32-34). Every other method or path is Appwrite's wildcard route: 404
+// general_route_not_found (general.php:1737-1742, errors.php:87-91).
+func TestSecretRotationRoutesOnly(t *testing.T) {
+	f := newFixture(t, Options{})
+	c := f.sdk(f.key)
+	if _, err := callJSON(t, c, "POST", "/webhooks", webhookParams("rot")); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/webhooks/rot/secret", "/projects/" + testProject + "/webhooks/rot/signature"} {
+		got, err := callJSON(t, c, "PATCH", path, map[string]any{"secret": "abcdefgh"})
+		if err != nil || got["signatureKey"] != "abcdefgh" {
+			t.Fatalf("PATCH %s: %v %v", path, got, err)
+		}
+	}
+	for _, r := range []struct{ method, path string }{
+		{"PUT", "/webhooks/rot/secret"},
+		{"POST", "/webhooks/rot/secret"},
+		{"PATCH", "/webhooks/rot/signature"},
+		{"PATCH", "/projects/" + testProject + "/webhooks/rot/secret"},
+		{"PUT", "/projects/" + testProject + "/webhooks/rot/signature"},
+		{"PATCH", "/webhooks/rot"},
+	} {
+		_, err := callJSON(t, c, r.method, r.path, map[string]any{"secret": "abcdefgh"})
+		wantAPIError(t, err, 404, ErrGeneralRouteNotFound, routeNotFound)
+		status, body := f.rawCall(t, r.method, r.path, map[string]any{"secret": "abcdefgh"}, nil)
+		if status != 404 || body["type"] != ErrGeneralRouteNotFound || body["code"] != float64(404) || body["version"] == nil {
+			t.Errorf("%s %s: %d %v", r.method, r.path, status, body)
+		}
+	}
+	// None of the refused calls changed the secret.
+	d := f.s.webhookSecretForTest(t, "rot")
+	if d != "abcdefgh" {
+		t.Errorf("secret changed by a refused route: %q", d)
+	}
+}
+
+const secretMessage = "Invalid `secret` param: Value must be a valid string and at least 8 chars and no longer than 256 chars"
+
+// secret is Nullable(Text(256, 8)); absent or null generates 128 hex characters (Create.php:73,114).
+func TestSecretParam(t *testing.T) {
+	f := newFixture(t, Options{})
+	c := f.sdk(f.key)
+	for i, tc := range []struct {
+		secret any
+		ok     bool
+	}{{"1234567", false}, {strings.Repeat("s", 257), false}, {"12345678", true}, {strings.Repeat("é", 256), true}, {nil, true}} {
+		p := webhookParams("s" + string(rune('a'+i)))
+		if tc.secret != nil {
+			p["secret"] = tc.secret
+		} else {
+			p["secret"] = nil
+		}
+		got, err := callJSON(t, c, "POST", "/webhooks", p)
+		if !tc.ok {
+			wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, secretMessage)
+			_, err = callJSON(t, c, "PATCH", "/webhooks/s"+string(rune('a'+2))+"/secret", map[string]any{"secret": tc.secret})
+			wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, secretMessage)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", tc.secret, err)
+		}
+		want, _ := tc.secret.(string)
+		if s, _ := got["signatureKey"].(string); (want != "" && s != want) || (want == "" && !hex128.MatchString(s)) {
+			t.Errorf("secret %v: stored %q", tc.secret, s)
+		}
+	}
+}
+
+const urlMessage = "Invalid `url` param: 1. Value must be a valid URL with following schemes (http, https) \n2. Value must be a public domain \n"
+
+// url is Multiple([URL(http, https), PublicDomain]) (Create.php:66, Update.php:64): IP literals, localhost and
+// unlisted suffixes are refused with the combined description. By default the stand-in refuses loopback too;
+// the stand-in-only AllowLoopbackWebhookURLs lets loopback (and only loopback) through.
+func TestWebhookURLPublicDomain(t *testing.T) {
+	refused := []string{
+		"http://localhost:8080/x", "http://127.0.0.1:9000/x", "http://[::1]:9000/x", "https://10.0.0.7/x",
+		"https://192.168.1.2/x", "https://169.254.169.254/latest", "https://8.8.8.8/x", "https://printer.local/x",
+		"https://svc.internal/x", "https://hooks.example.test/x", "https://intranet/x", "ftp://example.com/x",
+	}
+	strict := newStrictFixture(t, Options{})
+	c := strict.sdk(strict.key)
+	for _, u := range refused {
+		p := webhookParams("u1")
+		p["url"] = u
+		_, err := callJSON(t, c, "POST", "/webhooks", p)
+		wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, urlMessage)
+	}
+	for _, u := range []string{"https://hooks.example.com/a", "http://a.b.example.co.uk:8443/x", "https://my-app.appspot.com/x"} {
+		p := webhookParams("ok")
+		p["url"] = u
+		if _, err := callJSON(t, c, "POST", "/webhooks", p); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+		_, _ = c.Call("DELETE", "/webhooks/ok", nil, nil)
+	}
+	// Update applies the same validator.
+	if _, err := callJSON(t, c, "POST", "/webhooks", webhookParams("upd")); err != nil {
+		t.Fatal(err)
+	}
+	upd := webhookParams("upd")
+	delete(upd, "webhookId")
+	upd["url"] = "http://127.0.0.1:1/x"
+	_, err := callJSON(t, c, "PUT", "/webhooks/upd", upd)
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, urlMessage)
+
+	loose := newFixture(t, Options{})
+	lc := loose.sdk(loose.key)
+	for i, u := range []string{"http://localhost:8080/x", "http://127.0.0.1:9000/x", "http://[::1]:9000/x"} {
+		p := webhookParams("l" + string(rune('a'+i)))
+		p["url"] = u
+		if _, err := callJSON(t, lc, "POST", "/webhooks", p); err != nil {
+			t.Errorf("allowance: %s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"https://10.0.0.7/x", "https://printer.local/x"} {
+		p := webhookParams("priv")
+		p["url"] = u
+		_, err := callJSON(t, lc, "POST", "/webhooks", p)
+		wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, urlMessage)
+	}
+}
+
+// Options.Version below 1.9.5 plays Appwrite 1.9.0's webhook API: the secret param does not exist (the key is
+// always generated), rotation is PATCH /v1/webhooks/{id}/signature without params, and /secret is no route.
+func TestWebhooksAsAppwrite190(t *testing.T) {
+	f := newFixture(t, Options{Version: "1.9.0"})
+	p := webhookParams("old")
+	p["secret"] = "caller-chosen-key"
+	status, got := f.rawCall(t, "POST", "/webhooks", p, nil)
+	if k, _ := got["signatureKey"].(string); status != 201 || !hex128.MatchString(k) {
+		t.Fatalf("1.9.0 ignores secret: %d %v", status, got)
+	}
+	status, got = f.rawCall(t, "GET", "/health/version", nil, nil)
+	if status != 200 || got["version"] != "1.9.0" {
+		t.Fatalf("version: %d %v", status, got)
+	}
+	status, got = f.rawCall(t, "PATCH", "/webhooks/old/secret", map[string]any{"secret": "caller-chosen-key"}, nil)
+	if status != 404 || got["type"] != ErrGeneralRouteNotFound || got["message"] != routeNotFound || got["version"] != "1.9.0" {
+		t.Fatalf("1.9.0 has no /secret route: %d %v", status, got)
+	}
+	for _, path := range []string{"/webhooks/old/signature", "/projects/" + testProject + "/webhooks/old/signature"} {
+		status, got = f.rawCall(t, "PATCH", path, map[string]any{"secret": "caller-chosen-key"}, nil)
+		if k, _ := got["signatureKey"].(string); status != 200 || !hex128.MatchString(k) {
+			t.Fatalf("%s: %d %v", path, status, got)
+		}
+	}
+}
+
+// TestCloudProfileWebhooks: in the Cloud profile no route returns authPassword (create, get, list, update,
+// secret update, in both field spellings), the secret comes back only from create and the secret update, and
+// Appwrite still sends the password with every delivery.
+func TestCloudProfileWebhooks(t *testing.T) {
+	f := newFixture(t, Options{Profile: ProfileCloud, WebhookLimit: -1})
+	seedRowsTable(t, f)
+	rec := newRecorder(t)
+	created := createHook(t, f, "cloud-1", rec.ts.URL, []string{"databases.*.tables.*.rows.*.create"},
+		map[string]any{"authUsername": "user", "authPassword": "the-password", "secret": "the-webhook-secret"})
+	if created["authPassword"] != "" || created["authUsername"] != "user" || created["secret"] != "the-webhook-secret" {
+		t.Fatalf("create: %v", created)
+	}
+	if got := webhookState(t, f, "cloud-1"); got["authPassword"] != "" || got["secret"] != "" || got["authUsername"] != "user" {
+		t.Fatalf("get: %v", got)
+	}
+	legacy, err := callJSON(t, f.sdk(f.key), "GET", "/webhooks", nil) // format 1.8.0: httpPass
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := legacy["webhooks"].([]any)[0].(map[string]any); w["httpPass"] != "" || w["httpUser"] != "user" {
+		t.Fatalf("legacy list: %v", w)
+	}
+	c := f.sdk(f.key)
+	c.AddHeader("X-Appwrite-Response-Format", "1.9.1")
+	upd, err := callJSON(t, c, "PUT", "/webhooks/cloud-1", map[string]any{"name": "n", "url": rec.ts.URL, "events": []string{"databases.*.tables.*.rows.*.create"},
+		"authUsername": "user", "authPassword": "the-password"})
+	if err != nil || upd["authPassword"] != "" || upd["secret"] != "" {
+		t.Fatalf("update: %v %v", upd, err)
+	}
+	rot, err := callJSON(t, c, "PATCH", "/webhooks/cloud-1/secret", map[string]any{"secret": "the-webhook-secret"})
+	if err != nil || rot["authPassword"] != "" || rot["secret"] != "the-webhook-secret" {
+		t.Fatalf("secret update: %v %v", rot, err)
+	}
+	if _, err := tablesdb.New(f.sdk(f.key)).CreateRow("db1", "t1", "unique()", map[string]any{"title": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	f.flush(t)
+	got := rec.all()
+	if len(got) != 1 {
+		t.Fatalf("deliveries: %d", len(got))
+	}
+	if user, pass, ok := (&http.Request{Header: got[0].Header}).BasicAuth(); !ok || user != "user" || pass != "the-password" {
+		t.Fatalf("delivery Basic auth: %q %q %v", user, pass, ok)
+	}
+}
+
+// TestCloudProfileWebhookLimit: Free allows 2 webhooks per project; the third create, and a create with an
+// existing id at the limit, answer 403 additional_resource_not_allowed (the plan is checked before the
+// duplicate id). A deleted webhook frees its slot; the open-source profile has no limit.
+func TestCloudProfileWebhookLimit(t *testing.T) {
+	f := newFixture(t, Options{Profile: ProfileCloud})
+	c := f.sdk(f.key)
+	for _, id := range []string{"w1", "w2"} {
+		if _, err := callJSON(t, c, "POST", "/webhooks", webhookParams(id)); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	const msg = "The maximum number of webhooks allowed for the selected plan has been reached. Upgrade to increase the limit."
+	_, err := callJSON(t, c, "POST", "/webhooks", webhookParams("w3"))
+	wantAPIError(t, err, 403, ErrAdditionalResourceNotAllowed, msg)
+	_, err = callJSON(t, c, "POST", "/webhooks", webhookParams("w1"))
+	wantAPIError(t, err, 403, ErrAdditionalResourceNotAllowed, msg)
+	if _, err := c.Call("DELETE", "/webhooks/w2", map[string]any{"content-type": "application/json"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callJSON(t, c, "POST", "/webhooks", webhookParams("w3")); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+	// Below the limit, a duplicate id is the usual 409.
+	start := newFixture(t, Options{Profile: ProfileCloud, WebhookLimit: 50})
+	sc := start.sdk(start.key)
+	if _, err := callJSON(t, sc, "POST", "/webhooks", webhookParams("w1")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = callJSON(t, sc, "POST", "/webhooks", webhookParams("w1"))
+	wantErr(t, err, 409, ErrWebhookAlreadyExists)
+
+	oss := newFixture(t, Options{})
+	oc := oss.sdk(oss.key)
+	for _, id := range []string{"w1", "w2", "w3"} {
+		p := webhookParams(id)
+		p["authUsername"], p["authPassword"] = "u", "p-"+id
+		if _, err := callJSON(t, oc, "POST", "/webhooks", p); err != nil {
+			t.Fatalf("open source %s: %v", id, err)
+		}
+	}
+	if got, err := callJSON(t, oc, "GET", "/webhooks/w1", nil); err != nil || got["httpPass"] != "p-w1" {
+		t.Fatalf("open source get: %v %v", got, err)
 	}
 }

@@ -3,7 +3,7 @@
 // returns and the Appwrite Console renders as a form; the user's answers come
 // back on the next turn as ordinary message text.
 //
-// Validate, Emit and Result take the tool arguments (prompts: a JSON string
+// Validate and Result take the tool arguments (prompts: a JSON string
 // holding one prompt object or an array of them; title: optional) and
 // reproduce the Python engine (app/graph/clarify.py) byte for byte: defaults
 // (required=true, allowMultiple=false, confirmLabel "Confirm", cancelLabel
@@ -17,6 +17,7 @@ package clarify
 import (
 	"encoding/json"
 
+	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
 )
 
@@ -95,23 +96,7 @@ func ToolSchema() json.RawMessage {
 // string" (the Python tool's argument schema refuses it before the validator
 // runs).
 func Call(args json.RawMessage) string {
-	v, err := pyjson.Decode(pyjson.Strip(pyjson.ValidUTF8(string(args))))
-	if err != nil || v.Kind() != pyjson.Object {
-		return ErrorPrefix + "prompts must be a JSON string, object, or array"
-	}
-	pv := v.Lookup("prompts")
-	var list []pyjson.Value
-	switch pv.Kind() {
-	case pyjson.String:
-		if list, err = parseArg(pv.Text()); err != nil {
-			return ErrorPrefix + err.Error()
-		}
-	case pyjson.Object, pyjson.Array:
-		list, _ = listOf(pv)
-	default:
-		return ErrorPrefix + "prompts must be a JSON string, object, or array"
-	}
-	env, err := validateList(list)
+	v, list, err := promptList.FromCall(args)
 	if err != nil {
 		return ErrorPrefix + err.Error()
 	}
@@ -123,8 +108,6 @@ func Call(args json.RawMessage) string {
 	default:
 		return ErrorPrefix + "title must be a string"
 	}
-	if env.Title, err = cleanTitle(title); err != nil {
-		return ErrorPrefix + err.Error()
-	}
-	return env.String()
+	env, err := envelope(list, title)
+	return toolarg.Result(ErrorPrefix, env, err)
 }

@@ -2,7 +2,6 @@ package clarify_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"appwrite-agent/shared/devkit/consoleparse"
@@ -11,12 +10,17 @@ import (
 	"appwrite-agent/shared/protocol/internal/prototest"
 )
 
+// TestGolden checks the tool result for every line of the golden files.
+func TestGolden(t *testing.T) {
+	prototest.Golden(t, clarify.Result)
+}
+
 // TestMessageCoverage checks that every error message of the reference
 // (the reference engine's app/graph/clarify.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	outs = append(outs, clarify.Call(json.RawMessage(`{"prompts":5}`)))
-	for _, m := range []string{
+	prototest.Covers(t, outs,
 		"— prompts is empty",
 		"— prompts must be valid JSON: Expecting value: line 1 column 2 (char 1)",
 		"— prompts JSON must be an object or an array of objects",
@@ -53,18 +57,7 @@ func TestMessageCoverage(t *testing.T) {
 		"— defaultValue exceeds 2000 characters",
 		"— 'text': placeholder must be a string",
 		"— 'text': question must be a string",
-	} {
-		found := false
-		for _, o := range outs {
-			if strings.Contains(o, m) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			t.Errorf("no golden output contains %q", m)
-		}
-	}
+	)
 }
 
 // TestNormalize checks typed prompts and the defaults.
@@ -111,26 +104,15 @@ func TestToolSchemaSnapshot(t *testing.T) {
 	snapshot.CheckTool(t, "testdata/tool_schema.json", snapshot.Tool{Name: clarify.ToolName, Description: clarify.ToolDescription, Parameters: clarify.ToolSchema()})
 }
 
-// FuzzResult checks that the validator never panics and that every envelope
-// is read back by the Console-side parser unchanged.
+// FuzzResult checks that the validator never panics, that every error
+// carries the prefix, and that every envelope is read back by the
+// consumer-side parser with nothing skipped and re-encodes to the same bytes.
 func FuzzResult(f *testing.F) {
-	for _, c := range prototest.Load(f, "testdata/examples.jsonl") {
-		f.Add(c.In, c.Title)
-	}
-	f.Fuzz(func(t *testing.T, in, title string) {
-		out := clarify.Result(in, title)
-		if strings.HasPrefix(out, "Error:") {
-			if !strings.HasPrefix(out, clarify.ErrorPrefix) {
-				t.Fatalf("error without prefix: %q", out)
-			}
-			return
-		}
+	prototest.Fuzz{Prefix: clarify.ErrorPrefix, Result: clarify.Result, Title: true, ReadBack: func(out string) (string, bool) {
 		env := consoleparse.ParseClarifyEnvelope(out)
 		if env == nil || len(env.Skipped) > 0 {
-			t.Fatalf("Console parser rejected %q: %+v", out, env)
+			return "", false
 		}
-		if back := env.Envelope.String(); back != out {
-			t.Fatalf("round trip differs:\n%q\n%q", out, back)
-		}
-	})
+		return env.Envelope.String(), true
+	}}.Run(f)
 }

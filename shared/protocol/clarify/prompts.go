@@ -185,40 +185,33 @@ func (p Text) AppendJSON(b []byte) []byte {
 
 // ---- validation ----
 
+// promptList is the tool's prompts argument: 1 to MaxPrompts prompts with distinct ids.
+var promptList = toolarg.List[Prompt]{Name: "prompts", Noun: "clarify prompts", Max: MaxPrompts, Item: validatePrompt, Across: distinctIDs}
+
 // Validate checks the tool arguments and returns the normalized envelope or a
 // *ValidationError with the engine's exact message.
 func Validate(prompts, title string) (Envelope, error) {
-	list, err := parseArg(prompts)
+	list, err := promptList.Parse(prompts)
 	if err != nil {
 		return Envelope{}, err
 	}
-	env, err := validateList(list)
-	if err != nil {
-		return Envelope{}, err
-	}
-	if env.Title, err = cleanTitle(title); err != nil {
-		return Envelope{}, err
-	}
-	return env, nil
+	return envelope(list, title)
 }
 
-// Emit is Validate followed by encoding.
-func Emit(prompts, title string) (string, error) {
-	env, err := Validate(prompts, title)
-	if err != nil {
-		return "", err
+// envelope adds the title to validated prompts.
+func envelope(prompts []Prompt, title string) (Envelope, error) {
+	t := pyjson.Strip(pyjson.ValidUTF8(title))
+	if pyjson.Len(t) > MaxTitle {
+		return Envelope{}, fail("title exceeds 120 characters")
 	}
-	return env.String(), nil
+	return Envelope{Protocol: Protocol, Prompts: prompts, Title: t}, nil
 }
 
 // Result returns what the clarify tool returns: the envelope, or ErrorPrefix
 // followed by the message.
 func Result(prompts, title string) string {
-	out, err := Emit(prompts, title)
-	if err != nil {
-		return ErrorPrefix + err.Error()
-	}
-	return out
+	env, err := Validate(prompts, title)
+	return toolarg.Result(ErrorPrefix, env, err)
 }
 
 // Normalize validates typed prompts exactly as if the model had sent them as
@@ -227,41 +220,15 @@ func Normalize(title string, prompts ...Prompt) (Envelope, error) {
 	return Validate(string(pyjson.AppendArray(nil, prompts)), title)
 }
 
-func cleanTitle(title string) (string, error) {
-	t := pyjson.Strip(pyjson.ValidUTF8(title))
-	if pyjson.Len(t) > MaxTitle {
-		return "", fail("title exceeds 120 characters")
-	}
-	return t, nil
-}
-
-func parseArg(prompts string) ([]pyjson.Value, error) { return toolarg.List(prompts, "prompts") }
-
-func listOf(v pyjson.Value) ([]pyjson.Value, error) { return toolarg.Items(v, "prompts") }
-
-func validateList(list []pyjson.Value) (Envelope, error) {
-	if len(list) == 0 {
-		return Envelope{}, fail("prompts array is empty")
-	}
-	if len(list) > MaxPrompts {
-		return Envelope{}, fail("at most 5 clarify prompts per call")
-	}
-	out := make([]Prompt, 0, len(list))
-	for i := range list {
-		p, err := validatePrompt(&list[i])
-		if err != nil {
-			return Envelope{}, err
-		}
-		out = append(out, p)
-	}
-	for i := range out {
+func distinctIDs(prompts []Prompt) error {
+	for i := range prompts {
 		for j := 0; j < i; j++ {
-			if out[j].PromptID() == out[i].PromptID() {
-				return Envelope{}, fail("duplicate prompt id " + pyjson.ReprString(out[i].PromptID()))
+			if prompts[j].PromptID() == prompts[i].PromptID() {
+				return fail("duplicate prompt id " + pyjson.ReprString(prompts[i].PromptID()))
 			}
 		}
 	}
-	return Envelope{Protocol: Protocol, Prompts: out}, nil
+	return nil
 }
 
 // prefix is repr(obj.get('kind') or obj.get('id')).

@@ -3,8 +3,9 @@
 // (theme, navigation, toasts, dialogs, resource cards and lists, usage
 // charts, cache refreshes).
 //
-// Validate, Emit and Result take the tool argument, a JSON string holding one
-// action object or an array of them, and reproduce the Python engine
+// Validate and Result take the tool argument, a JSON string holding one
+// action object or an array of them (Call takes the model's call arguments),
+// and reproduce the Python engine
 // (app/graph/console.py) byte for byte: the same normalization (stripped
 // strings, lower-cased enums and scopes, "card-" and "#" handling, total
 // defaulting, numbers in charts as floats), the same key order, compact JSON
@@ -18,6 +19,7 @@ package console
 import (
 	"encoding/json"
 
+	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
 )
 
@@ -89,32 +91,6 @@ func ToolSchema() json.RawMessage {
 // missing actions included, gives "actions must be a JSON string, object,
 // or array".
 func Call(args json.RawMessage) string {
-	v, err := argument(args, "actions")
-	if err != nil {
-		return ErrorPrefix + "actions must be a JSON string, object, or array"
-	}
-	switch v.Kind() {
-	case pyjson.String:
-		return Result(v.Text())
-	case pyjson.Object, pyjson.Array:
-		list, _ := listOf(v)
-		env, err := validateList(list)
-		if err != nil {
-			return ErrorPrefix + err.Error()
-		}
-		return env.String()
-	}
-	return ErrorPrefix + "actions must be a JSON string, object, or array"
-}
-
-// argument decodes the arguments object and returns one member (None when absent).
-func argument(args json.RawMessage, name string) (pyjson.Value, error) {
-	v, err := pyjson.Decode(pyjson.Strip(pyjson.ValidUTF8(string(args))))
-	if err != nil {
-		return pyjson.Value{}, err
-	}
-	if v.Kind() != pyjson.Object {
-		return pyjson.Value{}, fail("arguments must be an object")
-	}
-	return v.Lookup(name), nil
+	_, list, err := actionList.FromCall(args)
+	return toolarg.Result(ErrorPrefix, Envelope{Protocol: Protocol, Actions: list}, err)
 }

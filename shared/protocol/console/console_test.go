@@ -38,6 +38,11 @@ func TestChartPointLimit(t *testing.T) {
 	}
 }
 
+// TestGolden checks the tool result for every line of the golden files.
+func TestGolden(t *testing.T) {
+	prototest.Golden(t, func(in, _ string) string { return console.Result(in) })
+}
+
 // TestMessageCoverage checks that every error message of the reference
 // (the reference engine's app/graph/console.py, docs/turn.md "Source") appears in the golden outputs, so each one is
 // pinned word for word by a golden line.
@@ -126,18 +131,7 @@ func TestMessageCoverage(t *testing.T) {
 		"— resource: fields keys must be non-empty strings",
 		"— resource: fields.k  must be string, number, boolean, or null",
 	}
-	for _, m := range messages {
-		found := false
-		for _, o := range outs {
-			if strings.Contains(o, m) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			t.Errorf("no golden output contains %q", m)
-		}
-	}
+	prototest.Covers(t, outs, messages...)
 }
 
 // TestKeyOrder pins the output key order of every action type, with every
@@ -226,34 +220,16 @@ func TestToolSchemaSnapshot(t *testing.T) {
 
 // FuzzResult checks that the validator never panics, that every error
 // carries the prefix, and that every envelope is read back by the
-// Console-side parser with nothing skipped and re-encodes to the same bytes.
+// consumer-side parser with nothing skipped and re-encodes to the same bytes.
 func FuzzResult(f *testing.F) {
-	for _, c := range prototest.Load(f, "testdata/examples.jsonl") {
-		f.Add(c.In)
+	prototest.Fuzz{Prefix: console.ErrorPrefix, Result: func(in, _ string) string { return console.Result(in) }, Title: false, ReadBack: readBackConsole}.Run(f)
+}
+
+// readBackConsole reads an output as the Console does: nothing skipped, 1 to MaxActions actions.
+func readBackConsole(out string) (string, bool) {
+	env := consoleparse.ParseConsoleEnvelope(out)
+	if env == nil || len(env.Skipped) > 0 || len(env.Actions) < 1 || len(env.Actions) > console.MaxActions {
+		return "", false
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		out := console.Result(in)
-		if strings.HasPrefix(out, "Error:") {
-			if !strings.HasPrefix(out, console.ErrorPrefix) {
-				t.Fatalf("error without prefix: %q", out)
-			}
-			if consoleparse.ParseConsoleEnvelope(out) != nil {
-				t.Fatal("parser accepted an error")
-			}
-			return
-		}
-		env := consoleparse.ParseConsoleEnvelope(out)
-		if env == nil {
-			t.Fatalf("Console parser rejected %q", out)
-		}
-		if len(env.Skipped) > 0 {
-			t.Fatalf("Console parser skipped %+v of %q", env.Skipped, out)
-		}
-		if n := len(env.Actions); n < 1 || n > console.MaxActions {
-			t.Fatalf("%d actions", n)
-		}
-		if back := env.Envelope.String(); back != out {
-			t.Fatalf("round trip differs:\n%q\n%q", out, back)
-		}
-	})
+	return env.Envelope.String(), true
 }

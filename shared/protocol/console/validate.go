@@ -15,38 +15,26 @@ type ValidationError = toolarg.Error
 
 func fail(msg string) error { return toolarg.Fail(msg) }
 
+// actionList is the tool's argument: 1 to MaxActions actions.
+var actionList = toolarg.List[Action]{Name: "actions", Noun: "console actions", Max: MaxActions, Item: validateAction}
+
 // Validate checks the tool argument (a JSON string holding one action object
 // or an array of them) and returns the normalized envelope, or a
 // *ValidationError carrying the engine's exact message.
 func Validate(actions string) (Envelope, error) {
-	list, err := toolarg.List(actions, "actions")
+	list, err := actionList.Parse(actions)
 	if err != nil {
 		return Envelope{}, err
 	}
-	return validateList(list)
+	return Envelope{Protocol: Protocol, Actions: list}, nil
 }
 
-// Emit is Validate followed by encoding: it returns the canonical envelope
-// (compact JSON, keys in wire order, UTF-8 not escaped).
-func Emit(actions string) (string, error) {
-	env, err := Validate(actions)
-	if err != nil {
-		return "", err
-	}
-	// The envelope is about as long as the argument (normalization mostly
-	// removes text; a defaulted total or an added key adds some).
-	b := env.AppendJSON(make([]byte, 0, len(actions)+len(actions)/8+256))
-	return string(b), nil
-}
-
-// Result returns what the console tool returns: the envelope, or
-// ErrorPrefix followed by the validation message.
+// Result returns what the console tool returns: the canonical envelope
+// (compact JSON, keys in wire order, UTF-8 not escaped), or ErrorPrefix
+// followed by the validation message.
 func Result(actions string) string {
-	out, err := Emit(actions)
-	if err != nil {
-		return ErrorPrefix + err.Error()
-	}
-	return out
+	env, err := Validate(actions)
+	return toolarg.Result(ErrorPrefix, env, err)
 }
 
 // Normalize validates typed actions exactly as if the model had sent them as
@@ -54,26 +42,6 @@ func Result(actions string) string {
 // strings, defaults) or a *ValidationError.
 func Normalize(actions ...Action) (Envelope, error) {
 	return Validate(string(pyjson.AppendArray(nil, actions)))
-}
-
-func listOf(v pyjson.Value) ([]pyjson.Value, error) { return toolarg.Items(v, "actions") }
-
-func validateList(list []pyjson.Value) (Envelope, error) {
-	if len(list) == 0 {
-		return Envelope{}, fail("actions array is empty")
-	}
-	if len(list) > MaxActions {
-		return Envelope{}, fail("at most 20 console actions per call")
-	}
-	out := make([]Action, 0, len(list))
-	for i := range list {
-		a, err := validateAction(&list[i])
-		if err != nil {
-			return Envelope{}, err
-		}
-		out = append(out, a)
-	}
-	return Envelope{Protocol: Protocol, Actions: out}, nil
 }
 
 const typeList = "['chart', 'navigate', 'open_create', 'open_dialog', 'refresh', 'resource', 'resource_list', 'scroll_to_card', 'set_theme', 'show_pane', 'toast', 'toggle_terminal']"

@@ -4,8 +4,8 @@
 // agentMemories store and injects active memories on later turns (that part
 // is outside the engine).
 //
-// Validate, Emit and Result take the tool argument (a JSON string holding one
-// action object or an array of them) and reproduce the Python engine
+// Validate and Result take the tool argument (a JSON string holding one
+// action object or an array of them; Call takes the model's call arguments) and reproduce the Python engine
 // (app/graph/memory.py) byte for byte, error messages included.
 //
 // The wire format is documented in docs/memory-protocol.md.
@@ -184,55 +184,24 @@ type ValidationError = toolarg.Error
 
 func fail(msg string) error { return toolarg.Fail(msg) }
 
+// actionList is the tool's argument: 1 to MaxActions actions.
+var actionList = toolarg.List[Action]{Name: "actions", Noun: "memory actions", Max: MaxActions, Item: validateAction}
+
 // Validate checks the tool argument and returns the normalized envelope or a
 // *ValidationError with the engine's exact message.
 func Validate(actions string) (Envelope, error) {
-	v, err := toolarg.Decode(actions, "actions")
+	list, err := actionList.Parse(actions)
 	if err != nil {
 		return Envelope{}, err
 	}
-	return validateValue(v)
-}
-
-func validateValue(v pyjson.Value) (Envelope, error) {
-	list, err := toolarg.Items(v, "actions")
-	if err != nil {
-		return Envelope{}, err
-	}
-	if len(list) == 0 {
-		return Envelope{}, fail("actions array is empty")
-	}
-	if len(list) > MaxActions {
-		return Envelope{}, fail("at most 10 memory actions per call")
-	}
-	out := make([]Action, 0, len(list))
-	for i := range list {
-		a, err := validateAction(&list[i])
-		if err != nil {
-			return Envelope{}, err
-		}
-		out = append(out, a)
-	}
-	return Envelope{Protocol: Protocol, Actions: out}, nil
-}
-
-// Emit is Validate followed by encoding.
-func Emit(actions string) (string, error) {
-	env, err := Validate(actions)
-	if err != nil {
-		return "", err
-	}
-	return env.String(), nil
+	return Envelope{Protocol: Protocol, Actions: list}, nil
 }
 
 // Result returns what the memory tool returns: the envelope, or ErrorPrefix
 // followed by the message.
 func Result(actions string) string {
-	out, err := Emit(actions)
-	if err != nil {
-		return ErrorPrefix + err.Error()
-	}
-	return out
+	env, err := Validate(actions)
+	return toolarg.Result(ErrorPrefix, env, err)
 }
 
 // Normalize validates typed actions exactly as if the model had sent them as JSON.
@@ -244,21 +213,8 @@ func Normalize(actions ...Action) (Envelope, error) {
 // object or array given directly as actions is accepted too; anything else
 // gives "actions must be a JSON string, object, or array".
 func Call(args json.RawMessage) string {
-	v, err := pyjson.Decode(pyjson.Strip(pyjson.ValidUTF8(string(args))))
-	if err != nil || v.Kind() != pyjson.Object {
-		return ErrorPrefix + "actions must be a JSON string, object, or array"
-	}
-	switch av := v.Lookup("actions"); av.Kind() {
-	case pyjson.String:
-		return Result(av.Text())
-	case pyjson.Object, pyjson.Array:
-		env, err := validateValue(av)
-		if err != nil {
-			return ErrorPrefix + err.Error()
-		}
-		return env.String()
-	}
-	return ErrorPrefix + "actions must be a JSON string, object, or array"
+	_, list, err := actionList.FromCall(args)
+	return toolarg.Result(ErrorPrefix, Envelope{Protocol: Protocol, Actions: list}, err)
 }
 
 // ValidKey reports whether s matches KeyPattern.

@@ -11,12 +11,17 @@ import (
 	"appwrite-agent/shared/protocol/memory"
 )
 
+// TestGolden checks the tool result for every line of the golden files.
+func TestGolden(t *testing.T) {
+	prototest.Golden(t, func(in, _ string) string { return memory.Result(in) })
+}
+
 // TestMessageCoverage checks that every error message of the reference
 // (the reference engine's app/graph/memory.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	outs = append(outs, memory.Call(json.RawMessage(`{"actions":5}`)))
-	for _, m := range []string{
+	prototest.Covers(t, outs,
 		"— actions is empty",
 		"— actions must be valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
 		"— actions JSON must be an object or an array of objects",
@@ -45,18 +50,7 @@ func TestMessageCoverage(t *testing.T) {
 		"— forget actions must not include content",
 		"— forget actions must not include category",
 		"— forget actions must not include priority",
-	} {
-		found := false
-		for _, o := range outs {
-			if strings.Contains(o, m) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			t.Errorf("no golden output contains %q", m)
-		}
-	}
+	)
 }
 
 // TestNormalize checks typed actions and the defaults.
@@ -102,26 +96,15 @@ func TestToolSchemaSnapshot(t *testing.T) {
 	snapshot.CheckTool(t, "testdata/tool_schema.json", snapshot.Tool{Name: memory.ToolName, Description: memory.ToolDescription, Parameters: memory.ToolSchema()})
 }
 
-// FuzzResult checks that the validator never panics and that every envelope
-// is read back by the consumer-side parser unchanged.
+// FuzzResult checks that the validator never panics, that every error
+// carries the prefix, and that every envelope is read back by the
+// consumer-side parser with nothing skipped and re-encodes to the same bytes.
 func FuzzResult(f *testing.F) {
-	for _, c := range prototest.Load(f, "testdata/examples.jsonl") {
-		f.Add(c.In)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		out := memory.Result(in)
-		if strings.HasPrefix(out, "Error:") {
-			if !strings.HasPrefix(out, memory.ErrorPrefix) {
-				t.Fatalf("error without prefix: %q", out)
-			}
-			return
-		}
+	prototest.Fuzz{Prefix: memory.ErrorPrefix, Result: func(in, _ string) string { return memory.Result(in) }, Title: false, ReadBack: func(out string) (string, bool) {
 		env := consoleparse.ParseMemoryEnvelope(out)
 		if env == nil || len(env.Skipped) > 0 {
-			t.Fatalf("parser rejected %q: %+v", out, env)
+			return "", false
 		}
-		if back := env.Envelope.String(); back != out {
-			t.Fatalf("round trip differs:\n%q\n%q", out, back)
-		}
-	})
+		return env.Envelope.String(), true
+	}}.Run(f)
 }

@@ -3,7 +3,7 @@
 // illegal or immoral ask. Cloud creates a threats document (and alerts) from
 // a successful result.
 //
-// Validate, Emit and Result reproduce the Python engine (app/graph/threat.py)
+// Validate and Result reproduce the Python engine (app/graph/threat.py)
 // byte for byte: category lower-cased, strings stripped, length limits in
 // code points, a flat envelope {"protocol","category","summary","details",
 // "quote"?}, and the exact error messages.
@@ -132,23 +132,11 @@ func Validate(report string) (Report, error) {
 	return validate(&v)
 }
 
-// Emit is Validate followed by encoding.
-func Emit(report string) (string, error) {
-	r, err := Validate(report)
-	if err != nil {
-		return "", err
-	}
-	return r.String(), nil
-}
-
 // Result returns what the report_threat tool returns: the envelope, or
 // ErrorPrefix followed by the message.
 func Result(report string) string {
-	out, err := Emit(report)
-	if err != nil {
-		return ErrorPrefix + err.Error()
-	}
-	return out
+	r, err := Validate(report)
+	return toolarg.Result(ErrorPrefix, r, err)
 }
 
 // Call runs the tool on the model's raw call arguments

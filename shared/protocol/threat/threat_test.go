@@ -2,7 +2,6 @@ package threat_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"appwrite-agent/shared/devkit/consoleparse"
@@ -11,11 +10,16 @@ import (
 	"appwrite-agent/shared/protocol/threat"
 )
 
+// TestGolden checks the tool result for every line of the golden files.
+func TestGolden(t *testing.T) {
+	prototest.Golden(t, func(in, _ string) string { return threat.Result(in) })
+}
+
 // TestMessageCoverage checks that every error message of the reference
 // (the reference engine's app/graph/threat.py, docs/turn.md "Source") appears in the golden outputs.
 func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
-	for _, m := range []string{
+	prototest.Covers(t, outs,
 		"— report is empty",
 		"— report must be valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
 		"— report must be an object",
@@ -30,18 +34,7 @@ func TestMessageCoverage(t *testing.T) {
 		"— details exceeds 4000 characters",
 		"— quote must be a string",
 		"— quote exceeds 1000 characters",
-	} {
-		found := false
-		for _, o := range outs {
-			if strings.Contains(o, m) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			t.Errorf("no golden output contains %q", m)
-		}
-	}
+	)
 }
 
 // TestNormalize checks a typed report.
@@ -64,26 +57,15 @@ func TestToolSchemaSnapshot(t *testing.T) {
 	snapshot.CheckTool(t, "testdata/tool_schema.json", snapshot.Tool{Name: threat.ToolName, Description: threat.ToolDescription, Parameters: threat.ToolSchema()})
 }
 
-// FuzzResult checks that the validator never panics and that every envelope
-// is read back by the consumer-side parser unchanged.
+// FuzzResult checks that the validator never panics, that every error
+// carries the prefix, and that every envelope is read back by the
+// consumer-side parser with nothing skipped and re-encodes to the same bytes.
 func FuzzResult(f *testing.F) {
-	for _, c := range prototest.Load(f, "testdata/examples.jsonl") {
-		f.Add(c.In)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		out := threat.Result(in)
-		if strings.HasPrefix(out, "Error:") {
-			if !strings.HasPrefix(out, threat.ErrorPrefix) {
-				t.Fatalf("error without prefix: %q", out)
-			}
-			return
-		}
+	prototest.Fuzz{Prefix: threat.ErrorPrefix, Result: func(in, _ string) string { return threat.Result(in) }, Title: false, ReadBack: func(out string) (string, bool) {
 		r := consoleparse.ParseThreatEnvelope(out)
 		if r == nil {
-			t.Fatalf("parser rejected %q", out)
+			return "", false
 		}
-		if back := r.String(); back != out {
-			t.Fatalf("round trip differs:\n%q\n%q", out, back)
-		}
-	})
+		return r.String(), true
+	}}.Run(f)
 }

@@ -1,10 +1,19 @@
-// Package toolarg holds what the four protocol validators share: the error that carries the Python engine's
-// message word for word, the reading of a tool argument (JSON text of one object or an array of objects),
-// and the typed field readers with the engine's messages ("<where>key must be a string", "... is
-// required", "... must be a boolean").
+// Package toolarg is the one pipeline of the four protocol tools (console, clarify, memory, threat): the
+// error that carries the Python engine's message word for word, the reading of a tool argument (JSON text of
+// one object or an array of objects, or the model's call arguments), the list checks (not empty, at most so
+// many, each item in order, the first error wins), the tool result (the envelope, or the protocol's error
+// prefix and the message), and the typed field readers with the engine's messages ("<where>key must be a
+// string", "... is required", "... must be a boolean"). A protocol package keeps only its own item rules and
+// its envelope.
 package toolarg
 
-import "appwrite-agent/shared/pyjson"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"appwrite-agent/shared/pyjson"
+)
 
 // Error is a rejected tool argument; Error returns the message that follows the protocol's ErrorPrefix.
 type Error struct {
@@ -43,13 +52,88 @@ func Items(v pyjson.Value, name string) ([]pyjson.Value, error) {
 	return nil, Fail(name + " JSON must be an object or an array of objects")
 }
 
-// List is Decode then Items.
-func List(arg, name string) ([]pyjson.Value, error) {
-	v, err := Decode(arg, name)
+// List is a protocol's list argument (console's and memory's actions, clarify's prompts): one object or an
+// array of objects, at least one and at most Max, each read by Item in order (the first error wins), then
+// checked together by Across.
+type List[T any] struct {
+	// Name is the argument's name in messages: "actions", "prompts".
+	Name string
+	// Noun words the limit's message, "at most <Max> <Noun> per call": "console actions".
+	Noun string
+	// Max is the most items one call may hold.
+	Max int
+	// Item validates one item and returns it normalized.
+	Item func(raw *pyjson.Value) (T, error)
+	// Across checks the items together (clarify's distinct prompt ids); nil when the protocol has no such rule.
+	Across func(items []T) error
+}
+
+// Parse reads the argument's JSON text as the engine's parse_*_arg does (Decode), then checks its items.
+func (l List[T]) Parse(arg string) ([]T, error) {
+	v, err := Decode(arg, l.Name)
 	if err != nil {
 		return nil, err
 	}
-	return Items(v, name)
+	return l.Check(v)
+}
+
+// Check reads the items of a decoded argument: one object, or the elements of an array.
+func (l List[T]) Check(v pyjson.Value) ([]T, error) {
+	raws, err := Items(v, l.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(raws) == 0 {
+		return nil, Fail(l.Name + " array is empty")
+	}
+	if len(raws) > l.Max {
+		return nil, Fail("at most " + strconv.Itoa(l.Max) + " " + l.Noun + " per call")
+	}
+	out := make([]T, 0, len(raws))
+	for i := range raws {
+		it, err := l.Item(&raws[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	if l.Across != nil {
+		if err := l.Across(out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// FromCall reads the list from the model's raw call arguments, an object {Name: …}: a string is parsed as
+// Parse does; an object or an array given directly is checked as it is (the engine's parse_*_arg accepts a
+// dict or a list). Anything else, the member missing or the arguments not an object, gives "<Name> must be a
+// JSON string, object, or array". FromCall returns the decoded arguments too, for a tool with another
+// argument (clarify's title).
+func (l List[T]) FromCall(args json.RawMessage) (pyjson.Value, []T, error) {
+	wrong := Fail(l.Name + " must be a JSON string, object, or array")
+	v, err := pyjson.Decode(pyjson.Strip(pyjson.ValidUTF8(string(args))))
+	if err != nil || v.Kind() != pyjson.Object {
+		return pyjson.Value{}, nil, wrong
+	}
+	switch a := v.Lookup(l.Name); a.Kind() {
+	case pyjson.String:
+		items, err := l.Parse(a.Text())
+		return v, items, err
+	case pyjson.Object, pyjson.Array:
+		items, err := l.Check(a)
+		return v, items, err
+	}
+	return v, nil, wrong
+}
+
+// Result is what a protocol's tool returns: the envelope as compact JSON, or prefix (the protocol's
+// ErrorPrefix) followed by the message when err is not nil.
+func Result(prefix string, envelope fmt.Stringer, err error) string {
+	if err != nil {
+		return prefix + err.Error()
+	}
+	return envelope.String()
 }
 
 // Where names the item a field belongs to in messages, as the engine does (for example the repr of its type:

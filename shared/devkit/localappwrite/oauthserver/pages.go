@@ -1,4 +1,4 @@
-package localappwrite
+package oauthserver
 
 import (
 	htmltemplate "html/template"
@@ -48,7 +48,7 @@ type asPage struct {
 	Scopes, Resources                                            []string
 }
 
-func (s *Server) renderPage(w http.ResponseWriter, status int, p asPage) {
+func (a *Server) renderPage(w http.ResponseWriter, status int, p asPage) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -59,27 +59,23 @@ func (s *Server) renderPage(w http.ResponseWriter, status int, p asPage) {
 	_ = asPages.Execute(w, p)
 }
 
-func (s *Server) renderLogin(w http.ResponseWriter, status int, c *oauthClient, req *authRequest, errMsg string) {
-	s.renderPage(w, status, asPage{Kind: "login", Title: "Sign in", Error: errMsg, Client: c.name, Request: req.id})
+func (a *Server) renderLogin(w http.ResponseWriter, status int, c *oauthClient, req *authRequest, errMsg string) {
+	a.renderPage(w, status, asPage{Kind: "login", Title: "Sign in", Error: errMsg, Client: c.name, Request: req.id})
 }
 
-func (s *Server) renderConsent(w http.ResponseWriter, status int, c *oauthClient, req *authRequest, errMsg string) {
+func (a *Server) renderConsent(w http.ResponseWriter, status int, c *oauthClient, req *authRequest, errMsg string) {
 	account := ""
-	s.as.mu.Lock()
-	sess := s.as.sessions[req.session]
-	s.as.mu.Unlock()
+	a.mu.Lock()
+	sess := a.sessions[req.session]
+	a.mu.Unlock()
 	if sess != nil {
-		s.mu.Lock()
-		if pr := s.projects[sess.project]; pr != nil && pr.users[sess.userID] != nil {
-			account = pr.users[sess.userID].email
-		}
-		s.mu.Unlock()
+		account = a.host.Account(sess.project, sess.userID)
 	}
-	s.renderPage(w, status, asPage{Kind: "consent", Title: "Authorize " + c.name, Error: errMsg, Client: c.name,
+	a.renderPage(w, status, asPage{Kind: "consent", Title: "Authorize " + c.name, Error: errMsg, Client: c.name,
 		Account: account, Request: req.id, Redirect: req.redirectURI, Scopes: req.scopes, Resources: req.resources})
 }
 
 // asErrorPage shows an error that must not be redirected to the application (RFC 6749 section 4.1.2.1).
-func (s *Server) asErrorPage(w http.ResponseWriter, status int, code, msg string) {
-	s.renderPage(w, status, asPage{Kind: "error", Title: "Authorization failed", Error: msg, Code: code})
+func (a *Server) asErrorPage(w http.ResponseWriter, status int, code, msg string) {
+	a.renderPage(w, status, asPage{Kind: "error", Title: "Authorization failed", Error: msg, Code: code})
 }

@@ -1,216 +1,42 @@
 package localappwrite
 
 import (
+	"appwrite-agent/shared/devkit/testclock"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/appwrite/sdk-for-go/client"
-	"github.com/appwrite/sdk-for-go/file"
 	"github.com/appwrite/sdk-for-go/functions"
-	"github.com/appwrite/sdk-for-go/storage"
 	"github.com/appwrite/sdk-for-go/tablesdb"
-	"github.com/appwrite/sdk-for-go/users"
 )
 
-func TestTablesDBThroughSDK(t *testing.T) {
+// Creating or updating a function with a functions.* event is refused by the FunctionEvent validator
+// (Event/Validator/FunctionEvent.php; Functions/Create.php:86, Update.php:78), through ArrayList's description.
+func TestFunctionEventsRefused(t *testing.T) {
 	f := newFixture(t, Options{})
-	seedRowsTable(t, f)
-	rec := newRecorder(t)
-	createHook(t, f, "all-rows", rec.ts.URL, []string{"databases.db1.tables.t1.rows.*"}, nil)
-	db := tablesdb.New(f.sdk(f.key))
-
-	dbm, err := db.Get("db1")
-	if err != nil || dbm.Id != "db1" || dbm.Name != "DB" || !dbm.Enabled {
-		t.Fatalf("get database: %+v %v", dbm, err)
+	fns := functions.New(f.sdk(f.key))
+	const msg = "Invalid `events` param: Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed."
+	_, err := fns.Create("fnx", "fnx", "go-1.26", fns.WithCreateEvents([]string{"functions.*"}))
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, msg)
+	created, err := fns.Create("fnx", "fnx", "go-1.26", fns.WithCreateEvents([]string{"users.*.create"}), fns.WithCreateExecute([]string{"any"}))
+	if err != nil || created.Id != "fnx" || created.Runtime != "go-1.26" || len(created.Events) != 1 || created.Timeout != 15 {
+		t.Fatalf("create: %+v %v", created, err)
 	}
-	tbl, err := db.GetTable("db1", "t1")
-	if err != nil || tbl.Id != "t1" || tbl.DatabaseId != "db1" || len(tbl.Columns) != 2 {
-		t.Fatalf("get table: %+v %v", tbl, err)
+	_, err = fns.Create("fnx", "again", "go-1.26")
+	wantAPIError(t, err, 409, ErrFunctionAlreadyExists, "Function with the requested ID already exists. Try again with a different ID or use ID.unique() to generate a unique ID.")
+	_, err = fns.Update("fnx", "fnx", fns.WithUpdateEvents([]string{"users.*.create", "functions.other.executions.*.create"}))
+	wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, msg)
+	if got, err := fns.Get("fnx"); err != nil || len(got.Events) != 1 || got.Events[0] != "users.*.create" {
+		t.Fatalf("a refused update changed the function: %+v %v", got, err)
 	}
-
-	row, err := db.CreateRow("db1", "t1", "unique()", map[string]any{"title": "a", "count": 1},
-		db.WithCreateRowPermissions([]string{`read("any")`}))
-	if err != nil {
+	if _, err := fns.Update("fnx", "fnx", fns.WithUpdateEvents([]string{"users.*.create"})); err != nil {
 		t.Fatal(err)
-	}
-	if len(row.Id) != 20 || row.TableId != "t1" || row.DatabaseId != "db1" || row.Sequence != 1 || row.Permissions[0] != `read("any")` {
-		t.Fatalf("row: %+v", row)
-	}
-	var cols struct {
-		Title string `json:"title"`
-		Count int    `json:"count"`
-	}
-	if err := row.Decode(&cols); err != nil || cols.Title != "a" || cols.Count != 1 {
-		t.Fatalf("decode: %+v %v", cols, err)
-	}
-	_, err = db.CreateRow("db1", "t1", row.Id, map[string]any{"title": "dup"})
-	wantErr(t, err, 409, ErrRowAlreadyExists)
-
-	upd, err := db.UpdateRow("db1", "t1", row.Id, db.WithUpdateRowData(map[string]any{"title": "b"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = upd.Decode(&cols)
-	if cols.Title != "b" || cols.Count != 1 {
-		t.Fatalf("update merges: %+v", cols)
-	}
-	_, err = db.UpdateRow("db1", "t1", row.Id)
-	wantErr(t, err, 400, ErrRowMissingPayload)
-
-	up, err := db.UpsertRow("db1", "t1", "fixed", db.WithUpsertRowData(map[string]any{"title": "u"}))
-	if err != nil || up.Id != "fixed" || up.Sequence != 2 {
-		t.Fatalf("upsert create: %+v %v", up, err)
-	}
-	if _, err := db.UpsertRow("db1", "t1", "fixed", db.WithUpsertRowData(map[string]any{"count": 7})); err != nil {
-		t.Fatal(err)
-	}
-	got, err := db.GetRow("db1", "t1", "fixed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = got.Decode(&cols)
-	if cols.Title != "u" || cols.Count != 7 {
-		t.Fatalf("upsert update: %+v", cols)
-	}
-	list, err := db.ListRows("db1", "t1")
-	if err != nil || list.Total != 2 {
-		t.Fatalf("list: %+v %v", list, err)
-	}
-	if _, err := db.DeleteRow("db1", "t1", "fixed"); err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.GetRow("db1", "t1", "fixed")
-	wantErr(t, err, 404, ErrRowNotFound)
-	_, err = db.DeleteRow("db1", "t1", "fixed")
-	wantErr(t, err, 404, ErrRowNotFound)
-	_, err = db.GetTable("db1", "nope")
-	wantErr(t, err, 404, ErrTableNotFound)
-	_, err = db.GetRow("nope", "t1", "x")
-	wantErr(t, err, 404, ErrDatabaseNotFound)
-	_, err = db.CreateRow("db1", "t1", "bad", map[string]any{"unknown": 1})
-	wantErr(t, err, 400, ErrRowInvalidStructure)
-	_, err = db.CreateRow("db1", "t1", "bad", map[string]any{"count": "three"})
-	wantErr(t, err, 400, ErrRowInvalidStructure)
-	_, err = db.CreateRow("db1", "t1", "-bad", map[string]any{})
-	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
-
-	f.flush(t)
-	// The events were queued in the order of the calls; two workers deliver them, so they may arrive in
-	// any order (as from Appwrite's webhook workers): the order is checked where it is kept, the arrivals
-	// as a set.
-	action := func(events string) string {
-		first := strings.Split(events, ",")[0]
-		return first[strings.LastIndex(first, ".")+1:]
-	}
-	var queued, arrived []string
-	for _, d := range f.s.Deliveries() {
-		queued = append(queued, action(strings.Join(d.Events, ",")))
-	}
-	for _, r := range rec.all() {
-		arrived = append(arrived, action(r.Header.Get("X-Appwrite-Webhook-Events")))
-	}
-	if strings.Join(queued, " ") != "create update upsert upsert delete" {
-		t.Fatalf("row events queued: %v", queued)
-	}
-	slices.Sort(queued)
-	slices.Sort(arrived)
-	if !slices.Equal(arrived, queued) {
-		t.Fatalf("row events delivered: %v, queued %v", arrived, queued)
-	}
-}
-
-func TestStorageThroughSDK(t *testing.T) {
-	f := newFixture(t, Options{})
-	if err := f.s.SeedBucket(testProject, BucketSpec{ID: "b1", Name: "Bucket", MaximumFileSize: 1000, AllowedFileExtensions: []string{"txt"}}); err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecorder(t)
-	createHook(t, f, "files", rec.ts.URL, []string{"buckets.b1.files.*.create"}, nil)
-	st := storage.New(f.sdk(f.key))
-	b, err := st.GetBucket("b1")
-	if err != nil || b.Id != "b1" || b.MaximumFileSize != 1000 {
-		t.Fatalf("bucket: %+v %v", b, err)
-	}
-	dir := t.TempDir()
-	p := filepath.Join(dir, "hello.txt")
-	if err := os.WriteFile(p, []byte("hello world"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fl, err := st.CreateFile("b1", "unique()", file.NewInputFile(p, "hello.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fl.BucketId != "b1" || fl.Name != "hello.txt" || fl.SizeOriginal != 11 || !strings.HasPrefix(fl.MimeType, "text/plain") || fl.ChunksUploaded != 1 {
-		t.Fatalf("file: %+v", fl)
-	}
-	big := filepath.Join(dir, "big.txt")
-	_ = os.WriteFile(big, make([]byte, 2000), 0o600)
-	_, err = st.CreateFile("b1", "unique()", file.NewInputFile(big, "big.txt"))
-	wantErr(t, err, 400, ErrFileInvalidSize)
-	exe := filepath.Join(dir, "x.exe")
-	_ = os.WriteFile(exe, []byte("MZ"), 0o600)
-	_, err = st.CreateFile("b1", "unique()", file.NewInputFile(exe, "x.exe"))
-	wantErr(t, err, 400, ErrFileTypeUnsupported)
-	if _, err := st.DeleteFile("b1", fl.Id); err != nil {
-		t.Fatal(err)
-	}
-	_, err = st.DeleteFile("b1", fl.Id)
-	wantErr(t, err, 404, ErrFileNotFound)
-	_, err = st.GetBucket("nope")
-	wantErr(t, err, 404, ErrBucketNotFound)
-	f.flush(t)
-	got := rec.all()
-	if len(got) != 1 || !strings.HasPrefix(got[0].Header.Get("X-Appwrite-Webhook-Events"), "buckets.b1.files."+fl.Id+".create,") {
-		t.Fatalf("file delivery: %+v", got)
-	}
-}
-
-func TestUsersThroughSDK(t *testing.T) {
-	f := newFixture(t, Options{})
-	rec := newRecorder(t)
-	createHook(t, f, "users", rec.ts.URL, []string{"users.*.create"}, nil)
-	us := users.New(f.sdk(f.key))
-	u, err := us.Create("alice", us.WithCreateEmail("alice@example.test"), us.WithCreatePassword("password123"), us.WithCreateName("Alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.Id != "alice" || u.Email != "alice@example.test" || u.Name != "Alice" || !u.Status || u.Hash != "argon2" {
-		t.Fatalf("user: %+v", u)
-	}
-	_, err = us.Create("alice2", us.WithCreateEmail("alice@example.test"))
-	wantErr(t, err, 409, ErrUserAlreadyExists)
-	_, err = us.Create("bob", us.WithCreateEmail("not-an-email"))
-	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
-	_, err = us.Create("bob", us.WithCreatePassword("short"))
-	wantErr(t, err, 400, ErrGeneralArgumentInvalid)
-	if _, err := us.Create("unique()", us.WithCreatePhone("+14155550100")); err != nil {
-		t.Fatal(err)
-	}
-	list, err := us.List()
-	if err != nil || list.Total != 2 || len(list.Users) != 2 {
-		t.Fatalf("list: %+v %v", list, err)
-	}
-	list, err = us.List(us.WithListSearch("alice"))
-	if err != nil || list.Total != 1 {
-		t.Fatalf("search: %+v %v", list, err)
-	}
-	got, err := us.Get("alice")
-	if err != nil || got.Email != "alice@example.test" {
-		t.Fatalf("get: %+v %v", got, err)
-	}
-	_, err = us.Get("nobody")
-	wantErr(t, err, 404, ErrUserNotFound)
-	f.flush(t)
-	if n := len(rec.all()); n != 2 {
-		t.Fatalf("want 2 user deliveries, got %d", n)
 	}
 }
 
@@ -415,5 +241,65 @@ func TestFunctionEventTrigger(t *testing.T) {
 	f.flush(t)
 	if n := len(rt.all()); n != 2 {
 		t.Fatalf("the function's own row triggers it again like Appwrite (got %d calls)", n)
+	}
+}
+
+func TestScheduledExecutions(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 10, 0, 30, 0, time.UTC))
+	f := newFixture(t, Options{Clock: clock.Now})
+	rt := runtimeStub(t, 200)
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "fn1", URL: rt.ts.URL, Secret: "rt-secret", Scopes: []string{"executions.write"}, Timeout: 30}); err != nil {
+		t.Fatal(err)
+	}
+	fns := functions.New(f.sdk(f.key))
+	at := "2026-12-01T10:03:00.000+00:00"
+
+	// Executions/Create.php:139-148 (1.9.6): scheduledAt needs async, then a minute-precise date strictly more
+	// than 60 s ahead with a year of at most 9999.
+	_, err := fns.CreateExecution("fn1", fns.WithCreateExecutionScheduledAt(at))
+	wantAPIError(t, err, 400, ErrGeneralBadRequest, "Scheduled executions must run asynchronously. Set scheduledAt to a future date, or set async to true.")
+	const schedMsg = "Execution schedule must be a valid date, and at least 1 minute from now"
+	for _, bad := range []string{
+		"2026-12-01T10:01:00.000+00:00", // 30 s ahead
+		"2026-12-01T10:01:30.000+00:00", // exactly 60 s ahead, and not minute-precise
+		"2026-12-01T10:05:30.000+00:00", // seconds
+		"2026-12-01T10:05:00.250+00:00", // milliseconds
+		"10000-01-01T00:00:00.000+00:00",
+		"tomorrow",
+	} {
+		_, err = fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt(bad))
+		wantAPIError(t, err, 400, ErrGeneralBadRequest, schedMsg)
+	}
+	// The checks come before the function lookup, as in Appwrite.
+	_, err = fns.CreateExecution("nope", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt("tomorrow"))
+	wantAPIError(t, err, 400, ErrGeneralBadRequest, schedMsg)
+
+	ex, err := fns.CreateExecution("fn1", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt(at),
+		fns.WithCreateExecutionPath("/jobs/retry"), fns.WithCreateExecutionBody("sealed-job"))
+	if err != nil || ex.Status != "scheduled" || ex.ScheduledAt == "" {
+		t.Fatalf("%+v %v", ex, err)
+	}
+	if n := f.s.RunScheduled(clock.Now()); n != 0 || len(rt.all()) != 0 {
+		t.Fatalf("ran %d before its time", n)
+	}
+	clock.Advance(3 * time.Minute)
+	if n := f.s.RunScheduled(clock.Now()); n != 1 {
+		t.Fatalf("started %d, want 1", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := rt.all()
+	if len(got) != 1 || got[0].Path != "/jobs/retry" || string(got[0].Body) != "sealed-job" || got[0].Header.Get("x-appwrite-trigger") != "schedule" || got[0].Header.Get("x-appwrite-key") == "" {
+		t.Fatalf("runtime got %+v", got)
+	}
+	done, err := fns.GetExecution("fn1", ex.Id)
+	if err != nil || done.Status != "completed" {
+		t.Fatalf("%+v %v", done, err)
+	}
+	if n := f.s.RunScheduled(clock.Now().Add(time.Hour)); n != 0 {
+		t.Fatalf("ran again: %d", n)
 	}
 }

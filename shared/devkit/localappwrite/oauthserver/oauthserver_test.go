@@ -1,18 +1,25 @@
-package localappwrite
+package oauthserver_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 	"appwrite-agent/shared/devkit/testclock"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -25,26 +32,42 @@ const (
 	asRedirect  = "http://127.0.0.1:33418/callback"
 )
 
-// asFixture is a stand-in whose clock a test moves, with a Console account (project "console") that is a
-// member of the test project.
+// asFixture is the stand-in, whose route table mounts the authorization server, with a clock the test moves
+// and a Console account (project "console").
 type asFixture struct {
-	*fixture
+	s     *localappwrite.Server
+	ts    *httptest.Server
 	clock *testclock.Clock // the wall clock moved by the test
 	iss   string
 }
 
+// signingKey is one RSA key for every stand-in of the test binary (generating one takes up to seconds).
+var signingKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
 func newASFixture(t *testing.T) *asFixture {
 	t.Helper()
 	af := &asFixture{clock: testclock.Wall()}
-	af.fixture = newFixture(t, Options{Clock: af.clock.Now})
+	af.s = localappwrite.New(localappwrite.Options{Clock: af.clock.Now, SigningKey: signingKey(), Logf: t.Logf})
+	af.ts = httptest.NewServer(af.s)
+	af.s.SetBaseURL(af.ts.URL)
+	t.Cleanup(func() {
+		af.ts.Close()
+		_ = af.s.Close()
+	})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(af.s.SeedProject(ProjectSpec{ID: "console"}))
-	must(af.s.SeedUser("console", UserSpec{ID: "user-1", Email: asUserEmail, Password: asUserPass, Name: "Ada"}))
+	must(af.s.SeedProject(localappwrite.ProjectSpec{ID: "console"}))
+	must(af.s.SeedUser("console", localappwrite.UserSpec{ID: "user-1", Email: asUserEmail, Password: asUserPass, Name: "Ada"}))
 	af.iss = af.ts.URL + "/v1/oauth2/console"
 	return af
 }
@@ -101,7 +124,7 @@ func (af *asFixture) register(t *testing.T, grants ...string) string {
 type pkce struct{ verifier, challenge string }
 
 func newPKCE() pkce {
-	v := base64.RawURLEncoding.EncodeToString(randomBytes(32))
+	v := rand.Text() + rand.Text() // 52 characters of base32: a verifier of RFC 7636's alphabet
 	sum := sha256.Sum256([]byte(v))
 	return pkce{v, base64.RawURLEncoding.EncodeToString(sum[:])}
 }
@@ -117,7 +140,7 @@ func (af *asFixture) authorizeURL(clientID string, p pkce, scopes []string, extr
 }
 
 // code runs the sign-in as a user and returns the authorization code.
-func (af *asFixture) code(t *testing.T, u *OAuthUser, clientID string, p pkce, scopes []string, c Consent) string {
+func (af *asFixture) code(t *testing.T, u *oauthserver.User, clientID string, p pkce, scopes []string, c oauthserver.Consent) string {
 	t.Helper()
 	res, err := u.Authorize(context.Background(), af.authorizeURL(clientID, p, scopes, nil), c)
 	if err != nil {
@@ -144,11 +167,11 @@ func (af *asFixture) refresh(t *testing.T, clientID, rt string) (int, map[string
 // verify checks an access token independently, with the served JWKS.
 func (af *asFixture) verify(t *testing.T, tok string) jwt.MapClaims {
 	t.Helper()
-	pub, kid := jwksKey(t, af.iss+"/.well-known/jwks.json")
+	pub, kid := servedKey(t, af.iss+"/.well-known/jwks.json")
 	claims := jwt.MapClaims{}
 	parsed, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return pub, nil },
 		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(af.iss), jwt.WithAudience(asResource),
-		jwt.WithExpirationRequired(), jwt.WithTimeFunc(af.s.now))
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(af.clock.Now))
 	if err != nil {
 		t.Fatalf("access token: %v", err)
 	}
@@ -156,6 +179,27 @@ func (af *asFixture) verify(t *testing.T, tok string) jwt.MapClaims {
 		t.Fatalf("header %v", parsed.Header)
 	}
 	return claims
+}
+
+// servedKey reads the one RS256 key of the JWKS document at url.
+func servedKey(t *testing.T, url string) (*rsa.PublicKey, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string][]localappwrite.JWK
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	keys := doc["keys"]
+	if len(keys) != 1 || keys[0].Kty != "RSA" || keys[0].Alg != "RS256" || keys[0].Use != "sig" {
+		t.Fatalf("jwks: %+v", doc)
+	}
+	n, _ := base64.RawURLEncoding.DecodeString(keys[0].N)
+	e, _ := base64.RawURLEncoding.DecodeString(keys[0].E)
+	return &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}, keys[0].Kid
 }
 
 func wantOAuthError(t *testing.T, what string, status int, out map[string]any, wantStatus int, code string) {
@@ -203,7 +247,7 @@ func TestOAuthDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status, out := decodeJSON(t, resp); status != http.StatusNotFound || out["type"] != ErrProjectNotFound {
+	if status, out := decodeJSON(t, resp); status != http.StatusNotFound || out["type"] != localappwrite.ErrProjectNotFound {
 		t.Fatalf("unknown project: %d %v", status, out)
 	}
 }
@@ -214,9 +258,9 @@ func TestOAuthCodeFlow(t *testing.T) {
 	af := newASFixture(t)
 	client := af.register(t)
 	p := newPKCE()
-	user := NewOAuthUser(asUserEmail, asUserPass)
+	user := oauthserver.NewUser(asUserEmail, asUserPass)
 	scopes := []string{"openid", "project:webhooks.read", "project:webhooks.write", "project:rows.read"}
-	res, err := user.Authorize(context.Background(), af.authorizeURL(client, p, scopes, nil), Consent{})
+	res, err := user.Authorize(context.Background(), af.authorizeURL(client, p, scopes, nil), oauthserver.Consent{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +277,13 @@ func TestOAuthCodeFlow(t *testing.T) {
 	}
 
 	// A second authorization skips the login (the browser is signed in).
-	res2, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), Consent{})
+	res2, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), oauthserver.Consent{})
 	if err != nil || res2.LoggedIn {
 		t.Fatalf("second authorization: %+v %v", res2, err)
 	}
 	// Once the sign-in has lapsed, the login is shown again.
 	af.clock.Advance(2 * time.Hour)
-	if res3, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), Consent{}); err != nil || !res3.LoggedIn {
+	if res3, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), oauthserver.Consent{}); err != nil || !res3.LoggedIn {
 		t.Fatalf("authorization after the session: %+v %v", res3, err)
 	}
 
@@ -260,7 +304,7 @@ func TestOAuthRefreshRotation(t *testing.T) {
 	af := newASFixture(t)
 	client := af.register(t)
 	p := newPKCE()
-	_, tok := af.exchange(t, client, af.code(t, NewOAuthUser(asUserEmail, asUserPass), client, p, []string{"project:rows.read"}, Consent{}), p)
+	_, tok := af.exchange(t, client, af.code(t, oauthserver.NewUser(asUserEmail, asUserPass), client, p, []string{"project:rows.read"}, oauthserver.Consent{}), p)
 	rt1 := tok["refresh_token"].(string)
 	_, tok2 := af.refresh(t, client, rt1)
 	rt2, _ := tok2["refresh_token"].(string)
@@ -271,7 +315,7 @@ func TestOAuthRefreshRotation(t *testing.T) {
 	// A client registered without the refresh_token grant gets none.
 	other := af.register(t, "authorization_code")
 	p = newPKCE()
-	_, tok = af.exchange(t, other, af.code(t, NewOAuthUser(asUserEmail, asUserPass), other, p, []string{"project:rows.read"}, Consent{}), p)
+	_, tok = af.exchange(t, other, af.code(t, oauthserver.NewUser(asUserEmail, asUserPass), other, p, []string{"project:rows.read"}, oauthserver.Consent{}), p)
 	if _, has := tok["refresh_token"]; has || tok["access_token"] == nil {
 		t.Fatalf("authorization_code-only client: %v", tok)
 	}
@@ -281,7 +325,7 @@ func TestOAuthRefreshRotation(t *testing.T) {
 func TestOAuthErrors(t *testing.T) {
 	af := newASFixture(t)
 	client := af.register(t)
-	user := NewOAuthUser(asUserEmail, asUserPass)
+	user := oauthserver.NewUser(asUserEmail, asUserPass)
 	scopes := []string{"project:rows.read"}
 
 	t.Run("wrong redirect_uri at authorize", func(t *testing.T) {
@@ -297,14 +341,14 @@ func TestOAuthErrors(t *testing.T) {
 	})
 	t.Run("wrong redirect_uri at token", func(t *testing.T) {
 		p := newPKCE()
-		code := af.code(t, user, client, p, scopes, Consent{})
+		code := af.code(t, user, client, p, scopes, oauthserver.Consent{})
 		status, out := postForm(t, af.iss+"/token", url.Values{"grant_type": {"authorization_code"}, "client_id": {client},
 			"code": {code}, "redirect_uri": {"http://127.0.0.1:33418/other"}, "code_verifier": {p.verifier}})
 		wantOAuthError(t, "redirect_uri", status, out, http.StatusBadRequest, "invalid_grant")
 	})
 	t.Run("reused code", func(t *testing.T) {
 		p := newPKCE()
-		code := af.code(t, user, client, p, scopes, Consent{})
+		code := af.code(t, user, client, p, scopes, oauthserver.Consent{})
 		status, tok := af.exchange(t, client, code, p)
 		if status != http.StatusOK {
 			t.Fatalf("first exchange: %d %v", status, tok)
@@ -317,10 +361,10 @@ func TestOAuthErrors(t *testing.T) {
 	})
 	t.Run("wrong verifier", func(t *testing.T) {
 		p := newPKCE()
-		code := af.code(t, user, client, p, scopes, Consent{})
+		code := af.code(t, user, client, p, scopes, oauthserver.Consent{})
 		status, out := af.exchange(t, client, code, newPKCE())
 		wantOAuthError(t, "wrong verifier", status, out, http.StatusBadRequest, "invalid_grant")
-		status, out = af.exchange(t, client, af.code(t, user, client, p, scopes, Consent{}), pkce{verifier: ""})
+		status, out = af.exchange(t, client, af.code(t, user, client, p, scopes, oauthserver.Consent{}), pkce{verifier: ""})
 		wantOAuthError(t, "no verifier", status, out, http.StatusBadRequest, "invalid_request")
 	})
 	t.Run("unknown client", func(t *testing.T) {
@@ -339,7 +383,7 @@ func TestOAuthErrors(t *testing.T) {
 	})
 	t.Run("expired refresh token", func(t *testing.T) {
 		p := newPKCE()
-		_, tok := af.exchange(t, client, af.code(t, user, client, p, scopes, Consent{}), p)
+		_, tok := af.exchange(t, client, af.code(t, user, client, p, scopes, oauthserver.Consent{}), p)
 		af.clock.Advance(31 * 24 * time.Hour)
 		defer af.clock.Advance(-31 * 24 * time.Hour)
 		status, out := af.refresh(t, client, tok["refresh_token"].(string))
@@ -347,7 +391,7 @@ func TestOAuthErrors(t *testing.T) {
 	})
 	t.Run("expired code", func(t *testing.T) {
 		p := newPKCE()
-		code := af.code(t, user, client, p, scopes, Consent{})
+		code := af.code(t, user, client, p, scopes, oauthserver.Consent{})
 		af.clock.Advance(11 * time.Minute)
 		defer af.clock.Advance(-11 * time.Minute)
 		status, out := af.exchange(t, client, code, p)
@@ -355,20 +399,20 @@ func TestOAuthErrors(t *testing.T) {
 	})
 	t.Run("code of another client", func(t *testing.T) {
 		p := newPKCE()
-		code := af.code(t, user, client, p, scopes, Consent{})
+		code := af.code(t, user, client, p, scopes, oauthserver.Consent{})
 		status, out := af.exchange(t, af.register(t), code, p)
 		wantOAuthError(t, "another client's code", status, out, http.StatusBadRequest, "invalid_grant")
 	})
 	t.Run("resource not authorized", func(t *testing.T) {
 		p := newPKCE()
-		code := af.code(t, user, client, p, scopes, Consent{})
+		code := af.code(t, user, client, p, scopes, oauthserver.Consent{})
 		status, out := postForm(t, af.iss+"/token", url.Values{"grant_type": {"authorization_code"}, "client_id": {client},
 			"code": {code}, "redirect_uri": {asRedirect}, "code_verifier": {p.verifier}, "resource": {"https://other.example/mcp"}})
 		wantOAuthError(t, "resource", status, out, http.StatusBadRequest, "invalid_target")
 	})
 	t.Run("refresh asking for more scope", func(t *testing.T) {
 		p := newPKCE()
-		_, tok := af.exchange(t, client, af.code(t, user, client, p, scopes, Consent{}), p)
+		_, tok := af.exchange(t, client, af.code(t, user, client, p, scopes, oauthserver.Consent{}), p)
 		status, out := postForm(t, af.iss+"/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {client},
 			"refresh_token": {tok["refresh_token"].(string)}, "scope": {"project:rows.read project:rows.write"}})
 		wantOAuthError(t, "wider scope", status, out, http.StatusBadRequest, "invalid_scope")
@@ -390,7 +434,7 @@ func TestOAuthErrors(t *testing.T) {
 		{"resource with fragment", url.Values{"resource": {"https://mcp.example.test/mcp#x"}}, "invalid_target"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, c.extra), Consent{})
+			res, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, c.extra), oauthserver.Consent{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,7 +444,7 @@ func TestOAuthErrors(t *testing.T) {
 		})
 	}
 	t.Run("deny", func(t *testing.T) {
-		res, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), Consent{Deny: true})
+		res, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), oauthserver.Consent{Deny: true})
 		if err != nil || res.Redirect.Query().Get("error") != "access_denied" {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -431,9 +475,9 @@ func TestOAuthRegistrationRefusals(t *testing.T) {
 func TestOAuthConsentNarrowing(t *testing.T) {
 	af := newASFixture(t)
 	client := af.register(t)
-	user := NewOAuthUser(asUserEmail, asUserPass)
+	user := oauthserver.NewUser(asUserEmail, asUserPass)
 	all := []string{"openid", "project:all", "project:webhooks.read", "project:webhooks.write", "project:rows.read", "project:users.read"}
-	grant := func(c Consent) string {
+	grant := func(c oauthserver.Consent) string {
 		p := newPKCE()
 		status, tok := af.exchange(t, client, af.code(t, user, client, p, all, c), p)
 		if status != http.StatusOK {
@@ -441,17 +485,17 @@ func TestOAuthConsentNarrowing(t *testing.T) {
 		}
 		return af.verify(t, tok["access_token"].(string))["scope"].(string)
 	}
-	if got := grant(Consent{}); got != strings.Join(all, " ") {
+	if got := grant(oauthserver.Consent{}); got != strings.Join(all, " ") {
 		t.Fatalf("untouched consent: %q", got)
 	}
-	if got := grant(Consent{Untick: []string{"project:users.read"}}); got != "openid project:webhooks.read project:webhooks.write project:rows.read" {
+	if got := grant(oauthserver.Consent{Untick: []string{"project:users.read"}}); got != "openid project:webhooks.read project:webhooks.write project:rows.read" {
 		t.Fatalf("unticked users.read: %q", got)
 	}
-	if got := grant(Consent{ReadOnly: true}); got != "openid project:webhooks.read project:rows.read project:users.read" {
+	if got := grant(oauthserver.Consent{ReadOnly: true}); got != "openid project:webhooks.read project:rows.read project:users.read" {
 		t.Fatalf("read-only: %q", got)
 	}
 	// Unticking everything is refused on the page; the user can still choose.
-	_, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), all, nil), Consent{Untick: all})
+	_, err := user.Authorize(context.Background(), af.authorizeURL(client, newPKCE(), all, nil), oauthserver.Consent{Untick: all})
 	if err == nil || !strings.Contains(err.Error(), "Select at least one permission") {
 		t.Fatalf("nothing selected: %v", err)
 	}
@@ -461,27 +505,27 @@ func TestOAuthLoginAndConsentProtection(t *testing.T) {
 	af := newASFixture(t)
 	client := af.register(t)
 	scopes := []string{"project:rows.read"}
-	_, err := NewOAuthUser(asUserEmail, "wrong password").Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), Consent{})
+	_, err := oauthserver.NewUser(asUserEmail, "wrong password").Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), oauthserver.Consent{})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "Invalid credentials. Please check the email and password.") {
 		t.Fatalf("wrong password: %v", err)
 	}
-	_, err = NewOAuthUser("nobody@example.com", asUserPass).Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), Consent{})
+	_, err = oauthserver.NewUser("nobody@example.com", asUserPass).Authorize(context.Background(), af.authorizeURL(client, newPKCE(), scopes, nil), oauthserver.Consent{})
 	if err == nil || !strings.Contains(err.Error(), "Invalid credentials") {
 		t.Fatalf("unknown user: %v", err)
 	}
 	// A consent posted without the signed-in browser's cookie (a cross-site form) is refused.
-	user := NewOAuthUser(asUserEmail, asUserPass)
+	user := oauthserver.NewUser(asUserEmail, asUserPass)
 	u := af.authorizeURL(client, newPKCE(), scopes, nil)
-	_, page, _, err := user.do(context.Background(), http.MethodGet, u, nil)
+	_, page, _, err := user.Do(context.Background(), http.MethodGet, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = user.do(context.Background(), http.MethodPost, u, url.Values{"action": {"login"}, "request": {field(requestField, page)},
+	_, _, _, err = user.Do(context.Background(), http.MethodPost, u, url.Values{"action": {"login"}, "request": {oauthserver.RequestField(page)},
 		"email": {asUserEmail}, "password": {asUserPass}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	form := url.Values{"action": {"approve"}, "request": {field(requestField, page)}, "scope": scopes}
+	form := url.Values{"action": {"approve"}, "request": {oauthserver.RequestField(page)}, "scope": scopes}
 	resp, err := http.PostForm(u, form) // no cookies
 	if err != nil {
 		t.Fatal(err)
@@ -494,11 +538,11 @@ func TestOAuthLoginAndConsentProtection(t *testing.T) {
 		t.Fatalf("pages may be framed: %v", resp.Header)
 	}
 	// The signed-in browser still can, once.
-	status, _, loc, err := user.do(context.Background(), http.MethodPost, u, form)
+	status, _, loc, err := user.Do(context.Background(), http.MethodPost, u, form)
 	if err != nil || loc == nil || loc.Query().Get("code") == "" {
 		t.Fatalf("consent: %d %v %v", status, loc, err)
 	}
-	status, _, loc, _ = user.do(context.Background(), http.MethodPost, u, form)
+	status, _, loc, _ = user.Do(context.Background(), http.MethodPost, u, form)
 	if status != http.StatusBadRequest || loc != nil {
 		t.Fatalf("a second answer to one request: %d %v", status, loc)
 	}
@@ -506,14 +550,14 @@ func TestOAuthLoginAndConsentProtection(t *testing.T) {
 
 func TestOAuthUserSignIn(t *testing.T) {
 	af := newASFixture(t)
-	g, err := NewOAuthUser(asUserEmail, asUserPass).SignIn(context.Background(), af.iss, []string{"project:rows.read"}, asResource)
+	g, err := oauthserver.NewUser(asUserEmail, asUserPass).SignIn(context.Background(), af.iss, []string{"project:rows.read"}, asResource)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := af.verify(t, g.AccessToken); c["scope"] != "project:rows.read" || c["client_id"] != g.ClientID || g.RefreshToken == "" || g.ExpiresIn != 3600 {
 		t.Fatalf("grant %+v, claims %v", g, c)
 	}
-	if _, err := NewOAuthUser(asUserEmail, "nope").SignIn(context.Background(), af.iss, []string{"project:rows.read"}, asResource); err == nil {
+	if _, err := oauthserver.NewUser(asUserEmail, "nope").SignIn(context.Background(), af.iss, []string{"project:rows.read"}, asResource); err == nil {
 		t.Fatal("a wrong password signed in")
 	}
 }
@@ -523,14 +567,12 @@ func TestOAuthUserSignIn(t *testing.T) {
 func TestOAuthForgetsWhatExpired(t *testing.T) {
 	af := newASFixture(t)
 	client := af.register(t)
-	user := NewOAuthUser(asUserEmail, asUserPass)
+	user := oauthserver.NewUser(asUserEmail, asUserPass)
 	p := newPKCE()
-	af.exchange(t, client, af.code(t, user, client, p, []string{"project:rows.read"}, Consent{}), p)
-	af.code(t, user, client, newPKCE(), []string{"project:rows.read"}, Consent{}) // a code never exchanged
+	af.exchange(t, client, af.code(t, user, client, p, []string{"project:rows.read"}, oauthserver.Consent{}), p)
+	af.code(t, user, client, newPKCE(), []string{"project:rows.read"}, oauthserver.Consent{}) // a code never exchanged
 	count := func() (int, int, int) {
-		af.s.as.mu.Lock()
-		defer af.s.as.mu.Unlock()
-		return len(af.s.as.codes), len(af.s.as.refresh), len(af.s.as.sessions)
+		return af.s.OAuth().Outstanding()
 	}
 	if c, r, s := count(); c != 2 || r != 1 || s != 1 {
 		t.Fatalf("before: %d codes, %d refresh tokens, %d sessions", c, r, s)

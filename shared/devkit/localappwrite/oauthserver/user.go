@@ -1,4 +1,4 @@
-package localappwrite
+package oauthserver
 
 import (
 	"context"
@@ -17,17 +17,17 @@ import (
 	"strings"
 )
 
-// OAuthUser plays a person at the authorization server's pages over plain HTTP, for tests that need a
+// User plays a person at the authorization server's pages over plain HTTP, for tests that need a
 // sign-in but no browser (the Chromium test drives the same pages in a real browser): it opens the
 // authorization URL, fills the login form when it is shown, answers the consent and returns where the
 // server redirects. It keeps its cookies, so a second authorization skips the login like a browser does.
-type OAuthUser struct {
+type User struct {
 	// Email and Password are the account's.
 	Email, Password string
 	client          *http.Client
 }
 
-// Consent is how an OAuthUser answers the consent page.
+// Consent is how a User answers the consent page.
 type Consent struct {
 	// Untick lists scopes to untick before approving.
 	Untick []string
@@ -37,7 +37,7 @@ type Consent struct {
 	Deny bool
 }
 
-// AuthorizeResult is what an OAuthUser saw.
+// AuthorizeResult is what a User saw.
 type AuthorizeResult struct {
 	// Redirect is where the server sent the browser (the client's redirect_uri with code or error).
 	Redirect *url.URL
@@ -49,10 +49,10 @@ type AuthorizeResult struct {
 	Account string
 }
 
-// NewOAuthUser returns a user with an empty cookie jar.
-func NewOAuthUser(email, password string) *OAuthUser {
+// NewUser returns a user with an empty cookie jar.
+func NewUser(email, password string) *User {
 	jar, _ := cookiejar.New(nil)
-	return &OAuthUser{Email: email, Password: password, client: &http.Client{
+	return &User{Email: email, Password: password, client: &http.Client{
 		Jar:           jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -66,7 +66,7 @@ var (
 )
 
 // Authorize opens authorizeURL and answers as c says.
-func (u *OAuthUser) Authorize(ctx context.Context, authorizeURL string, c Consent) (*AuthorizeResult, error) {
+func (u *User) Authorize(ctx context.Context, authorizeURL string, c Consent) (*AuthorizeResult, error) {
 	res := &AuthorizeResult{}
 	status, page, loc, err := u.do(ctx, http.MethodGet, authorizeURL, nil)
 	if err != nil {
@@ -119,7 +119,7 @@ func (u *OAuthUser) Authorize(ctx context.Context, authorizeURL string, c Consen
 	return res, nil
 }
 
-func (u *OAuthUser) do(ctx context.Context, method, target string, form url.Values) (int, string, *url.URL, error) {
+func (u *User) do(ctx context.Context, method, target string, form url.Values) (int, string, *url.URL, error) {
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -167,8 +167,8 @@ func pageError(page string) string {
 	return page
 }
 
-// OAuthGrant is what OAuthUser.SignIn obtained: a public client's registration and its tokens.
-type OAuthGrant struct {
+// Grant is what User.SignIn obtained: a public client's registration and its tokens.
+type Grant struct {
 	// ClientID is the registered client.
 	ClientID string
 	// AccessToken, RefreshToken, Scope and ExpiresIn are the token endpoint's answer.
@@ -180,7 +180,7 @@ type OAuthGrant struct {
 // registers a public client (authorization_code and refresh_token grants, a loopback redirect URI that is
 // never called), has the user authorize scopes for resource (consent untouched), and exchanges the code with
 // PKCE S256.
-func (u *OAuthUser) SignIn(ctx context.Context, issuer string, scopes []string, resource string) (*OAuthGrant, error) {
+func (u *User) SignIn(ctx context.Context, issuer string, scopes []string, resource string) (*Grant, error) {
 	const redirect = "http://127.0.0.1:9/callback"
 	var reg struct {
 		ClientID string `json:"client_id"`
@@ -213,11 +213,11 @@ func (u *OAuthUser) SignIn(ctx context.Context, issuer string, scopes []string, 
 	if err := u.postJSON(ctx, issuer+"/token", "application/x-www-form-urlencoded", form.Encode(), http.StatusOK, &tok); err != nil {
 		return nil, fmt.Errorf("token: %w", err)
 	}
-	return &OAuthGrant{ClientID: reg.ClientID, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+	return &Grant{ClientID: reg.ClientID, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
 		Scope: tok.Scope, ExpiresIn: tok.ExpiresIn}, nil
 }
 
-func (u *OAuthUser) postJSON(ctx context.Context, target, contentType, body string, want int, out any) error {
+func (u *User) postJSON(ctx context.Context, target, contentType, body string, want int, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 	if err != nil {
 		return err

@@ -1,6 +1,20 @@
-package localappwrite
+// Package oauthserver is the local Appwrite stand-in's OAuth 2.1 authorization server, as Appwrite Cloud
+// serves one per project at {endpoint}/oauth2/{project} (appwrite/mcp `auth.py`: issuer, discovery at
+// .well-known/openid-configuration, keys at .well-known/jwks.json; the Console's consent test: scope names,
+// narrowing), and User, a person at its sign-in pages. Where Cloud's behaviour is not known the server follows
+// the MCP authorization specification and RFC 8414 (metadata), RFC 7591 (registration), RFC 7636 (PKCE),
+// RFC 8707 (resource indicators), RFC 9207 (iss in the authorization response) and RFC 6749 / OAuth 2.1
+// (errors, refresh rotation); docs/local-appwrite.md says which is which.
+//
+// The stand-in (package localappwrite) mounts its handlers in its route table and is its Host: which projects
+// exist, their issuers, and the users who sign in (for the Console's server, {endpoint}/oauth2/console, the
+// users of the project "console", as Cloud's Console accounts). The keys it signs with are the stand-in's,
+// whose API verifies the tokens.
+package oauthserver
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -19,19 +33,12 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// The stand-in's OAuth 2.1 authorization server, as Appwrite Cloud serves one per project at
-// {endpoint}/oauth2/{project} (appwrite/mcp `auth.py`: issuer, discovery at
-// .well-known/openid-configuration, keys at .well-known/jwks.json; the Console's consent test: scope names,
-// narrowing). Where Cloud's behaviour is not known the server follows the MCP authorization specification and
-// RFC 8414 (metadata), RFC 7591 (registration), RFC 7636 (PKCE), RFC 8707 (resource indicators), RFC 9207
-// (iss in the authorization response) and RFC 6749 / OAuth 2.1 (errors, refresh rotation);
-// docs/local-appwrite.md says which is which.
-//
-// The users who sign in are the users of the project whose server it is: for the Console's server
-// ({endpoint}/oauth2/console, Server.Issuer) the users of the project "console", as Cloud's Console accounts.
+// ProjectPathValue is the path value every handler reads the project from: the stand-in mounts them at
+// patterns such as "POST /v1/oauth2/{project}/token".
+const ProjectPathValue = "project"
 
-// OAuthOptions are the lifetimes of the authorization server's grants.
-type OAuthOptions struct {
+// Lifetimes are the lifetimes of the authorization server's grants; a zero field takes its default.
+type Lifetimes struct {
 	// AccessTokenTTL is an access token's lifetime (1 hour).
 	AccessTokenTTL time.Duration
 	// RefreshTokenTTL is a refresh token's lifetime, renewed by each rotation (30 days).
@@ -43,7 +50,7 @@ type OAuthOptions struct {
 	SessionTTL time.Duration
 }
 
-func (o OAuthOptions) withDefaults() OAuthOptions {
+func (o Lifetimes) withDefaults() Lifetimes {
 	if o.AccessTokenTTL <= 0 {
 		o.AccessTokenTTL = time.Hour
 	}
@@ -59,6 +66,34 @@ func (o OAuthOptions) withDefaults() OAuthOptions {
 	return o
 }
 
+// Host is what the authorization server asks of the Appwrite it belongs to.
+type Host interface {
+	// Now is the current time.
+	Now() time.Time
+	// Issuer is the issuer of project's authorization server; ok is false when there is no such project.
+	Issuer(project string) (issuer string, ok bool)
+	// SignIn returns the id of project's user with this email and password, or the refusal to show on the
+	// login page.
+	SignIn(project, email, password string) (userID, refusal string)
+	// Account is the email of project's user userID ("" when there is none), named on the consent page.
+	Account(project, userID string) string
+	// ProjectNotFound answers a request for a project that does not exist.
+	ProjectNotFound(w http.ResponseWriter)
+}
+
+// Config configures a Server.
+type Config struct {
+	// Host is the Appwrite the server belongs to.
+	Host Host
+	// Key signs the access tokens (RS256); KeyID is their kid.
+	Key   *rsa.PrivateKey
+	KeyID string
+	// Scopes is scopes_supported: what a client may ask for.
+	Scopes []string
+	// Lifetimes of codes, tokens and sign-ins.
+	Lifetimes Lifetimes
+}
+
 // identityScopes survive every narrowing (the Console's consent: "Identity scopes are always retained").
 var identityScopes = []string{"openid", "profile", "email"}
 
@@ -66,14 +101,28 @@ var identityScopes = []string{"openid", "profile", "email"}
 // scopes").
 var umbrellaScopes = []string{"all", "project:all", "organization:all"}
 
-// authServer is the authorization server's state, under its own lock (never held with Server.mu).
-type authServer struct {
+// Server is the authorization server of every project of its Host. Its state is under its own lock, never
+// held while the Host is called.
+type Server struct {
+	host   Host
+	key    *rsa.PrivateKey
+	kid    string
+	scopes []string
+	life   Lifetimes
+
 	mu       sync.Mutex
 	clients  map[string]*oauthClient
 	requests map[string]*authRequest // unfinished sign-ins, by id
 	sessions map[string]*asSession   // signed-in browsers, by cookie value
 	codes    map[string]*authCode    // by code
 	refresh  map[string]*refreshGrant
+}
+
+// New returns an authorization server with no clients.
+func New(c Config) *Server {
+	return &Server{host: c.Host, key: c.Key, kid: c.KeyID, scopes: c.Scopes, life: c.Lifetimes.withDefaults(),
+		clients: map[string]*oauthClient{}, requests: map[string]*authRequest{}, sessions: map[string]*asSession{},
+		codes: map[string]*authCode{}, refresh: map[string]*refreshGrant{}}
 }
 
 type oauthClient struct {
@@ -110,16 +159,12 @@ type refreshGrant struct {
 	used, revoked                     bool
 }
 
-// init makes the empty maps; New calls it once.
-func (a *authServer) init() {
-	a.clients, a.requests, a.sessions = map[string]*oauthClient{}, map[string]*authRequest{}, map[string]*asSession{}
-	a.codes, a.refresh = map[string]*authCode{}, map[string]*refreshGrant{}
-}
+func (a *Server) now() time.Time { return a.host.Now() }
 
 // prune forgets what can no longer be used: expired sign-ins, sessions and codes, and refresh tokens that are
 // expired, spent or revoked (a reused one is still recognised until it expires, to revoke its grant).
 // Called with a.mu held.
-func (a *authServer) prune(now time.Time) {
+func (a *Server) prune(now time.Time) {
 	for k, r := range a.requests {
 		if !now.Before(r.expires) {
 			delete(a.requests, k)
@@ -142,50 +187,19 @@ func (a *authServer) prune(now time.Time) {
 	}
 }
 
-// oauthRoutes registers the authorization server of every project.
-func (s *Server) oauthRoutes(m *http.ServeMux) {
-	base := "/v1/oauth2/{asProject}"
-	for _, p := range []string{base + "/.well-known/openid-configuration", base + "/.well-known/oauth-authorization-server",
-		"/.well-known/oauth-authorization-server/v1/oauth2/{asProject}", "/.well-known/openid-configuration/v1/oauth2/{asProject}"} {
-		m.HandleFunc("GET "+p, s.asMetadata)
-	}
-	m.HandleFunc("GET "+base+"/.well-known/jwks.json", s.asJWKS)
-	m.HandleFunc("GET "+base+"/jwks", s.asJWKS)
-	m.HandleFunc("POST "+base+"/register", s.asRegister)
-	m.HandleFunc("GET "+base+"/authorize", s.asAuthorize)
-	m.HandleFunc("POST "+base+"/authorize", s.asAuthorizeForm)
-	m.HandleFunc("POST "+base+"/token", s.asToken)
-}
-
-// asIssuer is the issuer of project p's authorization server: Server.Issuer for the Console, else
-// {endpoint}/oauth2/{p}. ok is false when the project does not exist.
-func (s *Server) asIssuer(p string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p == "console" {
-		// The Console's server always exists; its users are those of a seeded project "console".
-		return s.issuerLocked(), true
-	}
-	if s.projects[p] == nil {
-		return "", false
-	}
-	return s.endpointLocked() + "/oauth2/" + p, true
-}
-
-// asProject resolves the request's project, answering 404 project_not_found when there is none.
-func (s *Server) asProject(w http.ResponseWriter, r *http.Request) (project, issuer string, ok bool) {
-	project = r.PathValue("asProject")
-	issuer, ok = s.asIssuer(project)
+// project resolves the request's project and its issuer, answering the Host's not-found when there is none.
+func (a *Server) project(w http.ResponseWriter, r *http.Request) (project, issuer string, ok bool) {
+	project = r.PathValue(ProjectPathValue)
+	issuer, ok = a.host.Issuer(project)
 	if !ok {
-		s.writeError(w, newErr(ErrProjectNotFound))
+		a.host.ProjectNotFound(w)
 	}
 	return project, issuer, ok
 }
 
-// OAuthMetadata is the RFC 8414 metadata of project's authorization server (nil when there is no such
-// project).
-func (s *Server) OAuthMetadata(project string) map[string]any {
-	iss, ok := s.asIssuer(project)
+// Metadata is the RFC 8414 metadata of project's authorization server (nil when there is no such project).
+func (a *Server) Metadata(project string) map[string]any {
+	iss, ok := a.host.Issuer(project)
 	if !ok {
 		return nil
 	}
@@ -195,7 +209,7 @@ func (s *Server) OAuthMetadata(project string) map[string]any {
 		"token_endpoint":                                 iss + "/token",
 		"registration_endpoint":                          iss + "/register",
 		"jwks_uri":                                       iss + "/.well-known/jwks.json",
-		"scopes_supported":                               cloudScopesSupported(),
+		"scopes_supported":                               a.scopes,
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
@@ -207,18 +221,22 @@ func (s *Server) OAuthMetadata(project string) map[string]any {
 	}
 }
 
-func (s *Server) asMetadata(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok := s.asProject(w, r); !ok {
+// ServeMetadata answers GET .well-known/openid-configuration and .well-known/oauth-authorization-server.
+func (a *Server) ServeMetadata(w http.ResponseWriter, r *http.Request) {
+	project, _, ok := a.project(w, r)
+	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, s.OAuthMetadata(r.PathValue("asProject")))
+	writeJSON(w, http.StatusOK, a.Metadata(project))
 }
 
-func (s *Server) asJWKS(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok := s.asProject(w, r); !ok {
-		return
-	}
-	s.serveJWKS(w, r)
+// writeJSON writes v as the stand-in's API does (no HTML escaping).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 // oauthError writes an RFC 6749 section 5.2 error body (also RFC 7591 section 3.2.2's).
@@ -230,8 +248,9 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 
 // ---- RFC 7591 dynamic client registration (public clients) ----
 
-func (s *Server) asRegister(w http.ResponseWriter, r *http.Request) {
-	project, _, ok := s.asProject(w, r)
+// ServeRegister answers POST register: RFC 7591 dynamic client registration of public clients.
+func (a *Server) ServeRegister(w http.ResponseWriter, r *http.Request) {
+	project, _, ok := a.project(w, r)
 	if !ok {
 		return
 	}
@@ -306,7 +325,7 @@ func (s *Server) asRegister(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "scope must be a string")
 			return
 		}
-		if bad := unknownScopes(strings.Fields(str)); len(bad) > 0 {
+		if bad := a.unknownScopes(strings.Fields(str)); len(bad) > 0 {
 			oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "unknown scopes: "+strings.Join(bad, " "))
 			return
 		}
@@ -324,15 +343,15 @@ func (s *Server) asRegister(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out["client_id"] = c.id
-	out["client_id_issued_at"] = s.now().Unix()
+	out["client_id_issued_at"] = a.now().Unix()
 	out["token_endpoint_auth_method"] = method
 	out["grant_types"] = grants
 	out["response_types"] = []string{"code"}
 	out["redirect_uris"] = redirects
 	c.registration = out
-	s.as.mu.Lock()
-	s.as.clients[c.id] = c
-	s.as.mu.Unlock()
+	a.mu.Lock()
+	a.clients[c.id] = c
+	a.mu.Unlock()
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, out)
 }
@@ -376,8 +395,8 @@ func redirectMatches(registered, got string) bool {
 	return isLoopbackHost(a.Hostname()) && a.Hostname() == b.Hostname() && a.Path == b.Path && a.RawQuery == b.RawQuery
 }
 
-func unknownScopes(scopes []string) []string {
-	supported := cloudScopesSupported()
+func (a *Server) unknownScopes(scopes []string) []string {
+	supported := a.scopes
 	var bad []string
 	for _, sc := range scopes {
 		if !slices.Contains(supported, sc) {
@@ -389,20 +408,20 @@ func unknownScopes(scopes []string) []string {
 
 // ---- authorize: login, consent, redirect ----
 
-// asAuthorize checks an authorization request (RFC 6749 section 4.1.1 with RFC 7636 and RFC 8707) and shows
+// ServeAuthorize answers GET authorize: it checks an authorization request (RFC 6749 section 4.1.1 with RFC 7636 and RFC 8707) and shows
 // the login page, or the consent page when the browser is signed in.
-func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
-	project, issuer, ok := s.asProject(w, r)
+func (a *Server) ServeAuthorize(w http.ResponseWriter, r *http.Request) {
+	project, issuer, ok := a.project(w, r)
 	if !ok {
 		return
 	}
 	q := r.URL.Query()
-	s.as.mu.Lock()
-	c := s.as.clients[q.Get("client_id")]
-	s.as.mu.Unlock()
+	a.mu.Lock()
+	c := a.clients[q.Get("client_id")]
+	a.mu.Unlock()
 	// Errors about the client or its redirect_uri are shown to the user, never redirected (section 4.1.2.1).
 	if c == nil || c.project != project {
-		s.asErrorPage(w, http.StatusBadRequest, "invalid_client", "This application is not registered here (unknown client_id).")
+		a.asErrorPage(w, http.StatusBadRequest, "invalid_client", "This application is not registered here (unknown client_id).")
 		return
 	}
 	redirect := q.Get("redirect_uri")
@@ -410,7 +429,7 @@ func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
 		redirect = c.redirectURIs[0]
 	}
 	if !slices.ContainsFunc(c.redirectURIs, func(reg string) bool { return redirectMatches(reg, redirect) }) {
-		s.asErrorPage(w, http.StatusBadRequest, "invalid_request", "The redirect_uri is not one this application registered.")
+		a.asErrorPage(w, http.StatusBadRequest, "invalid_request", "The redirect_uri is not one this application registered.")
 		return
 	}
 	fail := func(code, desc string) { redirectError(w, r, redirect, issuer, q.Get("state"), code, desc) }
@@ -430,7 +449,7 @@ func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
 		fail("invalid_scope", "scope is required")
 		return
 	}
-	if bad := unknownScopes(scopes); len(bad) > 0 {
+	if bad := a.unknownScopes(scopes); len(bad) > 0 {
 		fail("invalid_scope", "unknown scopes: "+strings.Join(bad, " "))
 		return
 	}
@@ -442,92 +461,92 @@ func (s *Server) asAuthorize(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	req := &authRequest{id: randomToken(), project: project, clientID: c.id, redirectURI: redirect, state: q.Get("state"),
-		challenge: q.Get("code_challenge"), scopes: uniqueStrings(scopes), resources: uniqueStrings(resources),
-		expires: s.now().Add(s.oauthOpts().CodeTTL)}
-	sid := s.sessionOf(r, project)
-	s.as.mu.Lock()
-	s.as.prune(s.now())
-	s.as.requests[req.id] = req
+		challenge: q.Get("code_challenge"), scopes: unique(scopes), resources: unique(resources),
+		expires: a.now().Add(a.life.CodeTTL)}
+	sid := a.sessionOf(r, project)
+	a.mu.Lock()
+	a.prune(a.now())
+	a.requests[req.id] = req
 	req.session = sid
-	s.as.mu.Unlock()
+	a.mu.Unlock()
 	if sid == "" {
-		s.renderLogin(w, http.StatusOK, c, req, "")
+		a.renderLogin(w, http.StatusOK, c, req, "")
 		return
 	}
-	s.renderConsent(w, http.StatusOK, c, req, "")
+	a.renderConsent(w, http.StatusOK, c, req, "")
 }
 
-// asAuthorizeForm handles the login and consent forms.
-func (s *Server) asAuthorizeForm(w http.ResponseWriter, r *http.Request) {
-	project, issuer, ok := s.asProject(w, r)
+// ServeAuthorizeForm answers POST authorize: the login and consent forms.
+func (a *Server) ServeAuthorizeForm(w http.ResponseWriter, r *http.Request) {
+	project, issuer, ok := a.project(w, r)
 	if !ok {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
-		s.asErrorPage(w, http.StatusBadRequest, "invalid_request", "The form could not be read.")
+		a.asErrorPage(w, http.StatusBadRequest, "invalid_request", "The form could not be read.")
 		return
 	}
-	now := s.now()
-	s.as.mu.Lock()
-	req := s.as.requests[r.PostForm.Get("request")]
+	now := a.now()
+	a.mu.Lock()
+	req := a.requests[r.PostForm.Get("request")]
 	var c *oauthClient
 	if req != nil {
-		c = s.as.clients[req.clientID]
+		c = a.clients[req.clientID]
 	}
-	s.as.mu.Unlock()
+	a.mu.Unlock()
 	if req == nil || c == nil || req.project != project || !now.Before(req.expires) {
-		s.asErrorPage(w, http.StatusBadRequest, "invalid_request", "This sign-in has expired or is unknown. Start again from the application.")
+		a.asErrorPage(w, http.StatusBadRequest, "invalid_request", "This sign-in has expired or is unknown. Start again from the application.")
 		return
 	}
 	switch r.PostForm.Get("action") {
 	case "login":
-		userID, err := s.checkPassword(project, r.PostForm.Get("email"), r.PostForm.Get("password"))
-		if err != nil {
-			s.renderLogin(w, http.StatusUnauthorized, c, req, err.Message)
+		userID, refusal := a.host.SignIn(project, r.PostForm.Get("email"), r.PostForm.Get("password"))
+		if refusal != "" {
+			a.renderLogin(w, http.StatusUnauthorized, c, req, refusal)
 			return
 		}
 		sid := randomToken()
-		s.as.mu.Lock()
-		s.as.sessions[sid] = &asSession{project: project, userID: userID, expires: now.Add(s.oauthOpts().SessionTTL)}
+		a.mu.Lock()
+		a.sessions[sid] = &asSession{project: project, userID: userID, expires: now.Add(a.life.SessionTTL)}
 		req.session = sid
-		s.as.mu.Unlock()
+		a.mu.Unlock()
 		http.SetCookie(w, &http.Cookie{Name: asCookie, Value: sid, Path: "/v1/oauth2/" + project, HttpOnly: true,
-			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(s.oauthOpts().SessionTTL / time.Second)}) // Max-Age: relative, so a browser whose clock differs keeps it
-		s.renderConsent(w, http.StatusOK, c, req, "")
+			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(a.life.SessionTTL / time.Second)}) // Max-Age: relative, so a browser whose clock differs keeps it
+		a.renderConsent(w, http.StatusOK, c, req, "")
 		return
 	case "approve", "read-only", "deny":
 	default:
-		s.asErrorPage(w, http.StatusBadRequest, "invalid_request", "Unknown form action.")
+		a.asErrorPage(w, http.StatusBadRequest, "invalid_request", "Unknown form action.")
 		return
 	}
 	// The consent must come from the browser that signed in for this request (no cross-site approval).
-	sid := s.sessionOf(r, project)
+	sid := a.sessionOf(r, project)
 	if sid == "" || sid != req.session {
-		s.asErrorPage(w, http.StatusForbidden, "access_denied", "Sign in again to approve this application.")
+		a.asErrorPage(w, http.StatusForbidden, "access_denied", "Sign in again to approve this application.")
 		return
 	}
-	s.as.mu.Lock()
-	delete(s.as.requests, req.id) // one answer per request
-	sess := s.as.sessions[sid]
-	s.as.mu.Unlock()
+	a.mu.Lock()
+	delete(a.requests, req.id) // one answer per request
+	sess := a.sessions[sid]
+	a.mu.Unlock()
 	if r.PostForm.Get("action") == "deny" {
 		redirectError(w, r, req.redirectURI, issuer, req.state, "access_denied", "the user denied access")
 		return
 	}
 	granted := narrow(req.scopes, r.PostForm["scope"], r.PostForm.Get("action") == "read-only")
 	if !slices.ContainsFunc(granted, func(s string) bool { return !slices.Contains(identityScopes, s) }) {
-		s.as.mu.Lock()
-		s.as.requests[req.id] = req // let the user choose again
-		s.as.mu.Unlock()
-		s.renderConsent(w, http.StatusBadRequest, c, req, "Select at least one permission.")
+		a.mu.Lock()
+		a.requests[req.id] = req // let the user choose again
+		a.mu.Unlock()
+		a.renderConsent(w, http.StatusBadRequest, c, req, "Select at least one permission.")
 		return
 	}
 	code := randomToken()
-	s.as.mu.Lock()
-	s.as.codes[code] = &authCode{project: project, clientID: c.id, redirectURI: req.redirectURI, challenge: req.challenge,
-		userID: sess.userID, family: randomToken(), scopes: granted, resources: req.resources, expires: now.Add(s.oauthOpts().CodeTTL)}
-	s.as.mu.Unlock()
+	a.mu.Lock()
+	a.codes[code] = &authCode{project: project, clientID: c.id, redirectURI: req.redirectURI, challenge: req.challenge,
+		userID: sess.userID, family: randomToken(), scopes: granted, resources: req.resources, expires: now.Add(a.life.CodeTTL)}
+	a.mu.Unlock()
 	v := url.Values{"code": {code}, "iss": {issuer}}
 	if req.state != "" {
 		v.Set("state", req.state)
@@ -558,21 +577,19 @@ func narrow(requested, ticked []string, readOnly bool) []string {
 const asCookie = "a_oauth2_session"
 
 // sessionOf returns the browser's live sign-in at project's server, or "".
-func (s *Server) sessionOf(r *http.Request, project string) string {
+func (a *Server) sessionOf(r *http.Request, project string) string {
 	ck, err := r.Cookie(asCookie)
 	if err != nil {
 		return ""
 	}
-	s.as.mu.Lock()
-	defer s.as.mu.Unlock()
-	sess := s.as.sessions[ck.Value]
-	if sess == nil || sess.project != project || !s.now().Before(sess.expires) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sess := a.sessions[ck.Value]
+	if sess == nil || sess.project != project || !a.now().Before(sess.expires) {
 		return ""
 	}
 	return ck.Value
 }
-
-func (s *Server) oauthOpts() OAuthOptions { return s.opts.OAuth.withDefaults() }
 
 func redirectError(w http.ResponseWriter, r *http.Request, redirect, issuer, state, code, desc string) {
 	v := url.Values{"error": {code}, "error_description": {desc}, "iss": {issuer}}
@@ -597,10 +614,37 @@ func withQuery(raw string, v url.Values) string {
 
 func randomToken() string { return base64.RawURLEncoding.EncodeToString(randomBytes(32)) }
 
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (it crashes the program instead)
+	return b
+}
+
+// unique is in without its repetitions, in order.
+func unique(in []string) []string {
+	out := []string{}
+	for _, s := range in {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// isLoopbackHost reports whether host is localhost, a name under .localhost or a loopback IP literal
+// (RFC 8252 section 7.3's loopback redirect).
+func isLoopbackHost(host string) bool {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+}
+
 // ---- token ----
 
-func (s *Server) asToken(w http.ResponseWriter, r *http.Request) {
-	project, issuer, ok := s.asProject(w, r)
+// ServeToken answers POST token: the authorization_code and refresh_token grants.
+func (a *Server) ServeToken(w http.ResponseWriter, r *http.Request) {
+	project, issuer, ok := a.project(w, r)
 	if !ok {
 		return
 	}
@@ -614,18 +658,18 @@ func (s *Server) asToken(w http.ResponseWriter, r *http.Request) {
 	if u, _, basic := r.BasicAuth(); basic && clientID == "" {
 		clientID, _ = url.QueryUnescape(u)
 	}
-	s.as.mu.Lock()
-	c := s.as.clients[clientID]
-	s.as.mu.Unlock()
+	a.mu.Lock()
+	c := a.clients[clientID]
+	a.mu.Unlock()
 	if c == nil || c.project != project {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client_id")
 		return
 	}
 	switch f.Get("grant_type") {
 	case "authorization_code":
-		s.exchangeCode(w, f, c, issuer)
+		a.exchangeCode(w, f, c, issuer)
 	case "refresh_token":
-		s.exchangeRefresh(w, f, c, issuer)
+		a.exchangeRefresh(w, f, c, issuer)
 	case "":
 		oauthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
 	default:
@@ -633,24 +677,24 @@ func (s *Server) asToken(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) exchangeCode(w http.ResponseWriter, f url.Values, c *oauthClient, issuer string) {
-	now := s.now()
-	s.as.mu.Lock()
-	code := s.as.codes[f.Get("code")]
+func (a *Server) exchangeCode(w http.ResponseWriter, f url.Values, c *oauthClient, issuer string) {
+	now := a.now()
+	a.mu.Lock()
+	code := a.codes[f.Get("code")]
 	var reused bool
 	if code != nil && code.clientID == c.id {
 		reused = code.used
 		code.used = true
 		if reused {
 			// RFC 6749 section 4.1.2: a code used twice revokes what it granted.
-			for _, g := range s.as.refresh {
+			for _, g := range a.refresh {
 				if g.family == code.family {
 					g.revoked = true
 				}
 			}
 		}
 	}
-	s.as.mu.Unlock()
+	a.mu.Unlock()
 	switch {
 	case f.Get("code") == "":
 		oauthError(w, http.StatusBadRequest, "invalid_request", "code is required")
@@ -679,25 +723,25 @@ func (s *Server) exchangeCode(w http.ResponseWriter, f url.Values, c *oauthClien
 		oauthError(w, http.StatusBadRequest, "invalid_target", err.Error())
 		return
 	}
-	s.issueTokens(w, c, issuer, code.userID, code.family, code.scopes, code.resources, aud)
+	a.issueTokens(w, c, issuer, code.userID, code.family, code.scopes, code.resources, aud)
 }
 
-func (s *Server) exchangeRefresh(w http.ResponseWriter, f url.Values, c *oauthClient, issuer string) {
-	now := s.now()
+func (a *Server) exchangeRefresh(w http.ResponseWriter, f url.Values, c *oauthClient, issuer string) {
+	now := a.now()
 	tok := f.Get("refresh_token")
 	if tok == "" {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "refresh_token is required")
 		return
 	}
-	s.as.mu.Lock()
-	g := s.as.refresh[tok]
+	a.mu.Lock()
+	g := a.refresh[tok]
 	var reused bool
 	if g != nil && g.clientID == c.id && !g.revoked && now.Before(g.expires) {
 		reused = g.used
 		if reused {
 			// A rotated refresh token presented again means it leaked: the whole grant is revoked (OAuth 2.1
 			// section 4.3.1).
-			for _, other := range s.as.refresh {
+			for _, other := range a.refresh {
 				if other.family == g.family {
 					other.revoked = true
 				}
@@ -705,7 +749,7 @@ func (s *Server) exchangeRefresh(w http.ResponseWriter, f url.Values, c *oauthCl
 		}
 		g.used = true
 	}
-	s.as.mu.Unlock()
+	a.mu.Unlock()
 	switch {
 	case g == nil || g.clientID != c.id:
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown or was issued to another client")
@@ -728,14 +772,14 @@ func (s *Server) exchangeRefresh(w http.ResponseWriter, f url.Values, c *oauthCl
 				return
 			}
 		}
-		scopes = uniqueStrings(sc)
+		scopes = unique(sc)
 	}
 	aud, err := audience(g.resources, f["resource"])
 	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_target", err.Error())
 		return
 	}
-	s.issueTokens(w, c, issuer, g.userID, g.family, scopes, g.resources, aud)
+	a.issueTokens(w, c, issuer, g.userID, g.family, scopes, g.resources, aud)
 }
 
 // audience is the token's aud: the resources asked for at the token endpoint, which must have been
@@ -747,7 +791,7 @@ func audience(authorized, asked []string) ([]string, error) {
 		}
 	}
 	if len(asked) > 0 {
-		return uniqueStrings(asked), nil
+		return unique(asked), nil
 	}
 	return authorized, nil
 }
@@ -761,9 +805,9 @@ func verifierMatches(verifier, challenge string) bool {
 	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
 }
 
-func (s *Server) issueTokens(w http.ResponseWriter, c *oauthClient, issuer, userID, family string, scopes, resources, aud []string) {
-	opts := s.oauthOpts()
-	now := s.now()
+func (a *Server) issueTokens(w http.ResponseWriter, c *oauthClient, issuer, userID, family string, scopes, resources, aud []string) {
+	opts := a.life
+	now := a.now()
 	claims := jwt.MapClaims{
 		"iss": issuer, "sub": userID, "client_id": c.id, "scope": strings.Join(scopes, " "),
 		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(opts.AccessTokenTTL).Unix(),
@@ -777,9 +821,9 @@ func (s *Server) issueTokens(w http.ResponseWriter, c *oauthClient, issuer, user
 		claims["aud"] = aud
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
-	t.Header["kid"] = s.kid
+	t.Header["kid"] = a.kid
 	t.Header["typ"] = "at+jwt" // RFC 9068
-	access, err := t.SignedString(s.signer)
+	access, err := t.SignedString(a.key)
 	if err != nil {
 		oauthError(w, http.StatusInternalServerError, "server_error", "signing the access token: "+err.Error())
 		return
@@ -788,10 +832,10 @@ func (s *Server) issueTokens(w http.ResponseWriter, c *oauthClient, issuer, user
 		"expires_in": int(opts.AccessTokenTTL.Seconds()), "scope": strings.Join(scopes, " ")}
 	if slices.Contains(c.grantTypes, "refresh_token") {
 		rt := randomToken()
-		s.as.mu.Lock()
-		s.as.refresh[rt] = &refreshGrant{project: c.project, clientID: c.id, userID: userID, family: family,
+		a.mu.Lock()
+		a.refresh[rt] = &refreshGrant{project: c.project, clientID: c.id, userID: userID, family: family,
 			scopes: scopes, resources: resources, expires: now.Add(opts.RefreshTokenTTL)}
-		s.as.mu.Unlock()
+		a.mu.Unlock()
 		out["refresh_token"] = rt
 	}
 	w.Header().Set("Cache-Control", "no-store")

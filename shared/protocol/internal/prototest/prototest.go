@@ -13,6 +13,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"appwrite-agent/shared/devkit/snapshot"
@@ -114,4 +116,76 @@ func trunc(s string) string {
 		return s[:400] + "…"
 	}
 	return s
+}
+
+// Golden runs result over the package's two golden files, testdata/examples.jsonl (the examples of the
+// protocol documents and of the tool description) and testdata/golden.jsonl, whose expected outputs were
+// produced by the Python engine's validator (see Case for the deliberate differences).
+func Golden(t *testing.T, result func(in, title string) string) {
+	t.Helper()
+	Run(t, "testdata/examples.jsonl", result)
+	Run(t, "testdata/golden.jsonl", result)
+}
+
+// Covers checks that every message of the reference (the engine's validator, docs/turn.md "Source") appears
+// in one of outputs, so that each is pinned word for word by a golden line. outputs are the package's golden
+// outputs (Outputs) and the results of any case kept out of the golden files.
+func Covers(t *testing.T, outputs []string, messages ...string) {
+	t.Helper()
+	for _, m := range messages {
+		if !slices.ContainsFunc(outputs, func(o string) bool { return strings.Contains(o, m) }) {
+			t.Errorf("no golden output contains %q", m)
+		}
+	}
+}
+
+// Fuzz is a protocol's FuzzResult: the validator never panics, every error result starts with the
+// protocol's prefix and is refused by the consumer-side parser, and every envelope is read back by that
+// parser with nothing skipped and re-encodes to the same bytes.
+type Fuzz struct {
+	// Prefix is the protocol's ErrorPrefix.
+	Prefix string
+	// Result is the tool result for an argument (and clarify's title).
+	Result func(in, title string) string
+	// Title says the tool takes a title as well (clarify): the fuzz function then takes two strings, as the
+	// corpus in testdata/fuzz/FuzzResult holds them.
+	Title bool
+	// ReadBack is the consumer-side parser (shared/devkit/consoleparse): the envelope it read, re-encoded,
+	// and ok false when it refused the output or skipped any of it.
+	ReadBack func(out string) (back string, ok bool)
+}
+
+// Run seeds the fuzz test with the inputs of testdata/examples.jsonl and runs it.
+func (z Fuzz) Run(f *testing.F) {
+	examples := Load(f, "testdata/examples.jsonl")
+	check := func(t *testing.T, in, title string) {
+		out := z.Result(in, title)
+		back, ok := z.ReadBack(out)
+		if strings.HasPrefix(out, "Error:") {
+			if !strings.HasPrefix(out, z.Prefix) {
+				t.Fatalf("error without prefix: %q", out)
+			}
+			if ok {
+				t.Fatalf("the parser accepted an error: %q", out)
+			}
+			return
+		}
+		if !ok {
+			t.Fatalf("the parser refused or skipped part of %q", out)
+		}
+		if back != out {
+			t.Fatalf("round trip differs:\n%q\n%q", out, back)
+		}
+	}
+	if z.Title {
+		for _, c := range examples {
+			f.Add(c.In, c.Title)
+		}
+		f.Fuzz(func(t *testing.T, in, title string) { check(t, in, title) })
+		return
+	}
+	for _, c := range examples {
+		f.Add(c.In)
+	}
+	f.Fuzz(func(t *testing.T, in string) { check(t, in, "") })
 }

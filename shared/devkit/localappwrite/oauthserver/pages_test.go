@@ -1,4 +1,4 @@
-package localappwrite
+package oauthserver_test
 
 import (
 	"net/http"

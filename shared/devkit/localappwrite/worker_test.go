@@ -358,3 +358,68 @@ func TestQueuedDeliveriesSkipDisabledWebhook(t *testing.T) {
 		t.Fatal("not disabled")
 	}
 }
+
+// The worker never follows a redirect (1.9.6 sets CURLOPT_MAXREDIRS without FOLLOWLOCATION): the 3xx is the
+// answer, it is no failure, and the Location target gets nothing.
+func TestDeliveryNeverFollowsRedirects(t *testing.T) {
+	f := newFixture(t, Options{})
+	seedRowsTable(t, f)
+	target := newRecorder(t)
+	rec := newRecorder(t)
+	rec.reply = func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		http.Redirect(w, r, target.ts.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	}
+	createHook(t, f, "moved", rec.ts.URL+"/hook", []string{"databases.*.tables.*.rows.*.create"}, nil)
+	db := tablesdb.New(f.sdk(f.key))
+	for range 3 {
+		if _, err := db.CreateRow("db1", "t1", "unique()", map[string]any{"title": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		f.flush(t)
+	}
+	if n := len(target.all()); n != 0 {
+		t.Fatalf("the redirect target got %d requests", n)
+	}
+	if n := len(rec.all()); n != 3 {
+		t.Fatalf("the webhook got %d requests, want 3", n)
+	}
+	ds := f.s.Deliveries()
+	for _, d := range ds {
+		if !d.Success || len(d.Attempts) != 1 || d.Attempts[0].StatusCode != http.StatusTemporaryRedirect {
+			t.Fatalf("delivery %+v", d)
+		}
+	}
+	if wh := webhookState(t, f, "moved"); wh["attempts"] != float64(0) || wh["enabled"] != true {
+		t.Fatalf("a 3xx is no failure: %v", wh)
+	}
+}
+
+// Appwrite 1.9.6 and earlier sign rawurldecode(url) + body; later versions the stored url. The request goes
+// to the stored url either way.
+func TestSignatureOverDecodedURLUpTo196(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		decoded bool
+	}{{"1.9.6", true}, {"1.9.5", true}, {"1.9.7", false}} {
+		f := newFixture(t, Options{Version: tc.version})
+		seedRowsTable(t, f)
+		rec := newRecorder(t)
+		stored := rec.ts.URL + "/appwrite/webhooks/enc?cb=https%3A%2F%2Fx.example.com%2Fa%20b%zz"
+		createHook(t, f, "enc", stored, []string{"databases.*.tables.*.rows.*.create"}, map[string]any{"secret": "s3cr3t-enc"})
+		if _, err := tablesdb.New(f.sdk(f.key)).CreateRow("db1", "t1", "unique()", map[string]any{"title": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		f.flush(t)
+		got := rec.all()
+		if len(got) != 1 || got[0].Path != "/appwrite/webhooks/enc?cb=https%3A%2F%2Fx.example.com%2Fa%20b%zz" {
+			t.Fatalf("%s: %+v", tc.version, got)
+		}
+		signed := stored
+		if tc.decoded {
+			signed = rec.ts.URL + "/appwrite/webhooks/enc?cb=https://x.example.com/a b%zz"
+		}
+		if sig := got[0].Header.Get("X-Appwrite-Webhook-Signature"); sig != independentSignature("s3cr3t-enc", signed, got[0].Body) {
+			t.Errorf("%s: signature is not over %q", tc.version, signed)
+		}
+	}
+}
