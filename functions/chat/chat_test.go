@@ -117,7 +117,7 @@ func newChatFixture(t *testing.T) *chatFixture {
 	turnSrv := httptest.NewServer(f.turn)
 	t.Cleanup(turnSrv.Close)
 	must(aw.RegisterFunction("p", localappwrite.FunctionSpec{ID: "turn", URL: turnSrv.URL, Execute: []string{"any"}, Timeout: 900,
-		Scopes: []string{"tables.read", "rows.write"}}))
+		Scopes: []string{"tables.read", "rows.read", "rows.write"}}))
 	cfg := Config{SessionKey: "session-key", TurnFunction: "turn", DatabaseID: "chat", ProgressDatabase: "main", ProgressTable: "turn_progress",
 		Endpoint: api.URL + "/v1", ProjectID: "p", PublicEndpoint: api.URL + "/v1", MaxAttachments: 8, MaxAttachmentBytes: 1000, BuildID: "dev"}
 	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response {

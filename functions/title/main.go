@@ -104,7 +104,7 @@ func onHTTP(rt openruntimes.Context, cfg Config) openruntimes.Response {
 	settings.Retry.OnRetry = logRetry(rt)
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	title, err := convtitle.Generate(ctx, llm.New(settings, httpClient), in.Message, in.AssistantMessage)
+	title, _, err := convtitle.Generate(ctx, llm.New(settings, httpClient), in.Message, in.AssistantMessage)
 	if err != nil {
 		rt.Error("title: " + err.Error())
 		return fail(rt, http.StatusBadGateway, "model_error", err.Error())
@@ -137,7 +137,8 @@ func onEvent(rt openruntimes.Context, cfg Config) openruntimes.Response {
 		}
 		defer release()
 		settings.Retry.OnRetry = logRetry(rt)
-		return convtitle.Generate(ctx, llm.New(settings, httpClient), message, "")
+		title, _, err := convtitle.Generate(ctx, llm.New(settings, httpClient), message, "")
+		return title, err
 	}
 	out := rowevent.Handle(ctx, cfg.Rows, rt.Req.Headers["x-appwrite-event"], rt.Req.BodyBinary(), titler,
 		rowevent.SDKWriter(cfg.Rows, rt.Req.Headers["x-appwrite-key"], 10*time.Second))

@@ -131,9 +131,21 @@ func turn(t *testing.T, srv *httptest.Server, body any) []timelinetest.Decoded {
 	return evs
 }
 
+// withoutUsage is the timeline without its usage events (TestUsagePerModelCall pins those).
+func withoutUsage(evs []timelinetest.Decoded) []timelinetest.Decoded {
+	var out []timelinetest.Decoded
+	for _, e := range evs {
+		if e.Type() != timeline.TypeUsage {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// types lists the timeline's event types, usage events left out.
 func types(evs []timelinetest.Decoded) string {
 	var out []string
-	for _, e := range evs {
+	for _, e := range withoutUsage(evs) {
 		out = append(out, e.Type())
 	}
 	return strings.Join(out, ",")
@@ -195,7 +207,7 @@ var history = []map[string]string{{"role": "user", "content": "hi"}, {"role": "a
 
 func TestFinishAnswersDirectly(t *testing.T) {
 	model, srv := env(t, route("FINISH", "greeting", "[planner] Hello! How can I help?"))
-	evs := turn(t, srv, map[string]any{"message": "hey", "history": history})
+	evs := withoutUsage(turn(t, srv, map[string]any{"message": "hey", "history": history}))
 	if got := types(evs); got != "status,route,answer_start,token,done,complete" {
 		t.Fatalf("types %s", got)
 	}
@@ -854,5 +866,58 @@ func TestHealthReadyAndRoot(t *testing.T) {
 	r = do(t, srv, "GET", "/ready", nil, nil)
 	if r.status != 200 || !strings.Contains(string(r.body), `"ready":false`) {
 		t.Fatalf("ready without key %d %s", r.status, r.body)
+	}
+}
+
+// TestUsagePerModelCall pins the usage events (the reference's f9ca6fc): one per model call that reported
+// tokens, named by its agent, with the model's name and the provider's counts; the router's before its
+// route, a streamed step's after its tokens (a stream reports usage only when asked, with
+// stream_options.include_usage), the title's before the title; a call that reported nothing has none.
+func TestUsagePerModelCall(t *testing.T) {
+	router := route("platform", "needs an answer", "")
+	step := scriptedllm.Reply{Content: "Here it is."}
+	model, srv := env(t, router, step)
+	title := scriptedllm.Reply{Content: "Usage", Usage: &scriptedllm.Usage{Prompt: 7, Completion: 1, Total: 8}}
+	model.PushDiverted(title)
+	evs := turn(t, srv, map[string]any{"message": "count my tokens", "history": []map[string]string{}})
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	if opts, _ := reqs[1].JSON()["stream_options"].(map[string]any); opts["include_usage"] != true {
+		t.Fatalf("the streamed step did not ask for its usage: %s", reqs[1].Body)
+	}
+	want := []string{}
+	for _, c := range []struct {
+		agent string
+		req   scriptedllm.Request
+		reply scriptedllm.Reply
+	}{{"supervisor", reqs[0], router}, {"platform", reqs[1], step}, {"title", model.Diverted()[0], title}} {
+		u := scriptedllm.Tokens(c.req, c.reply)
+		// Decoded maps marshal with sorted keys; the field order is timeline's ExampleUsage.
+		want = append(want, fmt.Sprintf(`{"agent":"%s","completion_tokens":%d,"model":"gpt-4o-mini","prompt_tokens":%d,"total_tokens":%d,"type":"usage"}`,
+			c.agent, u.Completion, u.Prompt, u.Total))
+	}
+	var got, order []string
+	for _, e := range evs {
+		if e.Type() == timeline.TypeUsage {
+			b, _ := json.Marshal(e)
+			got = append(got, string(b))
+		}
+		order = append(order, e.Type())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("usage events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if o := strings.Join(order, ","); o != "status,usage,route,subagent_start,answer_start,token,token,token,usage,subagent_end,done,usage,conversation_title,complete" {
+		t.Fatalf("order %s", o)
+	}
+
+	// A provider that reports no usage: no usage event.
+	silent := route("FINISH", "", "Hi.")
+	silent.NoUsage = true
+	model.Push(silent)
+	if got := find(turn(t, srv, map[string]any{"message": "m"}), timeline.TypeUsage); len(got) != 0 {
+		t.Fatalf("usage without tokens: %v", got)
 	}
 }

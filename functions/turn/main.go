@@ -138,16 +138,26 @@ func turn(rt openruntimes.Context, p process) openruntimes.Response {
 	info := func(s string) { logMu.Lock(); defer logMu.Unlock(); rt.Log(s) }
 	settings.Retry.OnRetry = func(e llm.RetryEvent) { log(e.String()); info(e.Metric()) }
 	eng := &engine.Engine{
-		Model:  llm.New(settings, httpClient),
-		Tools:  p.tools(),
-		MCP:    &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log, Info: info},
-		Config: engCfg,
-		Skills: p.skills.Prompt,
-		Log:    log,
+		Model:     llm.New(settings, httpClient),
+		ModelName: settings.Model,
+		Tools:     p.tools(),
+		MCP:       &mcptools.Source{HTTP: cfg.Web.Policy, HTTPErr: cfg.Web.PolicyErr, Budget: engCfg.Budget, Log: log, Info: info},
+		Config:    engCfg,
+		Skills:    p.skills.Prompt,
+		Log:       log,
 	}
 	start := time.Now()
 	pub := progress.New(progress.Options{Log: log}, sk.list...)
-	eng.Run(context.Background(), t, pub.Emit)
+	// A turn published through Realtime can be stopped by a row in its progress table (docs/turn.md
+	// "Stopping a turn"): the watch cancels the turn with engine.ErrStopped.
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	endWatch := func() {}
+	if rs := sk.realtime; rs != nil {
+		endWatch = progress.StopWatch{Stopped: rs.Stopped, Log: log}.Watch(ctx, func() { stop(engine.ErrStopped) })
+	}
+	eng.Run(ctx, t, pub.Emit)
+	endWatch()
 	// The last batches (and complete) get a grace period; a synchronous call still answers within the
 	// platform's limit.
 	closeBy := time.Now().Add(progressGrace)

@@ -99,9 +99,10 @@ func newStack(t testing.TB, replies ...scriptedllm.Reply) *stack {
 	for _, u := range []string{"alice", "bob"} {
 		must(t, st.aw.SeedUser(progProject, localappwrite.UserSpec{ID: u, Email: u + "@example.com"}))
 	}
-	// The function as appwrite.json declares it: 900 s timeout, tables.read and rows.write.
+	// The function as appwrite.json declares it: 900 s timeout, tables.read, rows.read (the stop row) and
+	// rows.write.
 	must(t, st.aw.RegisterFunction(progProject, localappwrite.FunctionSpec{ID: "turn", URL: st.fn.URL, Secret: "rt-secret",
-		Scopes: []string{"tables.read", "rows.write"}, Timeout: 900, Execute: []string{"users"}}))
+		Scopes: []string{"tables.read", "rows.read", "rows.write"}, Timeout: 900, Execute: []string{"users"}}))
 	return st
 }
 
@@ -202,16 +203,9 @@ func (b *browser) watch() []progressRow {
 	b.t.Helper()
 	var rows []progressRow
 	for {
-		m := b.read()
-		if m.Type != "event" {
-			b.t.Fatalf("unexpected %s %s", m.Type, m.Data)
-		}
-		var ev struct {
-			Payload progressRow `json:"payload"`
-		}
-		must(b.t, json.Unmarshal(m.Data, &ev))
-		rows = append(rows, ev.Payload)
-		if ev.Payload.Type == timeline.TypeComplete {
+		r := b.next()
+		rows = append(rows, r)
+		if r.Type == timeline.TypeComplete {
 			return rows
 		}
 	}
@@ -261,7 +255,7 @@ func TestAsyncTurnWatchedThroughRealtime(t *testing.T) {
 		t.Fatalf("execution %d %v", status, ex)
 	}
 	rows := a.watch()
-	evs := decodeRows(t, rows)
+	evs := withoutUsage(decodeRows(t, rows))
 	if evs[len(evs)-3].Type() != timeline.TypeDone || evs[len(evs)-3].Str("answer") != "It is late." {
 		t.Fatalf("timeline %v", evs)
 	}
@@ -499,5 +493,88 @@ func TestAsyncBudgetIsTheLongOne(t *testing.T) {
 		if e := evs[len(evs)-2]; e.Type() != timeline.TypeError || e.Str("code") != timeline.CodeBudget || !strings.HasPrefix(e.Str("detail"), want) {
 			t.Fatalf("async=%v: %s", async, res.body)
 		}
+	}
+}
+
+// TestAsyncTurnStoppedByItsStopRow is a user pressing Stop while an async turn streams: chat writes the stop
+// row into the progress table with its key (docs/turn.md "Stopping a turn"); turn sees it, closes the model's
+// stream (the model, stalled mid-answer, would otherwise never end), and its timeline ends with error
+// cancelled, the partial answer, then complete; no token comes after the stop.
+func TestAsyncTurnStoppedByItsStopRow(t *testing.T) {
+	st := newStack(t, route("platform", "long answer", ""),
+		scriptedllm.Reply{Content: "one two three four five six", StallAfter: 2})
+	alice, _ := st.aw.CreateSession(progProject, "alice")
+	a := openBrowser(t, st, alice, "turn-stop-1")
+	if status, ex := st.execute(t, alice, true, map[string]any{"message": "write a lot", "async": true,
+		"progress": map[string]any{"realtime": true, "turn_id": "turn-stop-1"}}); status != http.StatusAccepted {
+		t.Fatalf("execution %d %v", status, ex)
+	}
+	var rows []progressRow
+	for !strings.Contains(tokensOf(rows), "one two ") { // the stream is stalled after two tokens
+		rows = append(rows, a.next())
+	}
+	key, err := st.aw.CreateKey(progProject, []string{"rows.write"})
+	must(t, err)
+	writeStopRow(t, st, key, "turn-stop-1", "alice")
+	var stopSeen bool
+	for rows[len(rows)-1].Type != timeline.TypeComplete {
+		r := a.next()
+		if r.Type == progress.StopType {
+			stopSeen = true // alice may read her stop row too; the page skips it
+			continue
+		}
+		if r.Type == timeline.TypeToken && stopSeen {
+			t.Errorf("a token after the stop: %+v", r)
+		}
+		rows = append(rows, r)
+	}
+	evs := withoutUsage(decodeRows(t, rows))
+	e := evs[len(evs)-2]
+	if e.Type() != timeline.TypeError || e.Str("code") != timeline.CodeCancelled || e.Str("answer") != "one two" {
+		t.Fatalf("the stopped turn ends with %v", e)
+	}
+}
+
+// next reads the next row event.
+func (b *browser) next() progressRow {
+	b.t.Helper()
+	m := b.read()
+	if m.Type != "event" {
+		b.t.Fatalf("unexpected %s %s", m.Type, m.Data)
+	}
+	var ev struct {
+		Payload progressRow `json:"payload"`
+	}
+	must(b.t, json.Unmarshal(m.Data, &ev))
+	return ev.Payload
+}
+
+func tokensOf(rows []progressRow) string {
+	var b strings.Builder
+	for _, r := range rows {
+		if r.Type == timeline.TypeToken {
+			var d timelinetest.Decoded
+			_ = json.Unmarshal([]byte(r.Body), &d)
+			b.WriteString(d.Str("content"))
+		}
+	}
+	return b.String()
+}
+
+// writeStopRow writes the stop row of turnID as chat does: with a server key, readable by the user only.
+func writeStopRow(t *testing.T, st *stack, key, turnID, user string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"rowId": "unique()", "permissions": []string{`read("user:` + user + `")`},
+		"data": map[string]any{"turn_id": turnID, "seq": 0, "type": progress.StopType, "payload": `{"type":"stop"}`,
+			"time": time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")}})
+	req, _ := http.NewRequest(http.MethodPost, st.api.URL+"/v1/tablesdb/"+progDB+"/tables/"+progTable+"/rows", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Appwrite-Project", progProject)
+	req.Header.Set("X-Appwrite-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("writing the stop row: HTTP %d", res.StatusCode)
 	}
 }

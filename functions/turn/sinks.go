@@ -33,6 +33,8 @@ const sinkCheckTimeout = 5 * time.Second
 type sinks struct {
 	list    []progress.Sink
 	release []func()
+	// realtime is the Realtime sink (nil without one): its table also carries the turn's stop row.
+	realtime *progress.Realtime
 }
 
 func (s *sinks) close() {
@@ -91,7 +93,7 @@ func openSinks(rt openruntimes.Context, cfg Config, t request.Turn) (*sinks, *si
 			rt.Error("progress: " + err.Error())
 			return nil, &sinkError{http.StatusBadGateway, "progress_sink_unavailable", msgTableMissing + err.Error()}
 		}
-		out.list = append(out.list, rs)
+		out.list, out.realtime = append(out.list, rs), rs
 	}
 	if w := p.Webhook; w != nil {
 		if err := cfg.Web.Err(); err != nil {

@@ -80,14 +80,14 @@ func Sanitize(raw string) string {
 }
 
 // Generate asks model for the title of a conversation that starts with user (and, when known, the agent's
-// reply) and returns it sanitised; "" means the model gave nothing usable.
-func Generate(ctx context.Context, model llm.Model, user, assistant string) (string, error) {
+// reply) and returns it sanitised, with the call's tokens; "" means the model gave nothing usable.
+func Generate(ctx context.Context, model llm.Model, user, assistant string) (string, llm.Usage, error) {
 	res, err := model.Complete(ctx, llm.Request{MaxTokens: MaxTokens, Messages: []llm.Message{
 		{Role: "system", Content: SystemPrompt},
 		{Role: "user", Content: UserPrompt(user, assistant)},
 	}})
 	if err != nil {
-		return "", err
+		return "", llm.Usage{}, err
 	}
-	return Sanitize(res.Content), nil
+	return Sanitize(res.Content), res.Usage, nil
 }

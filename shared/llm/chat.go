@@ -148,13 +148,15 @@ func (c *Client) chat(ctx context.Context, req Request) (Result, error) {
 			return Result{}, errors.New("the answer has no choices")
 		}
 		m := out.Choices[0].Message
-		res := Result{Content: m.Content, Stop: stopOf(out.Choices[0].FinishReason)}
+		res := Result{Content: m.Content, Stop: stopOf(out.Choices[0].FinishReason),
+			Usage: usageOf(out.Usage.PromptTokens, out.Usage.CompletionTokens, out.Usage.TotalTokens)}
 		for _, tc := range m.ToolCalls {
 			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
 		return res, nil
 	}
-	cr.Stream = true
+	// include_usage asks for the usage chunk (choices empty) before [DONE], as the reference's stream_usage does.
+	cr.Stream, cr.StreamOptions = true, &openai.StreamOptions{IncludeUsage: true}
 	resp, err := c.post(ctx, "/chat/completions", cr, true)
 	if err != nil {
 		return Result{}, err
@@ -169,10 +171,11 @@ func readChatStream(ctx context.Context, body io.Reader, onToken func(string)) (
 	br := bufio.NewReader(body)
 	var content strings.Builder
 	var calls []ToolCall
+	var usage Usage
 	// A stream that fails returns no Result: what arrived before has gone to onToken, and Complete does not
 	// retry once a token has.
 	done := func(stop string) (Result, error) {
-		return Result{Content: content.String(), ToolCalls: calls, Streamed: true, Stop: stop}, nil
+		return Result{Content: content.String(), ToolCalls: calls, Streamed: true, Stop: stop, Usage: usage}, nil
 	}
 	finished := false
 	stop := ""
@@ -201,6 +204,9 @@ func readChatStream(ctx context.Context, body io.Reader, onToken func(string)) (
 		var chunk openai.ChatCompletionStreamResponse
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
 			return Result{}, fmt.Errorf("reading the stream: %w", err)
+		}
+		if u := chunk.Usage; u != nil {
+			usage = usageOf(u.PromptTokens, u.CompletionTokens, u.TotalTokens)
 		}
 		if len(chunk.Choices) == 0 {
 			var er openai.ErrorResponse

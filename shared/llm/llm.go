@@ -250,6 +250,27 @@ type Result struct {
 	// Stop is why the model stopped when it was not a normal end: StopLength (the output limit: the text,
 	// or a call's arguments, may be cut) or StopContentFilter (the provider's filter withheld the rest).
 	Stop string
+	// Usage is the call's tokens as the provider reported them (all zero when it reported none).
+	Usage Usage
+}
+
+// Usage is the tokens of one model call: chat completions' usage (streamed with stream_options.include_usage),
+// the Responses API's input, output and total tokens.
+type Usage struct {
+	PromptTokens, CompletionTokens, TotalTokens int
+}
+
+// Zero reports a call the provider reported no tokens for.
+func (u Usage) Zero() bool {
+	return u.PromptTokens <= 0 && u.CompletionTokens <= 0 && u.TotalTokens <= 0
+}
+
+// usageOf is a call's usage, the total being the sum of the parts when the provider left it out.
+func usageOf(prompt, completion, total int) Usage {
+	if total <= 0 {
+		total = prompt + completion
+	}
+	return Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: total}
 }
 
 // Result.Stop values: chat completions' finish_reason, and the Responses API's incomplete_details.reason
@@ -447,6 +468,9 @@ func responseResult(resp openai.CreateResponseResponse) (Result, error) {
 		return Result{}, fmt.Errorf("model error (%s): %s", resp.Error.Code, resp.Error.Message)
 	}
 	res := Result{Content: resp.GetOutputText()}
+	if u := resp.Usage; u != nil {
+		res.Usage = usageOf(u.InputTokens, u.OutputTokens, u.TotalTokens)
+	}
 	if d := resp.IncompleteDetails; d != nil {
 		switch d.Reason {
 		case "max_output_tokens":

@@ -109,6 +109,8 @@ func (c Config) withDefaults() Config {
 type Engine struct {
 	// Model answers every model call of the turn (router, subagents, title).
 	Model llm.Model
+	// ModelName names the model in usage events (the model the settings send).
+	ModelName string
 	// Tools is the per-agent tool registry (no tools when nil); the function wires the built-ins
 	// (functions/turn/builtins).
 	Tools *Registry
@@ -208,6 +210,19 @@ type turnState struct {
 	// title call (nil on later turns).
 	mcp      *mcpLoad
 	titleJob *titleJob
+	// ctx is the turn's context: once it is stopped (ErrStopped) no token is emitted.
+	ctx context.Context
+}
+
+// stopped reports whether the caller stopped the turn.
+func (s *turnState) stopped() bool { return errors.Is(context.Cause(s.ctx), ErrStopped) }
+
+// usage emits the usage event of one model call of agent, unless the provider reported no tokens.
+func (s *turnState) usage(agent string, u llm.Usage) {
+	if u.Zero() {
+		return
+	}
+	s.emit(timeline.Usage(s.e.ModelName, agent, u.PromptTokens, u.CompletionTokens, u.TotalTokens))
 }
 
 // BudgetError is returned when the turn's wall-clock budget ran out.
@@ -221,6 +236,18 @@ func (b BudgetError) Error() string {
 // errBadDecision marks a router answer that is not a routing decision.
 var errBadDecision = errors.New("the router's answer is not a routing decision")
 
+// MsgBadDecision is the error detail of a router answer that is not a routing decision (the reference's
+// f9ca6fc wording).
+const MsgBadDecision = "Supervisor returned an unusable route decision"
+
+// ErrStopped is the cause a caller cancels Run's context with to stop the turn (context.WithCancelCause):
+// the model stream is closed, no further model or tool call starts, the calls in flight are cancelled, and
+// the timeline ends with an error of code cancelled (with the partial answer), then complete.
+var ErrStopped = errors.New("the turn was stopped")
+
+// MsgStopped is the error detail of a stopped turn.
+const MsgStopped = "The turn was stopped; the answer is partial."
+
 // errContentFilter is an answer the provider's content filter stopped.
 var errContentFilter = errors.New("the model provider's content filter stopped the answer")
 
@@ -231,7 +258,7 @@ func (e *Engine) Run(parent context.Context, turn request.Turn, emit func(timeli
 	ctx, cancel := context.WithTimeout(parent, cfg.Budget)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	s := &turnState{e: e, cfg: cfg, emitTo: emit, turn: &turn, deadline: deadline}
+	s := &turnState{e: e, cfg: cfg, emitTo: emit, turn: &turn, deadline: deadline, ctx: ctx}
 	defer func() {
 		if p := recover(); p != nil {
 			e.logf("turn panic: %v", p)
@@ -359,10 +386,16 @@ func (s *turnState) fail(ctx context.Context, err error, code string) {
 	detail := err.Error()
 	var wait *llm.WaitTooLongError
 	switch {
+	case s.stopped():
+		s.emit(timeline.Error(timeline.CodeCancelled, MsgStopped, partial))
+		s.emit(timeline.Complete())
+		return
 	case errors.As(err, &wait):
 		code = timeline.CodeRateLimited
 	case errors.Is(err, errContentFilter):
 		code, detail = timeline.CodeContentFilter, MsgContentFilter
+	case errors.Is(err, errBadDecision):
+		detail = MsgBadDecision
 	}
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		s.emit(timeline.Error(timeline.CodeBudget, BudgetError{s.cfg.Budget}.Error(), partial))
@@ -402,6 +435,7 @@ func (s *turnState) route(ctx context.Context) (Route, error) {
 	if err != nil {
 		return Route{}, err
 	}
+	s.usage(AgentSupervisor, res.Usage)
 	var r Route
 	raw := strings.TrimSpace(res.Content)
 	raw = strings.TrimPrefix(raw, "```json")
@@ -416,7 +450,7 @@ func (s *turnState) route(ctx context.Context) (Route, error) {
 }
 
 func (s *turnState) token(agent, text string) {
-	if text == "" {
+	if text == "" || s.stopped() {
 		return
 	}
 	if !s.inRun {
@@ -462,6 +496,7 @@ func (s *turnState) runAgent(ctx context.Context, agent, focus string) (string, 
 		if !res.Streamed {
 			s.token(agent, res.Content)
 		}
+		s.usage(agent, res.Usage)
 		switch res.Stop {
 		case llm.StopContentFilter:
 			return "", errContentFilter
@@ -647,6 +682,7 @@ type titleJob struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	title  string
+	usage  llm.Usage
 	err    error
 }
 
@@ -666,7 +702,7 @@ func (s *turnState) startTitle(ctx context.Context) *titleJob {
 	}
 	go func() {
 		defer close(j.done)
-		j.title, j.err = convtitle.Generate(tctx, s.e.Model, msg, "")
+		j.title, j.usage, j.err = convtitle.Generate(tctx, s.e.Model, msg, "")
 	}()
 	return j
 }
@@ -690,6 +726,7 @@ func (s *turnState) emitTitle() {
 		s.e.logf("conversation title: %v", j.err)
 		return
 	}
+	s.usage(AgentTitle, j.usage)
 	if j.title != "" {
 		s.emit(timeline.ConversationTitle(j.title))
 	}

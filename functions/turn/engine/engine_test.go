@@ -389,3 +389,145 @@ func TestModelStops(t *testing.T) {
 		t.Fatalf("%v", e)
 	}
 }
+
+// stallModel routes to platform, then streams "Hello " and waits for the turn to be stopped; once it is, it
+// tries one more token, as a stream with bytes still buffered would, and returns the context's error.
+type stallModel struct {
+	streaming chan struct{} // closed once the first token is out
+	calls     int
+}
+
+func (m *stallModel) Complete(ctx context.Context, req llm.Request) (llm.Result, error) {
+	m.calls++
+	if req.Schema != nil {
+		b, _ := json.Marshal(Route{Next: AgentPlatform, Reason: "r"})
+		return llm.Result{Content: string(b)}, nil
+	}
+	req.OnToken("Hello ")
+	close(m.streaming)
+	<-ctx.Done()
+	req.OnToken("late")
+	return llm.Result{}, ctx.Err()
+}
+
+// runStopped runs a turn and stops it with ErrStopped once ready is closed.
+func runStopped(t *testing.T, e *Engine, ready <-chan struct{}) []timelinetest.Decoded {
+	t.Helper()
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	var rec timeline.Recorder
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(ctx, request.Turn{Message: "m"}, rec.Emit)
+	}()
+	<-ready
+	stop(ErrStopped)
+	<-done
+	body, err := timeline.SSE(rec.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := timelinetest.ParseSSE(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := timelinetest.CheckOrder(evs); err != nil {
+		t.Fatalf("order: %v\n%s", err, body)
+	}
+	return evs
+}
+
+func TestStopMidStreamEndsCancelledWithThePartialAnswer(t *testing.T) {
+	m := &stallModel{streaming: make(chan struct{})}
+	evs := runStopped(t, &Engine{Model: m}, m.streaming)
+	if got := typesOf(evs); got != "status,route,subagent_start,answer_start,token,subagent_end,error,complete" {
+		t.Fatalf("types %s", got)
+	}
+	e := evs[len(evs)-2]
+	if e.Str("code") != timeline.CodeCancelled || e.Str("detail") != MsgStopped || e.Str("answer") != "Hello" {
+		t.Fatalf("error %v", e)
+	}
+	if m.calls != 2 {
+		t.Fatalf("%d model calls after the stop, want the router's and the one stopped", m.calls)
+	}
+}
+
+func TestStopDuringToolCallsCancelsThemAndStartsNothing(t *testing.T) {
+	running := make(chan struct{})
+	var once sync.Once
+	reg := NewRegistry().Register(Static(testTool{"slow", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		once.Do(func() { close(running) })
+		<-ctx.Done()
+		return "", context.Cause(ctx)
+	}}))
+	m := &fakeModel{replies: []fakeReply{routeTo("platform"), calls("slow", "slow"), answer("never")}}
+	evs := runStopped(t, &Engine{Model: m, Tools: reg}, running)
+	ends := find(evs, timeline.TypeToolEnd)
+	if len(ends) != 2 || ends[0]["failed"] != true || ends[1]["failed"] != true {
+		t.Fatalf("tool ends %v", ends)
+	}
+	if e := evs[len(evs)-2]; e.Str("code") != timeline.CodeCancelled {
+		t.Fatalf("error %v", e)
+	}
+	if len(m.calls) != 2 {
+		t.Fatalf("%d model calls, want 2: nothing starts after the stop", len(m.calls))
+	}
+}
+
+func find(evs []timelinetest.Decoded, typ string) []timelinetest.Decoded {
+	var out []timelinetest.Decoded
+	for _, e := range evs {
+		if e.Type() == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestUsageOnePerModelCallSkippingZero(t *testing.T) {
+	withUsage := func(r fakeReply, p, c int) fakeReply {
+		r.res.Usage = llm.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+		return r
+	}
+	reg := NewRegistry().Register(Static(testTool{"echo", func(context.Context, json.RawMessage) (string, error) { return "ok", nil }}))
+	m := &fakeModel{replies: []fakeReply{
+		withUsage(routeTo("platform"), 30, 5),
+		withUsage(calls("echo"), 40, 2),
+		answer("done"), // a provider that reported nothing: no usage event
+	}}
+	e := &Engine{Model: m, ModelName: "gpt-test", Tools: reg}
+	evs := run(t, e, request.Turn{Message: "m"})
+	var got []string
+	for _, u := range find(evs, timeline.TypeUsage) {
+		got = append(got, u.Str("agent")+":"+u.Str("model")+":"+strings.Join([]string{
+			jsonNum(u["prompt_tokens"]), jsonNum(u["completion_tokens"]), jsonNum(u["total_tokens"])}, "/"))
+	}
+	if want := "supervisor:gpt-test:30/5/35 platform:gpt-test:40/2/42"; strings.Join(got, " ") != want {
+		t.Fatalf("usage %q, want %q", got, want)
+	}
+	// The router's usage comes before its route, the step's before the tool it asked for.
+	if typesWithUsage := strings.Join(func() []string {
+		var s []string
+		for _, e := range evs {
+			s = append(s, e.Type())
+		}
+		return s
+	}(), ","); !strings.HasPrefix(typesWithUsage, "status,usage,route,subagent_start,usage,tool_start") {
+		t.Fatalf("types %s", typesWithUsage)
+	}
+}
+
+func jsonNum(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestUnusableRouteDecision(t *testing.T) {
+	m := &fakeModel{replies: []fakeReply{answer("I think the researcher should do it")}}
+	evs := run(t, &Engine{Model: m}, request.Turn{Message: "m"})
+	e := evs[len(evs)-2]
+	if e.Type() != timeline.TypeError || e.Str("detail") != MsgBadDecision || e.Str("code") != timeline.CodeRouter {
+		t.Fatalf("error %v", e)
+	}
+}

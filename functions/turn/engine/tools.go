@@ -15,6 +15,8 @@ const (
 	AgentPlanner    = "planner"
 	// AgentSupervisor is the agent name of a FINISH answer's events.
 	AgentSupervisor = "supervisor"
+	// AgentTitle is the agent name of the title call's usage event.
+	AgentTitle = "title"
 	// RouteFinish is the router's "answer directly" decision.
 	RouteFinish = "FINISH"
 )

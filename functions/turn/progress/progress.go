@@ -170,7 +170,10 @@ func (p *Publisher) Emit(e timeline.Event) {
 
 func (p *Publisher) appendLocked(e timeline.Event) {
 	p.events = append(p.events, Envelope{Seq: len(p.events) + 1, Time: p.opts.Clock.Now().UTC(), Event: e})
-	urgent := Immediate(e.Type)
+	// The first token of an answer goes out at once, with its answer_start: the page shows the answer
+	// starting as soon as the model does; the tokens after it are batched.
+	n := len(p.events)
+	urgent := Immediate(e.Type) || (e.Type == timeline.TypeToken && n >= 2 && p.events[n-2].Event.Type == timeline.TypeAnswerStart)
 	for _, w := range p.workers {
 		if urgent {
 			w.urgent = true

@@ -101,32 +101,45 @@ func TestBatchingWaitsForTheIntervalAndUrgentEventsGoAtOnce(t *testing.T) {
 	if got := types(sink.next(t)); got != "2:route " {
 		t.Fatalf("batch %q", got)
 	}
-	// While that delivery is in flight, tokens accumulate; they go together once the interval passes.
+	// While that delivery is in flight, events accumulate; the first token of an answer is urgent: they go
+	// together as soon as the delivery ends, without the clock moving.
 	p.Emit(timeline.SubagentStart("platform"))
 	p.Emit(timeline.AnswerStart("platform"))
 	p.Emit(timeline.Token("platform", "a"))
 	sink.replies <- nil
-	waitArmed(t, clk)
-	clk.Advance(250 * time.Millisecond)
 	if got := types(sink.next(t)); got != "3:subagent_start 4:answer_start 5:token " {
 		t.Fatalf("batch %q", got)
 	}
 	sink.replies <- nil
-	p.Emit(timeline.SubagentEnd("platform", "a", 0, false))
-	p.Emit(timeline.Done("a"))
-	if got := types(sink.next(t)); got != "6:subagent_end 7:done " {
+	// The tokens after the first wait for the interval.
+	p.Emit(timeline.Token("platform", "b"))
+	waitArmed(t, clk)
+	clk.Advance(249 * time.Millisecond)
+	select {
+	case b := <-sink.batches:
+		t.Fatalf("a second token went out before its interval: %s", types(b))
+	default:
+	}
+	clk.Advance(time.Millisecond)
+	if got := types(sink.next(t)); got != "6:token " {
+		t.Fatalf("batch %q", got)
+	}
+	sink.replies <- nil
+	p.Emit(timeline.SubagentEnd("platform", "ab", 0, false))
+	p.Emit(timeline.Done("ab"))
+	if got := types(sink.next(t)); got != "7:subagent_end 8:done " {
 		t.Fatalf("batch %q", got)
 	}
 	sink.replies <- nil
 	p.Emit(timeline.Complete())
 	done := make(chan []timeline.Event)
 	go func() { done <- p.Close(context.Background()) }()
-	if got := types(sink.next(t)); got != "8:complete " {
+	if got := types(sink.next(t)); got != "9:complete " {
 		t.Fatalf("batch %q", got)
 	}
 	sink.replies <- nil
 	evs := <-done
-	if len(evs) != 8 || evs[7].Type != timeline.TypeComplete {
+	if len(evs) != 9 || evs[8].Type != timeline.TypeComplete {
 		t.Fatalf("timeline %v", evs)
 	}
 }

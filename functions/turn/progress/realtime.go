@@ -52,20 +52,20 @@ func (r *Realtime) tableURL() string {
 	return strings.TrimRight(r.Endpoint, "/") + "/tablesdb/" + url.PathEscape(r.DatabaseID) + "/tables/" + url.PathEscape(r.TableID)
 }
 
-// call sends one request to the progress table with the function's key; an Appwrite error is an
-// *appwriterest.Error.
-func (r *Realtime) call(ctx context.Context, method, u string, body any) error {
+// call sends one request to the progress table with the function's key and decodes the answer into out
+// (nil: dropped); an Appwrite error is an *appwriterest.Error.
+func (r *Realtime) call(ctx context.Context, method, u string, body, out any) error {
 	h := http.Header{}
 	h.Set("X-Appwrite-Project", r.ProjectID)
 	h.Set("X-Appwrite-Key", r.Key)
 	h.Set("X-Appwrite-Response-Format", "1.9.1")
-	return appwriterest.Do(ctx, r.Client, appwriterest.Request{Method: method, URL: u, Header: h, Body: body, MaxAnswer: 64 << 10}, nil)
+	return appwriterest.Do(ctx, r.Client, appwriterest.Request{Method: method, URL: u, Header: h, Body: body, MaxAnswer: 64 << 10}, out)
 }
 
 // CheckTable makes sure the table exists and the key can read it (the function needs tables.read for this
 // check and rows.write for the rows).
 func (r *Realtime) CheckTable(ctx context.Context) error {
-	err := r.call(ctx, http.MethodGet, r.tableURL(), nil)
+	err := r.call(ctx, http.MethodGet, r.tableURL(), nil, nil)
 	switch status := appwriterest.StatusOf(err); {
 	case err == nil, status == 0:
 		return err
@@ -124,7 +124,7 @@ func (r *Realtime) Send(ctx context.Context, batch []Envelope) (int, error) {
 			}
 			body = map[string]any{"rows": rows}
 		}
-		if err := r.call(ctx, http.MethodPost, r.tableURL()+"/rows", body); err != nil {
+		if err := r.call(ctx, http.MethodPost, r.tableURL()+"/rows", body, nil); err != nil {
 			status := appwriterest.StatusOf(err)
 			if status == 0 {
 				return done, err

@@ -24,6 +24,9 @@ const (
 	TypeConversationTitle = "conversation_title"
 	TypeError             = "error"
 	TypeComplete          = "complete"
+	// TypeUsage is the tokens of one model call (the reference's f9ca6fc): after the router's call, each
+	// subagent model call and the title call.
+	TypeUsage = "usage"
 )
 
 // Error codes carried in the "code" field of error events (our addition; "detail" is the reference's).
@@ -37,6 +40,8 @@ const (
 	CodeRateLimited = "rate_limited"
 	// CodeContentFilter: the provider's content filter stopped the answer.
 	CodeContentFilter = "content_filter"
+	// CodeCancelled: the caller stopped the turn (docs/turn.md "Stopping a turn").
+	CodeCancelled = "cancelled"
 )
 
 type field struct {
@@ -156,6 +161,14 @@ func Error(code, detail, partial string) Event {
 		e.fields = append(e.fields, field{"answer", partial})
 	}
 	return e
+}
+
+// Usage is {"type":"usage","model","prompt_tokens","completion_tokens","total_tokens","agent"}: the tokens of
+// one model call of agent ("supervisor" for the router, "title" for the title call), in the reference's
+// field order.
+func Usage(model, agent string, prompt, completion, total int) Event {
+	return New(TypeUsage, "model", model, "prompt_tokens", prompt, "completion_tokens", completion,
+		"total_tokens", total, "agent", agent)
 }
 
 // Complete is {"type":"complete"}.

@@ -34,7 +34,7 @@ var specifications = []string{"s-0.5vcpu-512mb", "s-1vcpu-512mb", "s-1vcpu-1gb",
 // The fewest scopes each function needs: turn and mcp-events act with their callers' own tokens; title reads
 // and writes the conversation row that triggered it; webhook-ingress schedules delayed retries of itself.
 var wantScopes = map[string][]string{
-	"turn":            {"tables.read", "rows.write"}, // the Realtime progress sink (docs/turn.md)
+	"turn":            {"tables.read", "rows.read", "rows.write"}, // the Realtime progress sink and its stop row (docs/turn.md)
 	"title":           {"rows.read", "rows.write"},
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},

@@ -63,7 +63,7 @@ type Demo struct {
 
 // demoFunctionScopes are the scopes appwrite.json gives each function.
 var demoFunctionScopes = map[string][]string{
-	"turn":            {"tables.read", "rows.write"},
+	"turn":            {"tables.read", "rows.read", "rows.write"},
 	"title":           {"rows.read", "rows.write"},
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},

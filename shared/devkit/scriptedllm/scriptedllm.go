@@ -93,10 +93,39 @@ type Reply struct {
 	// CutAfter, when above zero, ends a stream abruptly after this many content chunks (no finish_reason,
 	// no [DONE], the chunked body left unterminated): a stream that dies mid-answer.
 	CutAfter int
+	// Usage, when set, is the usage the answer reports instead of the default one (Tokens). A provider
+	// that reports nothing is NoUsage.
+	Usage *Usage
+	// NoUsage leaves the usage out of the answer (some OpenAI-compatible servers send none).
+	NoUsage bool
 	// Finish, when set, is the finish_reason of a chat answer ("length", "content_filter"); on the
 	// Responses API "length" and "content_filter" make the response incomplete with incomplete_details.reason
 	// max_output_tokens or content_filter.
 	Finish string
+}
+
+// Usage is the tokens an answer reports. Chat completions report it in the answer, and in a stream only
+// when the request asks for it (stream_options.include_usage, as OpenAI does), in a last chunk with no
+// choices; the Responses API reports it in the response.
+type Usage struct {
+	Prompt, Completion, Total int
+}
+
+// Tokens is the usage an answer reports unless Reply.Usage says otherwise: 10 prompt tokens per request
+// message, one completion token per content piece (Split with reply.Chunks) and per tool call, at least
+// one; the total is their sum.
+func Tokens(req Request, reply Reply) Usage {
+	if reply.Usage != nil {
+		return *reply.Usage
+	}
+	var body struct {
+		Messages []json.RawMessage `json:"messages"`
+		Input    []json.RawMessage `json:"input"`
+	}
+	_ = json.Unmarshal(req.Body, &body)
+	prompt := 10 * (len(body.Messages) + len(body.Input))
+	completion := max(1, len(Split(reply.text(), reply.Chunks))+len(reply.ToolCalls))
+	return Usage{Prompt: prompt, Completion: completion, Total: prompt + completion}
 }
 
 // Reasoning is a reasoning item of a Responses API answer.
@@ -405,11 +434,22 @@ func chatCompletion(req Request, reply Reply) map[string]any {
 	if reply.Finish != "" {
 		finish = reply.Finish
 	}
-	return map[string]any{
+	out := map[string]any{
 		"id": "chatcmpl-scripted", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
 		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
 	}
+	if !reply.NoUsage {
+		u := Tokens(req, reply)
+		out["usage"] = map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion, "total_tokens": u.Total}
+	}
+	return out
+}
+
+// wantsUsage reports a streamed chat request with stream_options.include_usage.
+func wantsUsage(req Request) bool {
+	opts, _ := req.JSON()["stream_options"].(map[string]any)
+	on, _ := opts["include_usage"].(bool)
+	return on
 }
 
 // Split cuts s into at most n pieces of roughly equal rune counts; n <= 0 means one piece per word (each
@@ -505,6 +545,16 @@ func streamChat(w http.ResponseWriter, r *http.Request, req Request, reply Reply
 	if !chunk(map[string]any{}, finish) {
 		return
 	}
+	if wantsUsage(req) && !reply.NoUsage {
+		u := Tokens(req, reply)
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": req.Model,
+			"choices": []any{}, "usage": map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion, "total_tokens": u.Total},
+		})
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return
+		}
+	}
 	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()
@@ -546,7 +596,10 @@ func response(req Request, reply Reply) map[string]any {
 	out := map[string]any{
 		"id": "resp_scripted", "object": "response", "created_at": time.Now().Unix(), "status": "completed",
 		"model": req.Model, "output": output,
-		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
+	}
+	if !reply.NoUsage {
+		u := Tokens(req, reply)
+		out["usage"] = map[string]any{"input_tokens": u.Prompt, "output_tokens": u.Completion, "total_tokens": u.Total}
 	}
 	switch reply.Finish {
 	case "length":

@@ -56,7 +56,7 @@ func ParseJSON(body []byte) ([]Decoded, error) {
 var known = map[string]bool{
 	timeline.TypeMCPCredentials: true, timeline.TypeStatus: true, timeline.TypeRoute: true, timeline.TypeSubagentStart: true, timeline.TypeSubagentEnd: true,
 	timeline.TypeAnswerStart: true, timeline.TypeToken: true, timeline.TypeToolStart: true, timeline.TypeToolEnd: true, timeline.TypeDone: true,
-	timeline.TypeConversationTitle: true, timeline.TypeError: true, timeline.TypeComplete: true,
+	timeline.TypeConversationTitle: true, timeline.TypeError: true, timeline.TypeComplete: true, timeline.TypeUsage: true,
 }
 
 // CheckOrder reports the first violation of the timeline rules:
@@ -64,6 +64,9 @@ var known = map[string]bool{
 //   - every event has a known type; the last event is the only complete;
 //   - a status with a "sink" field (a dropped progress sink) may come anywhere before complete, and is
 //     otherwise ignored;
+//   - a usage event may come anywhere before complete, outside a tool call, and is otherwise ignored; it
+//     names a model and an agent, and its counts are whole numbers, not all zero, the total at least the
+//     sum of the parts it gives;
 //   - status comes first, or mcp_credentials then status; before the first route there may be several
 //     status events (the routing status and the skipped MCP connections' notices) and, after a status, one
 //     mcp_credentials (the MCP connections load while the router decides); a status, or an mcp_credentials
@@ -81,6 +84,7 @@ var known = map[string]bool{
 //     run_id, never by tool name or position;
 //   - exactly one of done or error comes before complete, never inside an open block; after done only
 //     one conversation_title may come before complete.
+
 func CheckOrder(events []Decoded) error {
 	if len(events) == 0 {
 		return errors.New("empty timeline")
@@ -130,6 +134,12 @@ func CheckOrder(events []Decoded) error {
 			}
 			sort.Strings(ids)
 			return fail("tool %q (run %q) is still open", openTools[ids[0]].Str("tool"), ids[0])
+		}
+		if t == timeline.TypeUsage {
+			if err := checkUsage(e); err != nil {
+				return fail("%v", err)
+			}
+			continue
 		}
 		if ended == timeline.TypeError {
 			return fail("only complete may follow error")
@@ -261,4 +271,23 @@ func CheckOrder(events []Decoded) error {
 		prev = t
 	}
 	return errors.New("the timeline does not end with complete")
+}
+
+// checkUsage checks the fields of a usage event.
+func checkUsage(e Decoded) error {
+	if e.Str("model") == "" || e.Str("agent") == "" {
+		return errors.New("usage without model or agent")
+	}
+	var n [3]float64
+	for i, k := range []string{"prompt_tokens", "completion_tokens", "total_tokens"} {
+		v, ok := e[k].(float64)
+		if !ok || v < 0 || v != float64(int64(v)) {
+			return fmt.Errorf("usage %s is %v, not a whole number", k, e[k])
+		}
+		n[i] = v
+	}
+	if n[2] == 0 || n[2] < n[0]+n[1] {
+		return fmt.Errorf("usage total_tokens %v with prompt %v and completion %v", n[2], n[0], n[1])
+	}
+	return nil
 }
