@@ -39,7 +39,7 @@ var wantScopes = map[string][]string{
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},
 	// chat creates its tables on first use, keeps its rows and reads the turn's execution status.
-	"chat": {"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read"},
+	"chat": {"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read", "executions.write"},
 }
 
 func TestAppwriteJSONDescribesTheStagedFunctions(t *testing.T) {

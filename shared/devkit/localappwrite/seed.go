@@ -67,7 +67,7 @@ var demoFunctionScopes = map[string][]string{
 	"title":           {"rows.read", "rows.write"},
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},
-	"chat":            {"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read"},
+	"chat":            {"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read", "executions.write"},
 }
 
 // Demo resource ids and the demo user.
