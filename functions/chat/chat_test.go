@@ -35,6 +35,8 @@ type fakeTurn struct {
 	events []map[string]any
 	// hold, when set, keeps each execution running (after its rows) until it is closed.
 	hold chan struct{}
+	// then are published once hold is closed (what turn publishes after a stop, for one).
+	then []map[string]any
 }
 
 func (f *fakeTurn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -44,11 +46,8 @@ func (f *fakeTurn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	f.headers = append(f.headers, r.Header.Clone())
-	events, hold := f.events, f.hold
+	events, hold, then := f.events, f.hold, f.then
 	f.mu.Unlock()
-	if hold != nil {
-		defer func() { <-hold }()
-	}
 	if events == nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = io.WriteString(w, `{"error":"internal"}`)
@@ -56,10 +55,20 @@ func (f *fakeTurn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	progress, _ := req["progress"].(map[string]any)
 	turnID, _ := progress["turn_id"].(string)
+	f.publish(r, turnID, events, 1)
+	if hold != nil {
+		<-hold
+		f.publish(r, turnID, then, len(events)+1)
+	}
+	_, _ = io.WriteString(w, "ok")
+}
+
+// publish writes events as progress rows numbered from seq, as turn's Realtime sink does.
+func (f *fakeTurn) publish(r *http.Request, turnID string, events []map[string]any, seq int) {
 	for i, ev := range events {
 		payload, _ := json.Marshal(ev)
 		row, _ := json.Marshal(map[string]any{"rowId": "unique()", "permissions": []string{`read("user:` + r.Header.Get("X-Appwrite-User-Id") + `")`},
-			"data": map[string]any{"turn_id": turnID, "seq": i + 1, "type": ev["type"], "payload": string(payload), "time": "2026-12-02T03:00:00.000Z"}})
+			"data": map[string]any{"turn_id": turnID, "seq": seq + i, "type": ev["type"], "payload": string(payload), "time": "2026-12-02T03:00:00.000Z"}})
 		preq, _ := http.NewRequest("POST", f.endpoint+"/tablesdb/main/tables/turn_progress/rows", bytes.NewReader(row))
 		preq.Header.Set("Content-Type", "application/json")
 		preq.Header.Set("X-Appwrite-Project", "p")
@@ -74,7 +83,6 @@ func (f *fakeTurn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.t.Errorf("progress row: %d", res.StatusCode)
 		}
 	}
-	_, _ = io.WriteString(w, "ok")
 }
 
 func (f *fakeTurn) last() (map[string]any, http.Header) {
@@ -128,7 +136,7 @@ func newChatFixture(t *testing.T) *chatFixture {
 	t.Cleanup(chatSrv.Close)
 	// chat's scopes, as appwrite.json gives them.
 	must(aw.RegisterFunction("p", localappwrite.FunctionSpec{ID: "chat", URL: chatSrv.URL, Execute: []string{"any"}, Timeout: 30,
-		Scopes: []string{"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read"}}))
+		Scopes: []string{"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read", "executions.write"}}))
 	f.base = aw.DomainURL("chat")
 	session, err := aw.CreateSession("p", "alice")
 	must(err)
@@ -139,13 +147,19 @@ func newChatFixture(t *testing.T) *chatFixture {
 
 func (f *chatFixture) call(method, path string, in any, out any) (int, string) {
 	f.t.Helper()
+	return f.callAs(f.jwt, method, path, in, out)
+}
+
+// callAs is call with another user's JWT.
+func (f *chatFixture) callAs(jwt, method, path string, in any, out any) (int, string) {
+	f.t.Helper()
 	var rd io.Reader
 	if in != nil {
 		b, _ := json.Marshal(in)
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, f.base+path, rd)
-	req.Header.Set("Authorization", "Bearer "+f.jwt)
+	req.Header.Set("Authorization", "Bearer "+jwt)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
@@ -389,5 +403,78 @@ func TestATurnMovesItsConversationToTheTop(t *testing.T) {
 	start(map[string]any{"conversation_id": older, "message": "back to the first"})
 	if got := order(); len(got) != 2 || got[0] != older {
 		t.Fatalf("after a turn in %s: %v, want it first", older, got)
+	}
+}
+
+// TestOnlyTheUserStopsTheirTurn: POST /api/turns/{id}/stop writes the stop row of turn's contract (docs/turn.md
+// "Stopping a turn") for the user who started the turn, readable by them only; for anyone else the turn does
+// not exist (404) and nothing is written. The turn then ends cancelled: stored stopped, with its partial
+// answer; a finished turn answers stopping false.
+func TestOnlyTheUserStopsTheirTurn(t *testing.T) {
+	f := newChatFixture(t)
+	if err := f.aw.SeedUser("p", localappwrite.UserSpec{ID: "bob", Email: "bob@example.com", Password: "bob-password"}); err != nil {
+		t.Fatal(err)
+	}
+	session, err := f.aw.CreateSession("p", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := f.aw.UserJWT("p", session, 15*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	f.turn.events = []map[string]any{{"type": "status", "message": "Routing request…"}, {"type": "route", "agent": "FINISH", "next": "FINISH", "reason": "r"},
+		{"type": "answer_start", "agent": "supervisor"}, {"type": "token", "agent": "supervisor", "content": "Once upon"}}
+	f.turn.hold = hold
+	f.turn.then = []map[string]any{{"type": "error", "code": "cancelled", "detail": "The turn was stopped; the answer is partial.", "answer": "Once upon"},
+		{"type": "complete"}}
+	var started struct{ Conversation struct{ ID string } }
+	if s, b := f.call("POST", "/api/turns", map[string]any{"message": "a long story", "turn_id": "story-1"}, &started); s != 202 {
+		close(hold)
+		t.Fatalf("turn: %d %s", s, b)
+	}
+	stopRows := func() []map[string]any {
+		t.Helper()
+		key, err := f.aw.CreateKey("p", []string{"rows.read"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", f.turn.endpoint+`/tablesdb/main/tables/turn_progress/rows?queries[]=`+
+			`{"method":"equal","attribute":"type","values":["stop"]}`, nil)
+		req.Header.Set("X-Appwrite-Project", "p")
+		req.Header.Set("X-Appwrite-Key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out struct{ Rows []map[string]any }
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return out.Rows
+	}
+	s, b := f.callAs(bob, "POST", "/api/turns/story-1/stop", map[string]any{}, nil)
+	if s != 404 || len(stopRows()) != 0 {
+		close(hold)
+		t.Fatalf("another user stopping the turn: %d %s, stop rows %v", s, b, stopRows())
+	}
+	s, b = f.call("POST", "/api/turns/story-1/stop", map[string]any{}, nil)
+	rows := stopRows()
+	close(hold)
+	if s != 202 || !strings.Contains(b, `"stopping":true`) {
+		t.Fatalf("stopping: %d %s", s, b)
+	}
+	if len(rows) != 1 || rows[0]["turn_id"] != "story-1" || rows[0]["seq"] != float64(0) || rows[0]["payload"] != `{"type":"stop"}` ||
+		fmt.Sprint(rows[0]["$permissions"]) != `[read("user:alice")]` {
+		t.Fatalf("the stop row %v", rows)
+	}
+	f.settle()
+	var conv conversationBody
+	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, &conv); s != 200 || len(conv.Messages) != 2 ||
+		conv.Messages[1].Status != "stopped" || conv.Messages[1].Content != "Once upon" || conv.Messages[1].Error != nil {
+		t.Fatalf("the stopped turn: %d %s", s, b)
+	}
+	if s, b := f.call("POST", "/api/turns/story-1/stop", map[string]any{}, nil); s != 200 || !strings.Contains(b, `"stopping":false`) || len(stopRows()) != 1 {
+		t.Fatalf("stopping a finished turn: %d %s", s, b)
 	}
 }
