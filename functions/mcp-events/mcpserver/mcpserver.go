@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -233,9 +234,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, s.res(r.Context()).Metadata(strings.TrimPrefix(r.URL.Path, oauth.MetadataPath)))
 	case "/", "/mcp":
-		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(r, origin) {
 			// Streamable HTTP: servers MUST validate Origin (DNS rebinding). A browser page of another site
-			// sends its origin; server-side clients (ChatGPT's backend, SDKs) send none.
+			// sends its origin; server-side clients (ChatGPT's backend, SDKs) send none; a page of the
+			// server's own origin is served.
 			writeJSON(w, http.StatusForbidden, rpcError(nil, codeInvalidRequest,
 				"Forbidden: Origin "+strconv.Quote(origin)+" is not allowed (list it in "+config.EnvAllowedOrigins+")", nil))
 			return
@@ -261,10 +263,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// originAllowed reports whether a request's Origin is one MCP_EVENTS_ALLOWED_ORIGINS lists (scheme, host and
-// port compared without case).
-func (s *Server) originAllowed(origin string) bool {
-	return slices.Contains(s.cfg.AllowedOrigins, config.NormalizeOrigin(origin))
+// originAllowed reports whether a request's Origin may call the MCP endpoint (scheme, host and port compared
+// without case, a default port left out): the server's own origin, or one MCP_EVENTS_ALLOWED_ORIGINS lists.
+//
+// The server's own origin is its public URL's. A loopback server (a public URL on localhost, 127.0.0.0/8 or
+// ::1: a development or test server, often reached through another local port) also owns the request's own
+// host when that host is a loopback one, so http(s)://<Host> is served. A DNS-rebinding page (evil.example
+// resolved to 127.0.0.1) sends Host and Origin evil.example: not loopback, not the public URL, refused.
+func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	o := config.NormalizeOrigin(origin)
+	if o == config.OriginOf(s.cfg.PublicURL) || slices.Contains(s.cfg.AllowedOrigins, o) {
+		return true
+	}
+	if !config.IsLoopbackHost(hostOf(s.cfg.PublicURL)) || r.Host == "" || !config.IsLoopbackHost(r.Host) {
+		return false
+	}
+	return o == config.NormalizeOrigin("http://"+r.Host) || o == config.NormalizeOrigin("https://"+r.Host)
+}
+
+// hostOf is the host[:port] of an absolute URL ("" when it does not parse).
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // res is the resource description, advertising what the authorization server publishes when it does.

@@ -29,9 +29,10 @@ func startStack(t *testing.T, ctx context.Context, env []string, opts localappwr
 }
 
 // TestConformance runs the official MCP conformance suite's server scenarios against the staged mcp-events.
-// The suite sends no token, so it talks to a proxy that adds the demo user's; the proxy's origin is the one
-// MCP_EVENTS_ALLOWED_ORIGINS lists (the dns-rebinding-protection scenario sends it as the valid Origin and
-// evil.example.com as the foreign one). Scenarios that do not apply to this server (the suite's "everything
+// The suite sends no token, so it talks to a proxy that adds the demo user's and forwards the suite's Host.
+// Nothing is listed in MCP_EVENTS_ALLOWED_ORIGINS: the dns-rebinding-protection scenario's valid Origin is the
+// proxy's own loopback host, which the loopback server owns (docs/events.md §2, "Origin"), and its foreign one
+// evil.example.com. Scenarios that do not apply to this server (the suite's "everything
 // server" fixtures: tools, prompts and resources it does not have) are in conformance-baseline.yml with the
 // reason; the suite fails on an unexpected failure and on a baseline entry that passes.
 func TestConformance(t *testing.T) {
@@ -49,7 +50,7 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxyURL := "http://" + ln.Addr().String()
-	st := startStack(t, ctx, []string{"MCP_EVENTS_ALLOWED_ORIGINS=" + proxyURL}, localappwrite.Options{})
+	st := startStack(t, ctx, nil, localappwrite.Options{})
 	target, _ := url.Parse(st.URLs["mcp-events"])
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
