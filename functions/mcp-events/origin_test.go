@@ -96,7 +96,7 @@ func TestOwnOriginServed(t *testing.T) {
 		{"", "https://mcp-events.test:443", http.StatusOK},
 		{"mcp-events.test", publicURL, http.StatusOK},
 		{"", "https://chat.example.com", http.StatusOK},
-		{"", "http://mcp-events.test", http.StatusForbidden},      // another scheme
+		{"", "http://mcp-events.test", http.StatusForbidden},       // another scheme
 		{"", "https://mcp-events.test:8443", http.StatusForbidden}, // another port
 		{"", "https://mcp-events.test.evil.example", http.StatusForbidden},
 		{"evil.example.com", "http://evil.example.com", http.StatusForbidden}, // the request's own host is not enough

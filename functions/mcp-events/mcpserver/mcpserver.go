@@ -390,6 +390,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.serveEvents(w, r.WithContext(ctx), principal, head)
 		return
 	}
+	if head.Method == methodSetLevel && refuseSetLevel(w, r, head) {
+		return
+	}
 	if s.cfg.Enabled && head.Method == "tools/call" {
 		var call struct {
 			Name string `json:"name"`
@@ -419,6 +422,28 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(out)
+}
+
+// methodSetLevel is the logging utility's request, which this server refuses.
+const methodSetLevel = "logging/setLevel"
+
+// SetLevelRefusal is the message of the Method not found error that answers a legacy logging/setLevel.
+const SetLevelRefusal = "Method not found: logging/setLevel (this server does not declare the logging capability and sends no log notifications)"
+
+// refuseSetLevel answers a legacy logging/setLevel request with JSON-RPC Method not found (-32601, in a 200
+// as every legacy JSON-RPC error) and reports whether it did. The server declares no logging capability
+// (capabilities are negotiated, and only negotiated ones may be used): it is stateless and answers JSON,
+// never a stream, so it has no session to keep a level in and nothing to carry a notifications/message;
+// the SDK would answer {} and keep the level in a session that ends with the request. Logging is
+// deprecated by protocol 2026-07-28 (SEP-2577), whose requests the SDK refuses the method for itself (404,
+// -32601). A notification (no id) and a request with an unknown protocol version header are left to the SDK.
+func refuseSetLevel(w http.ResponseWriter, r *http.Request, head rpcHead) bool {
+	e := detectEra(r, head.Params)
+	if e.modern || (e.headerVersion != "" && !knownProtocol(e.headerVersion)) || len(head.ID) == 0 || string(head.ID) == "null" {
+		return false
+	}
+	writeJSON(w, http.StatusOK, rpcError(head.ID, codeMethodNotFound, SetLevelRefusal, nil))
+	return true
 }
 
 // addEventsCapability adds to a server/discover or initialize answer the top-level capabilities.events the
