@@ -133,7 +133,10 @@ type SubscribeResult struct {
 	RefreshBefore string  `json:"refreshBefore"`
 	Cursor        *string `json:"cursor"`
 	Truncated     bool    `json:"truncated"`
-	// Meta carries MetaRotation while a previous secret is in its grace window, or was just dropped.
+	// DeliveryStatus is present on the refresh of an existing subscription (SEP-3415), read from its webhook.
+	DeliveryStatus *DeliveryStatus `json:"deliveryStatus,omitempty"`
+	// Meta carries MetaRotation while a previous secret is in its grace window, or was just dropped, and
+	// MetaDeliveryStatus when delivery was paused or failing.
 	Meta map[string]any `json:"_meta,omitempty"`
 }
 
@@ -504,6 +507,19 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	}
 	if rotation != nil {
 		res.Meta = map[string]any{MetaRotation: rotation}
+	}
+	if prev != nil || prevLabel != nil {
+		// A refresh of this caller's subscription: how its webhook was doing, before this update re-enabled it
+		// (enabled: true) and reset Appwrite's failure counter.
+		var note *DeliveryNote
+		res.DeliveryStatus, note = deliveryStatus(existing)
+		if note != nil {
+			if res.Meta == nil {
+				res.Meta = map[string]any{}
+			}
+			res.Meta[MetaDeliveryStatus] = note
+			c.logf("events/subscribe %s: %s; the refresh %s", pr.id, note.Reason, note.Refresh)
+		}
 	}
 	return res, outcome, nil
 }
