@@ -137,3 +137,43 @@ func TestAbsentCursorIsNull(t *testing.T) {
 		t.Fatalf("ids %v, %d webhooks: absent and null cursors made different subscriptions", ids, len(st.webhooks(projectID)))
 	}
 }
+
+// TestDottedIDsRefused: an id that goes into the webhook's Appwrite event strings (database, table, bucket,
+// function, site) and contains '.' is refused with -32602 naming the argument, before the callback is
+// challenged or Appwrite is written to: Appwrite (and the stand-in, as it) refuses a webhook on such events
+// with a 400, since its Event validator splits event strings on '.'.
+func TestDottedIDsRefused(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	for _, c := range []struct {
+		event string
+		args  map[string]any
+		field string
+	}{
+		{"tablesdb.row.created", map[string]any{"project_id": projectID, "database_id": "my.db", "table_id": tableID}, "arguments.database_id"},
+		{"tablesdb.row.deleted", map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "v1.tickets"}, "arguments.table_id"},
+		{"storage.file.created", map[string]any{"project_id": projectID, "bucket_id": "up.loads"}, "arguments.bucket_id"},
+		{"functions.execution.failed", map[string]any{"project_id": projectID, "function_id": "a.create"}, "arguments.function_id"},
+		{"sites.deployment.completed", map[string]any{"project_id": projectID, "site_id": "www.example"}, "arguments.site_id"},
+	} {
+		calls := st.apiCalls.Load()
+		r := rpc(t, url, tok, "events/subscribe", subParams(c.event, c.args, st.recv.url("/dotted"), secret, nil))
+		if r.Error == nil || r.Error.Code != -32602 || r.Error.Data["field"] != c.field ||
+			!strings.Contains(r.Error.Message, c.field+": ") || !strings.Contains(r.Error.Message, "contains '.'") {
+			t.Fatalf("%s %v: %s", c.event, c.args, r.Raw)
+		}
+		if st.apiCalls.Load() != calls || len(st.recv.received()) != 0 || len(st.webhooks(projectID)) != 0 {
+			t.Fatalf("%s: a refused subscribe contacted Appwrite or the callback", c.event)
+		}
+	}
+	// What Appwrite would have answered: the webhook on a dotted database id's events is a 400.
+	body := `{"webhookId":"dotted","name":"dotted","url":"` + st.ingress.srv.URL + `/hook","events":["databases.my.db.tables.t.rows.*.create"],"enabled":true,"tls":true}`
+	if status, raw := st.call(projectID, st.apiKey, "POST", "/webhooks", "application/json", strings.NewReader(body)); status != http.StatusBadRequest {
+		t.Fatalf("the stand-in accepted a webhook on a dotted id's events: %d %s", status, raw)
+	} else if !strings.Contains(string(raw), "Event is not valid") {
+		t.Fatalf("not the Event validator: %s", raw)
+	}
+}
