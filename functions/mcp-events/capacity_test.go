@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/functions/mcp-events/subscriptions"
@@ -207,5 +208,30 @@ func TestURLBudgetIsConfigurable(t *testing.T) {
 		if _, err := mcpserver.New(st.getenv, mcpserver.Options{}); err == nil || !strings.Contains(err.Error(), "URL") && !strings.Contains(err.Error(), "MCP_EVENTS_SEAL_URL_BUDGET") {
 			t.Errorf("budget %s: %v", v, err)
 		}
+	}
+}
+
+// TestEnvelopeExpiryIsTheEndOfTheGrant: the envelope's Expiry (what the ingress stops delivering at) is the
+// end of the grant, to the second, not refreshBefore: refreshBefore is a tenth of the grant earlier, so a
+// client refreshing at refreshBefore still has deliveries meanwhile.
+func TestEnvelopeExpiryIsTheEndOfTheGrant(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	before := st.clock.Now()
+	r := rpc(t, url, tok, "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, st.recv.url("/expiry"), secret, 3600000))
+	after := st.clock.Now()
+	if r.Error != nil {
+		t.Fatalf("%s", r.Raw)
+	}
+	sub := openEnvelope(t, st, st.webhooks(projectID)[0])
+	rb := mustTime(t, r.Result["refreshBefore"])
+	if !sub.Expiry.Equal(rb.Add(6 * time.Minute)) {
+		t.Fatalf("envelope expiry %v, refreshBefore %v: want refreshBefore + 6m (a tenth of 1h)", sub.Expiry, rb)
+	}
+	if sub.Expiry.Before(before.Add(time.Hour).Truncate(time.Second)) || sub.Expiry.After(after.Add(time.Hour)) {
+		t.Fatalf("envelope expiry %v, want the end of a 1h grant made in [%v, %v]", sub.Expiry, before, after)
 	}
 }

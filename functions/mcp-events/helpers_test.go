@@ -408,6 +408,8 @@ type capture struct {
 	mu  sync.Mutex
 	got []*http.Request
 	bod [][]byte
+	// status is what it answers (200 while 0): a test plays a failing ingress with it.
+	status atomic.Int32
 }
 
 func newCapture(t *testing.T) *capture {
@@ -418,6 +420,11 @@ func newCapture(t *testing.T) *capture {
 		c.got = append(c.got, r)
 		c.bod = append(c.bod, b)
 		c.mu.Unlock()
+		if code := int(c.status.Load()); code != 0 {
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(`{"error":"failing","message":"the test's ingress fails"}`))
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	}))

@@ -106,7 +106,11 @@ func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Re
 	for k, v := range req.Headers {
 		r.Header.Set(k, v)
 	}
+	// The Host header keeps the port (req.Host is the name alone): the Origin check compares host and port.
 	r.Host = req.Host
+	if h := req.Headers["host"]; h != "" {
+		r.Host = h
+	}
 	w := mcpserver.NewRecorder()
 	srv.ServeHTTP(w, r)
 	headers := map[string]string{}

@@ -59,6 +59,80 @@ func TestForeignOriginRefused(t *testing.T) {
 	}
 }
 
+// TestOwnOriginServed: a page of the server's own origin is served without being listed. The own origin is
+// the public URL's (default port or not, any case); a loopback server (public URL on 127.0.0.1, reached
+// through a local proxy on another port, as the conformance suite does) also owns the request's own loopback
+// host. A DNS-rebinding request (Host and Origin both the attacker's name) and every other origin get the
+// 403 of a foreign origin; the listed ones are still served.
+func TestOwnOriginServed(t *testing.T) {
+	st := newStack(t)
+	st.env["MCP_EVENTS_ALLOWED_ORIGINS"] = "https://chat.example.com"
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	check := func(t *testing.T, url string, c originCase) {
+		t.Helper()
+		hdr := map[string]string{"Origin": c.origin}
+		if c.host != "" {
+			hdr["Host"] = c.host
+		}
+		status, h, m, raw := post(t, "POST", url, tok, list, hdr)
+		if status != c.want {
+			t.Fatalf("Host %q, Origin %q: HTTP %d %s, want %d", c.host, c.origin, status, raw, c.want)
+		}
+		if status == http.StatusForbidden {
+			want := `"Forbidden: Origin \"` + c.origin + `\" is not allowed (list it in MCP_EVENTS_ALLOWED_ORIGINS)"`
+			if rpcCode(m) != -32600 || !strings.Contains(string(raw), want) || h.Get("Access-Control-Allow-Origin") != "" {
+				t.Fatalf("Origin %q: %v %s", c.origin, h, raw)
+			}
+		} else if h.Get("Access-Control-Allow-Origin") != c.origin || len(m["result"].(map[string]any)["tools"].([]any)) == 0 {
+			t.Fatalf("Origin %q: %v %s", c.origin, h, raw)
+		}
+	}
+	// A deployed server: its public URL is its origin, whatever Host the platform forwards.
+	for _, c := range []originCase{
+		{"", publicURL, http.StatusOK},
+		{"", "HTTPS://MCP-Events.test", http.StatusOK},
+		{"", "https://mcp-events.test:443", http.StatusOK},
+		{"mcp-events.test", publicURL, http.StatusOK},
+		{"", "https://chat.example.com", http.StatusOK},
+		{"", "http://mcp-events.test", http.StatusForbidden},       // another scheme
+		{"", "https://mcp-events.test:8443", http.StatusForbidden}, // another port
+		{"", "https://mcp-events.test.evil.example", http.StatusForbidden},
+		{"evil.example.com", "http://evil.example.com", http.StatusForbidden}, // the request's own host is not enough
+		{"localhost:6274", "http://localhost:6274", http.StatusForbidden},     // nor a loopback one, on a public server
+	} {
+		check(t, url, c)
+	}
+
+	// A loopback server, reached on another local port than its public URL's.
+	st.env["MCP_EVENTS_PUBLIC_URL"] = "http://127.0.0.1:13031"
+	st.env["MCP_EVENTS_OAUTH_AUDIENCE"] = publicURL + "/mcp" // the stack's tokens
+	url = st.instance(st.server(mcpserver.Options{}))
+	for _, c := range []originCase{
+		{"", "http://127.0.0.1:13031", http.StatusOK},
+		{"localhost:13032", "http://localhost:13032", http.StatusOK},
+		{"LOCALHOST:13032", "http://localhost:13032", http.StatusOK},
+		{"127.0.0.1:13033", "http://127.0.0.1:13033", http.StatusOK},
+		{"[::1]:13034", "http://[::1]:13034", http.StatusOK},
+		{"localhost:13032", "http://localhost:13099", http.StatusForbidden}, // another local port is another origin
+		{"localhost:13032", "http://127.0.0.1:13032", http.StatusForbidden}, // and another name
+		{"evil.example.com", "http://evil.example.com", http.StatusForbidden},
+		{"evil.example.com:13032", "http://evil.example.com:13032", http.StatusForbidden},
+		{"localhost:13032", "http://evil.example.com", http.StatusForbidden},
+		{"", "https://chat.example.com", http.StatusOK},
+	} {
+		check(t, url, c)
+	}
+}
+
+// originCase is one request of TestOwnOriginServed: its Host ("" for the test server's own address), its
+// Origin and the status it gets.
+type originCase struct {
+	host, origin string
+	want         int
+}
+
 // TestLegacyResultsCarryNoNewerFields: in a 2025-11-25 session, ping answers exactly {} and initialize and
 // tools/list carry no resultType (a 2026-07-28 field the TypeScript SDK's strict ping schema refuses); a
 // 2026-07-28 request (which has no ping) still gets resultType "complete".

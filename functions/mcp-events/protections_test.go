@@ -29,6 +29,10 @@ func post(t *testing.T, method, url, tok, body string, hdr map[string]string) (i
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v // net/http sends req.Host, never a Host header of its own
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

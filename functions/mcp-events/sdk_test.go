@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/devkit/snapshot"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -131,4 +133,55 @@ func golden(t *testing.T, name string, got []byte) {
 	must(t, err)
 	pretty = append(pretty, '\n')
 	snapshot.Check(t, filepath.Join("testdata", name), pretty)
+}
+
+// TestLoggingSetLevelRefused: the server declares no logging capability (it is stateless, answers JSON and
+// never sends notifications/message), so logging/setLevel is refused with JSON-RPC Method not found: a legacy
+// request in a 200 (as every legacy JSON-RPC error), answering its id, byte for byte; a 2026-07-28 request
+// (where the method is gone) with the SDK's 404. The official SDK client sees -32601 too.
+func TestLoggingSetLevelRefused(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+
+	var initialize struct {
+		Result struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+		} `json:"result"`
+	}
+	must(t, json.Unmarshal(rawPost(t, url, tok, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, ""), &initialize))
+	if _, has := initialize.Result.Capabilities["logging"]; has || initialize.Result.Capabilities["tools"] == nil {
+		t.Fatalf("initialize capabilities: %s", initialize.Result.Capabilities)
+	}
+	cs := connect(t, url, tok, "2025-11-25")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	//lint:ignore SA1019 the deprecated logging API is what a 2025-11-25 client calls, and what this test refuses
+	err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != -32601 || werr.Message != mcpserver.SetLevelRefusal {
+		t.Fatalf("SDK SetLoggingLevel: %v", err)
+	}
+
+	for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
+		hdr := map[string]string{}
+		if version != "" {
+			hdr["MCP-Protocol-Version"] = version
+		}
+		status, _, _, raw := post(t, "POST", url, tok, `{"jsonrpc":"2.0","id":"lv-1","method":"logging/setLevel","params":{"level":"debug"}}`, hdr)
+		want := `{"jsonrpc":"2.0","id":"lv-1","error":{"code":-32601,"message":"Method not found: logging/setLevel (this server does not declare the logging capability and sends no log notifications)"}}`
+		if status != http.StatusOK || string(raw) != want {
+			t.Fatalf("legacy %q setLevel: %d %s\nwant %s", version, status, raw, want)
+		}
+	}
+	const v = "2026-07-28"
+	status, _, m, raw := post(t, "POST", url, tok, `{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"debug","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		map[string]string{"MCP-Protocol-Version": v, "Mcp-Method": "logging/setLevel"})
+	if status != http.StatusNotFound || rpcCode(m) != -32601 {
+		t.Fatalf("2026-07-28 setLevel: %d %s", status, raw)
+	}
+	// Other methods are unaffected: ping still answers {}.
+	if err := cs.Ping(ctx, &sdk.PingParams{}); err != nil {
+		t.Fatalf("ping after setLevel: %v", err)
+	}
 }

@@ -259,6 +259,14 @@ type Webhook struct {
 	AuthPassword string
 	// Secret is only filled on creation and secret rotation; get, list and update answer "".
 	Secret string
+	// Attempts is Appwrite's count of consecutive failed deliveries (a success resets it; at
+	// _APP_WEBHOOK_MAX_FAILED_ATTEMPTS, 10 by default, the worker sets enabled to false; an update with
+	// enabled true resets it).
+	Attempts int
+	// Logs is what Appwrite's worker wrote at the most recent failed delivery (kept after later successes):
+	// "URL: …\nMethod: POST\n" then "Status code: <n>\nBody: …" or "CURL Error: …" ("Client Error: …" after
+	// 1.9.6).
+	Logs string
 }
 
 // UnmarshalJSON accepts both response formats.
@@ -277,11 +285,14 @@ func (w *Webhook) UnmarshalJSON(b []byte) error {
 		HTTPPass     *string  `json:"httpPass"`
 		Secret       *string  `json:"secret"`
 		SignatureKey *string  `json:"signatureKey"`
+		Attempts     int      `json:"attempts"`
+		Logs         string   `json:"logs"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*w = Webhook{ID: raw.ID, Name: raw.Name, URL: raw.URL, Events: raw.Events, Enabled: raw.Enabled == nil || *raw.Enabled}
+	*w = Webhook{ID: raw.ID, Name: raw.Name, URL: raw.URL, Events: raw.Events, Enabled: raw.Enabled == nil || *raw.Enabled,
+		Attempts: raw.Attempts, Logs: raw.Logs}
 	w.TLS = pickBool(raw.TLS, raw.Security)
 	w.AuthUsername = pickStr(raw.AuthUsername, raw.HTTPUser)
 	w.AuthPassword = pickStr(raw.AuthPassword, raw.HTTPPass)

@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -222,9 +223,42 @@ func FromEnv(getenv Getenv) (Config, error) {
 	return c, nil
 }
 
-// NormalizeOrigin is an origin as compared: lower case, without a trailing slash.
+// NormalizeOrigin is an origin as compared: lower case, without a trailing slash, and without the scheme's
+// default port (a browser never sends ":443" for https or ":80" for http, RFC 6454 §6.1).
 func NormalizeOrigin(o string) string {
-	return strings.TrimRight(strings.ToLower(strings.TrimSpace(o)), "/")
+	o = strings.TrimRight(strings.ToLower(strings.TrimSpace(o)), "/")
+	if s, ok := strings.CutSuffix(o, ":443"); ok && strings.HasPrefix(o, "https://") {
+		return s
+	}
+	if s, ok := strings.CutSuffix(o, ":80"); ok && strings.HasPrefix(o, "http://") {
+		return s
+	}
+	return o
+}
+
+// OriginOf is the origin (scheme://host[:port], normalized) of an absolute http or https URL, or "" for
+// anything else.
+func OriginOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	return NormalizeOrigin(u.Scheme + "://" + u.Host)
+}
+
+// IsLoopbackHost reports whether host (a URL's host, with or without a port) names this machine:
+// localhost (or a name under .localhost), 127.0.0.0/8 or ::1.
+func IsLoopbackHost(host string) bool {
+	h := strings.ToLower(host)
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 func list(s string) []string {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -233,9 +234,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, s.res(r.Context()).Metadata(strings.TrimPrefix(r.URL.Path, oauth.MetadataPath)))
 	case "/", "/mcp":
-		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(r, origin) {
 			// Streamable HTTP: servers MUST validate Origin (DNS rebinding). A browser page of another site
-			// sends its origin; server-side clients (ChatGPT's backend, SDKs) send none.
+			// sends its origin; server-side clients (ChatGPT's backend, SDKs) send none; a page of the
+			// server's own origin is served.
 			writeJSON(w, http.StatusForbidden, rpcError(nil, codeInvalidRequest,
 				"Forbidden: Origin "+strconv.Quote(origin)+" is not allowed (list it in "+config.EnvAllowedOrigins+")", nil))
 			return
@@ -261,10 +263,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// originAllowed reports whether a request's Origin is one MCP_EVENTS_ALLOWED_ORIGINS lists (scheme, host and
-// port compared without case).
-func (s *Server) originAllowed(origin string) bool {
-	return slices.Contains(s.cfg.AllowedOrigins, config.NormalizeOrigin(origin))
+// originAllowed reports whether a request's Origin may call the MCP endpoint (scheme, host and port compared
+// without case, a default port left out): the server's own origin, or one MCP_EVENTS_ALLOWED_ORIGINS lists.
+//
+// The server's own origin is its public URL's. A loopback server (a public URL on localhost, 127.0.0.0/8 or
+// ::1: a development or test server, often reached through another local port) also owns the request's own
+// host when that host is a loopback one, so http(s)://<Host> is served. A DNS-rebinding page (evil.example
+// resolved to 127.0.0.1) sends Host and Origin evil.example: not loopback, not the public URL, refused.
+func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	o := config.NormalizeOrigin(origin)
+	if o == config.OriginOf(s.cfg.PublicURL) || slices.Contains(s.cfg.AllowedOrigins, o) {
+		return true
+	}
+	if !config.IsLoopbackHost(hostOf(s.cfg.PublicURL)) || r.Host == "" || !config.IsLoopbackHost(r.Host) {
+		return false
+	}
+	return o == config.NormalizeOrigin("http://"+r.Host) || o == config.NormalizeOrigin("https://"+r.Host)
+}
+
+// hostOf is the host[:port] of an absolute URL ("" when it does not parse).
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // res is the resource description, advertising what the authorization server publishes when it does.
@@ -367,6 +390,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.serveEvents(w, r.WithContext(ctx), principal, head)
 		return
 	}
+	if head.Method == methodSetLevel && refuseSetLevel(w, r, head) {
+		return
+	}
 	if s.cfg.Enabled && head.Method == "tools/call" {
 		var call struct {
 			Name string `json:"name"`
@@ -396,6 +422,28 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(out)
+}
+
+// methodSetLevel is the logging utility's request, which this server refuses.
+const methodSetLevel = "logging/setLevel"
+
+// SetLevelRefusal is the message of the Method not found error that answers a legacy logging/setLevel.
+const SetLevelRefusal = "Method not found: logging/setLevel (this server does not declare the logging capability and sends no log notifications)"
+
+// refuseSetLevel answers a legacy logging/setLevel request with JSON-RPC Method not found (-32601, in a 200
+// as every legacy JSON-RPC error) and reports whether it did. The server declares no logging capability
+// (capabilities are negotiated, and only negotiated ones may be used): it is stateless and answers JSON,
+// never a stream, so it has no session to keep a level in and nothing to carry a notifications/message;
+// the SDK would answer {} and keep the level in a session that ends with the request. Logging is
+// deprecated by protocol 2026-07-28 (SEP-2577), whose requests the SDK refuses the method for itself (404,
+// -32601). A notification (no id) and a request with an unknown protocol version header are left to the SDK.
+func refuseSetLevel(w http.ResponseWriter, r *http.Request, head rpcHead) bool {
+	e := detectEra(r, head.Params)
+	if e.modern || (e.headerVersion != "" && !knownProtocol(e.headerVersion)) || len(head.ID) == 0 || string(head.ID) == "null" {
+		return false
+	}
+	writeJSON(w, http.StatusOK, rpcError(head.ID, codeMethodNotFound, SetLevelRefusal, nil))
+	return true
 }
 
 // addEventsCapability adds to a server/discover or initialize answer the top-level capabilities.events the

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,7 +134,10 @@ type SubscribeResult struct {
 	RefreshBefore string  `json:"refreshBefore"`
 	Cursor        *string `json:"cursor"`
 	Truncated     bool    `json:"truncated"`
-	// Meta carries MetaRotation while a previous secret is in its grace window, or was just dropped.
+	// DeliveryStatus is present on the refresh of an existing subscription (SEP-3415), read from its webhook.
+	DeliveryStatus *DeliveryStatus `json:"deliveryStatus,omitempty"`
+	// Meta carries MetaRotation while a previous secret is in its grace window, or was just dropped, and
+	// MetaDeliveryStatus when delivery was paused or failing.
 	Meta map[string]any `json:"_meta,omitempty"`
 }
 
@@ -333,6 +337,9 @@ func (s *Service) prepare(ctx context.Context, c Call, name string, rawArgs json
 	if err != nil {
 		return nil, mcperr.Invalid("arguments", "%s", err.Error())
 	}
+	if err := dottedID(args); err != nil {
+		return nil, err
+	}
 	return &prepared{
 		event: ev, args: args, project: args[eventcatalog.ArgProject], url: d.URL,
 		id: ID(c.Principal.Subject, d.URL, ev.Name, args),
@@ -504,6 +511,19 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	}
 	if rotation != nil {
 		res.Meta = map[string]any{MetaRotation: rotation}
+	}
+	if prev != nil || prevLabel != nil {
+		// A refresh of this caller's subscription: how its webhook was doing, before this update re-enabled it
+		// (enabled: true) and reset Appwrite's failure counter.
+		var note *DeliveryNote
+		res.DeliveryStatus, note = deliveryStatus(existing)
+		if note != nil {
+			if res.Meta == nil {
+				res.Meta = map[string]any{}
+			}
+			res.Meta[MetaDeliveryStatus] = note
+			c.logf("events/subscribe %s: %s; the refresh %s", pr.id, note.Reason, note.Refresh)
+		}
 	}
 	return res, outcome, nil
 }
@@ -791,4 +811,25 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		s.cleanup(ctx, c, proj, c.Principal.Subject, pr.id, hooks)
 	}
 	return &EmptyResult{ResultType: "complete"}, metrics.OutcomeUnsubscribed, nil
+}
+
+// dottedID refuses an id that goes into the webhook's Appwrite event strings (every argument but project_id)
+// and contains a '.': Appwrite fills ids into its event strings unescaped (src/Appwrite/Event/Event.php
+// 1.9.6:602-604, str_replace), '.' is their separator, and its Event validator splits on it and refuses the
+// webhook's events (Event.php 1.9.6:37-42, at most 7 parts; :84-106, the part where the action belongs must
+// be one): a create would be a 400 after the callback had been challenged, and the ingress could not bind the
+// ids back from the events header. Refused first, with -32602 naming the argument, as appwrite/mcp does.
+func dottedID(args map[string]string) *mcperr.Error {
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if k != eventcatalog.ArgProject && strings.Contains(args[k], ".") {
+			return mcperr.Invalid("arguments."+k, "arguments.%s: %q contains '.', the separator of Appwrite's event strings: "+
+				"Appwrite cannot subscribe a webhook to its events; use a resource whose id has no '.'", k, args[k])
+		}
+	}
+	return nil
 }

@@ -201,8 +201,9 @@ func TestFailureCounterDisablesAfterTen(t *testing.T) {
 	}
 	rec.setStatus(http.StatusFound) // 3xx counts as success
 	create(1)
-	if wh := webhookState(t, f, "flaky"); wh["attempts"] != float64(0) || wh["enabled"] != true {
-		t.Fatalf("a success must reset the counter: %v", wh)
+	if wh := webhookState(t, f, "flaky"); wh["attempts"] != float64(0) || wh["enabled"] != true ||
+		!strings.Contains(wh["logs"].(string), "Status code: 500") {
+		t.Fatalf("a success must reset the counter and keep the last failure's logs: %v", wh)
 	}
 	rec.setStatus(http.StatusBadRequest)
 	create(9)
@@ -231,7 +232,7 @@ func TestFailureCounterDisablesAfterTen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if upd["enabled"] != true || upd["attempts"] != float64(0) {
+	if upd["enabled"] != true || upd["attempts"] != float64(0) || !strings.Contains(upd["logs"].(string), "Status code: 400") {
 		t.Fatalf("re-enable: %v", upd)
 	}
 }
