@@ -20,6 +20,7 @@ import (
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/turncontract"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -167,7 +168,7 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 	if key == "" {
 		return answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json and call it on its function domain"))
 	}
-	c := &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID), jwt: jwt, user: user, now: now}
+	c := &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), jwt: jwt, user: user, now: now}
 	status, body, e := h(c, args)
 	return answer(status, body, e)
 }
@@ -176,6 +177,12 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 func fromStore(err error, what, id string) *apiError {
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound(what, id)
+	}
+	if errors.Is(err, store.ErrNoSealKeys) {
+		return fail(http.StatusServiceUnavailable, "not_configured", "%s: %v", what, err)
+	}
+	if errors.Is(err, seal.ErrOpen) {
+		return fail(http.StatusInternalServerError, "secret_unreadable", "%s: %v", what, err)
 	}
 	return fail(http.StatusBadGateway, "appwrite_error", "%s: %v", what, err)
 }
@@ -427,16 +434,25 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 	if err != nil {
 		return fromStore(err, "MCP connections", "")
 	}
+	// The secrets are opened here only, to go with the turn.
 	for _, mc := range conns {
+		tokens, clientInfo, err := c.st.OpenMCP(c.user.ID, mc)
+		if err != nil {
+			return fromStore(err, "MCP connection", mc.ID)
+		}
 		req.MCPConnections = append(req.MCPConnections, turns.MCPConnection{ID: mc.ID, Name: mc.Name, URL: mc.URL,
-			Description: mc.Description, Tokens: mc.Tokens, ClientInfo: mc.ClientInfo})
+			Description: mc.Description, Tokens: tokens, ClientInfo: clientInfo})
 	}
 	s, err := c.st.Settings(c.ctx, c.user.ID)
 	if err != nil {
 		return fromStore(err, "settings", "")
 	}
-	if s.Model != "" || s.APIKey != "" || s.BaseURL != "" {
-		req.LLM = &turns.LLM{Model: s.Model, APIKey: s.APIKey, BaseURL: s.BaseURL}
+	key, err := c.st.APIKey(c.user.ID, s)
+	if err != nil {
+		return fromStore(err, "settings", "")
+	}
+	if s.Model != "" || key != "" || s.BaseURL != "" {
+		req.LLM = &turns.LLM{Model: s.Model, APIKey: key, BaseURL: s.BaseURL}
 	}
 	return nil
 }
@@ -578,7 +594,7 @@ func getTurnEvents(c *call, args []string) (int, any, *apiError) {
 }
 
 func settingsBody(s store.AgentSettings) map[string]any {
-	return map[string]any{"model": s.Model, "base_url": s.BaseURL, "api_key_set": s.APIKey != ""}
+	return map[string]any{"model": s.Model, "base_url": s.BaseURL, "api_key_set": s.HasAPIKey}
 }
 
 func getSettings(c *call, _ []string) (int, any, *apiError) {
@@ -609,10 +625,11 @@ func putSettings(c *call, _ []string) (int, any, *apiError) {
 		}
 	}
 	if in.APIKey != nil {
-		s.APIKey = strings.TrimSpace(*in.APIKey)
-		if len(s.APIKey) > 4096 {
-			return 0, nil, invalid("api_key is longer than 4096 characters")
+		k := strings.TrimSpace(*in.APIKey)
+		if len(k) > 2048 {
+			return 0, nil, invalid("api_key is longer than 2048 characters")
 		}
+		s.NewAPIKey, s.ClearAPIKey, s.HasAPIKey = k, k == "", k != ""
 	}
 	if in.BaseURL != nil {
 		s.BaseURL = strings.TrimSpace(*in.BaseURL)
@@ -622,7 +639,7 @@ func putSettings(c *call, _ []string) (int, any, *apiError) {
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || len(s.BaseURL) > 2048 {
 			return 0, nil, invalid("base_url must be an https:// URL with a host")
 		}
-		if s.APIKey == "" {
+		if !s.HasAPIKey {
 			return 0, nil, invalid("api_key is required when base_url is set (the server's key is never sent to another endpoint)")
 		}
 	}
@@ -658,7 +675,7 @@ var connectionID = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a
 
 func connectionBody(mc store.MCPConnection) map[string]any {
 	return map[string]any{"id": mc.ID, "name": mc.Name, "url": mc.URL, "description": mc.Description,
-		"connected": len(mc.Tokens) > 0 && string(mc.Tokens) != "null", "updated_at": mc.UpdatedAt}
+		"connected": mc.Connected, "updated_at": mc.UpdatedAt}
 }
 
 func listMCP(c *call, _ []string) (int, any, *apiError) {

@@ -17,6 +17,7 @@ import (
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/testclock"
+	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/turncontract"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -126,8 +127,11 @@ func newChatFixture(t *testing.T) *chatFixture {
 	t.Cleanup(turnSrv.Close)
 	must(aw.RegisterFunction("p", localappwrite.FunctionSpec{ID: "turn", URL: turnSrv.URL, Execute: []string{"any"}, Timeout: 900,
 		Scopes: []string{"tables.read", "rows.read", "rows.write"}}))
+	secrets, err := seal.ParseKeyring("chat1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8")
+	must(err)
 	cfg := Config{SessionKey: "session-key", TurnFunction: "turn", DatabaseID: "chat", ProgressDatabase: "main", ProgressTable: "turn_progress",
-		Endpoint: api.URL + "/v1", ProjectID: "p", PublicEndpoint: api.URL + "/v1", MaxAttachments: 8, MaxAttachmentBytes: 1000, BuildID: "dev"}
+		Endpoint: api.URL + "/v1", ProjectID: "p", PublicEndpoint: api.URL + "/v1", MaxAttachments: 8, MaxAttachmentBytes: 1000, BuildID: "dev",
+		Secrets: secrets}
 	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
 		return serve(rt, cfg, fstest.MapFS{}, f.clock.Now)
 	},
@@ -172,6 +176,28 @@ func (f *chatFixture) callAs(jwt, method, path string, in any, out any) (int, st
 		}
 	}
 	return res.StatusCode, string(b)
+}
+
+// rows is the JSON of a table's rows as an API key with rows.read reads them (a database export).
+func (f *chatFixture) rows(db, table string) string {
+	f.t.Helper()
+	key, err := f.aw.CreateKey("p", []string{"rows.read"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", f.turn.endpoint+"/tablesdb/"+db+"/tables/"+table+"/rows", nil)
+	req.Header.Set("X-Appwrite-Project", "p")
+	req.Header.Set("X-Appwrite-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		f.t.Fatalf("listing %s: %d %s", table, res.StatusCode, b)
+	}
+	return string(b)
 }
 
 func (f *chatFixture) settle() {
@@ -227,6 +253,12 @@ func TestTurnCarriesTheUsersContextAndStoresWhatComesBack(t *testing.T) {
 	conns, _ := req["mcp_connections"].([]any)
 	if llm["api_key"] != "sk-user" || llm["model"] != "gpt-4.1" || len(conns) != 1 || !strings.Contains(fmt.Sprint(conns[0]), "old-at") {
 		t.Fatalf("llm %v, connections %v", llm, conns)
+	}
+	// At rest the key and the tokens are sealed: what any API key with rows.read sees holds none of them.
+	for _, table := range []string{"settings", "mcp_connections"} {
+		if rows := f.rows("chat", table); !strings.Contains(rows, `"sealed:`) || strings.Contains(rows, "sk-user") || strings.Contains(rows, "new-at") || strings.Contains(rows, "old-rt") {
+			t.Errorf("the %s rows hold a secret in the clear:\n%s", table, rows)
+		}
 	}
 	var conv conversationBody
 	if s, b := f.call("GET", "/api/conversations/"+started.Conversation.ID, nil, &conv); s != 200 || len(conv.Messages) != 2 || conv.Messages[1].Content != "Done." ||

@@ -1,13 +1,18 @@
 package handler
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/seal"
 )
+
+// EnvSealKeys names chat's sealing keys (Config.Secrets).
+const EnvSealKeys = "CHAT_SEAL_KEYS"
 
 // Config is everything chat reads from its environment. This file is the only place that reads it; Main
 // reads it once per process and passes it down.
@@ -26,6 +31,11 @@ type Config struct {
 	PublicEndpoint string
 	// MaxAttachments and MaxAttachmentBytes are ATTACHMENTS_MAX_PER_MESSAGE and ATTACHMENTS_MAX_BYTES.
 	MaxAttachments, MaxAttachmentBytes int
+	// Secrets are CHAT_SEAL_KEYS (shared/seal's key list, rotated like SEAL_KEYS: prepend a new key, keep the
+	// old ones while rows sealed with them remain): the keys the users' API keys and MCP tokens are sealed
+	// with at rest. nil when unset or invalid (SecretsErr says why): chat then refuses to store or open a secret.
+	Secrets    *seal.Keyring
+	SecretsErr error
 	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (fnhttp.BuildID, what /health answers).
 	BuildID string
 	// Warnings lists environment values that were ignored.
@@ -45,6 +55,11 @@ func LoadConfig() Config {
 		BuildID:          fnhttp.BuildID(),
 	}
 	c.PublicEndpoint = strings.TrimRight(envOr("CHAT_PUBLIC_ENDPOINT", c.Endpoint), "/")
+	if c.Secrets, c.SecretsErr = seal.ParseKeyring(os.Getenv(EnvSealKeys)); c.SecretsErr != nil {
+		c.SecretsErr = fmt.Errorf("%s: %w", EnvSealKeys, c.SecretsErr)
+		c.Secrets = nil
+		c.Warnings = append(c.Warnings, c.SecretsErr.Error()+": API keys and MCP tokens cannot be saved or used")
+	}
 	c.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", attachment.DefaultMaxPerMessage)
 	c.MaxAttachmentBytes = c.envInt("ATTACHMENTS_MAX_BYTES", attachment.DefaultMaxBytes)
 	return c

@@ -15,6 +15,7 @@ import (
 
 	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/seal"
 )
 
 // Table ids in the chat database.
@@ -83,11 +84,14 @@ type Store struct {
 	aw       *awclient.Client
 	key      string
 	database string
+	// secrets seals the users' secrets (secrets.go); nil: chat stores and opens none.
+	secrets *seal.Keyring
 }
 
-// New returns the store of database, called through aw with key.
-func New(aw *awclient.Client, key, database string) *Store {
-	return &Store{aw: aw, key: key, database: database}
+// New returns the store of database, called through aw with key; secrets (CHAT_SEAL_KEYS) seals the users'
+// secrets, nil when chat has none (a secret to store is then ErrNoSealKeys).
+func New(aw *awclient.Client, key, database string, secrets *seal.Keyring) *Store {
+	return &Store{aw: aw, key: key, database: database, secrets: secrets}
 }
 
 // Ensure creates what is missing of the database, its tables and their columns; what exists is kept.

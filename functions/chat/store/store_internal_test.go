@@ -43,7 +43,7 @@ func TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite(t *testing.T) {
 	if err := aw.SeedDatabase("p", localappwrite.DatabaseSpec{ID: "chat", Tables: tables}); err != nil {
 		t.Fatal(err)
 	}
-	st := New(awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second}), key, "chat")
+	st := New(awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second}), key, "chat", nil)
 	ctx := context.Background()
 	conv, err := st.CreateConversation(ctx, "alice", "hello")
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 
 	"appwrite-agent/functions/chat/awclient"
@@ -59,14 +60,22 @@ func (s *Store) ForgetMemory(ctx context.Context, userID, key string) (bool, err
 	return true, s.delete(ctx, Memories, id)
 }
 
-// AgentSettings are a user's model settings. APIKey never leaves the server.
+// AgentSettings are a user's model settings. The API key never leaves the server: Settings reports whether
+// one is stored, APIKey opens it for a turn.
 type AgentSettings struct {
 	Model   string
 	BaseURL string
-	APIKey  string
+	// HasAPIKey reports a stored key.
+	HasAPIKey bool
+	// NewAPIKey, for PutSettings, replaces the stored key; with ClearAPIKey the key is removed; with
+	// neither the stored key is kept.
+	NewAPIKey   string
+	ClearAPIKey bool
+	// stored is the api_key column as read (sealed).
+	stored string
 }
 
-// Settings reads the user's agent settings (zero when none were saved).
+// Settings reads the user's agent settings (zero when none were saved), the key left sealed.
 func (s *Store) Settings(ctx context.Context, userID string) (AgentSettings, error) {
 	r, err := s.get(ctx, Settings, userID, userID)
 	if err == ErrNotFound {
@@ -75,43 +84,84 @@ func (s *Store) Settings(ctx context.Context, userID string) (AgentSettings, err
 	if err != nil {
 		return AgentSettings{}, err
 	}
-	return AgentSettings{Model: r.Str("model"), BaseURL: r.Str("base_url"), APIKey: r.Str("api_key")}, nil
+	key := r.Str("api_key")
+	return AgentSettings{Model: r.Str("model"), BaseURL: r.Str("base_url"), HasAPIKey: key != "", stored: key}, nil
 }
 
-// PutSettings saves the user's agent settings. The row has no permission: only the server reads it.
+// APIKey opens the user's stored API key of a (as Settings read it), to send a turn; "" when none.
+func (s *Store) APIKey(userID string, a AgentSettings) (string, error) {
+	return s.openSecret(a.stored, purposeAPIKey, userID)
+}
+
+// PutSettings saves the user's agent settings, the key sealed (a key written before keys were sealed is
+// sealed now). The row has no permission: only the server reads it.
 func (s *Store) PutSettings(ctx context.Context, userID string, a AgentSettings) error {
-	data := map[string]any{"user_id": userID, "model": a.Model, "base_url": a.BaseURL, "api_key": a.APIKey}
+	key, err := s.APIKey(userID, a)
+	if err != nil && !a.ClearAPIKey && a.NewAPIKey == "" {
+		return err
+	}
+	switch {
+	case a.NewAPIKey != "":
+		key = a.NewAPIKey
+	case a.ClearAPIKey:
+		key = ""
+	}
+	sealed, err := s.sealSecret(key, purposeAPIKey, userID)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"user_id": userID, "model": a.Model, "base_url": a.BaseURL, "api_key": sealed}
 	if _, err := s.get(ctx, Settings, userID, userID); err == nil {
 		_, err = s.update(ctx, Settings, userID, data)
 		return err
 	}
-	_, err := s.create(ctx, Settings, userID, data, []string{})
+	_, err = s.create(ctx, Settings, userID, data, []string{})
 	return err
 }
 
-// MCPConnection is one of a user's MCP servers with its OAuth tokens.
+// MCPConnection is one of a user's MCP servers with its OAuth tokens. MCPConnections reads the tokens and
+// client registration sealed (Connected reports tokens); OpenMCP opens them for a turn.
 type MCPConnection struct {
-	ID          string          `json:"id"`
-	Name        string          `json:"name"`
-	URL         string          `json:"url"`
-	Description string          `json:"description"`
-	Tokens      json.RawMessage `json:"tokens,omitempty"`
-	ClientInfo  json.RawMessage `json:"client_info,omitempty"`
-	UpdatedAt   string          `json:"-"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	URL         string `json:"url"`
+	Description string `json:"description"`
+	// Tokens and ClientInfo are JSON objects, for PutMCPConnection and from OpenMCP.
+	Tokens     json.RawMessage `json:"tokens,omitempty"`
+	ClientInfo json.RawMessage `json:"client_info,omitempty"`
+	// Connected reports stored tokens.
+	Connected bool   `json:"-"`
+	UpdatedAt string `json:"-"`
+	// tokens and clientInfo are the columns as read (sealed).
+	tokens, clientInfo string
 }
 
 func connectionOf(r awclient.Row) MCPConnection {
-	c := MCPConnection{ID: r.Str("connection_id"), Name: r.Str("name"), URL: r.Str("url"), Description: r.Str("description"), UpdatedAt: r.UpdatedAt}
-	if t := r.Str("tokens"); t != "" {
-		c.Tokens = json.RawMessage(t)
-	}
-	if ci := r.Str("client_info"); ci != "" {
-		c.ClientInfo = json.RawMessage(ci)
-	}
-	return c
+	return MCPConnection{ID: r.Str("connection_id"), Name: r.Str("name"), URL: r.Str("url"), Description: r.Str("description"),
+		UpdatedAt: r.UpdatedAt, tokens: r.Str("tokens"), clientInfo: r.Str("client_info"), Connected: r.Str("tokens") != ""}
 }
 
-// MCPConnections lists the user's MCP connections, tokens included (for the turn only).
+// OpenMCP opens the tokens and client registration of the user's connection c (as MCPConnections read it),
+// to send a turn.
+func (s *Store) OpenMCP(userID string, c MCPConnection) (tokens, clientInfo json.RawMessage, err error) {
+	t, err := s.openSecret(c.tokens, purposeTokens, userID, c.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("MCP connection '%s': %w", c.ID, err)
+	}
+	ci, err := s.openSecret(c.clientInfo, purposeClientInfo, userID, c.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("MCP connection '%s': %w", c.ID, err)
+	}
+	if t != "" {
+		tokens = json.RawMessage(t)
+	}
+	if ci != "" {
+		clientInfo = json.RawMessage(ci)
+	}
+	return tokens, clientInfo, nil
+}
+
+// MCPConnections lists the user's MCP connections, their secrets sealed.
 func (s *Store) MCPConnections(ctx context.Context, userID string) ([]MCPConnection, error) {
 	rows, err := s.list(ctx, MCPConnections, userID)
 	if err != nil {
@@ -129,10 +179,17 @@ func (s *Store) MCPConnections(ctx context.Context, userID string) ([]MCPConnect
 // tokens, only the server reads it.
 func (s *Store) PutMCPConnection(ctx context.Context, userID string, c MCPConnection) (MCPConnection, error) {
 	id := derivedID("c", userID, c.ID)
+	tokens, err := s.sealSecret(string(c.Tokens), purposeTokens, userID, c.ID)
+	if err != nil {
+		return MCPConnection{}, err
+	}
+	clientInfo, err := s.sealSecret(string(c.ClientInfo), purposeClientInfo, userID, c.ID)
+	if err != nil {
+		return MCPConnection{}, err
+	}
 	data := map[string]any{"user_id": userID, "connection_id": c.ID, "name": c.Name, "url": c.URL,
-		"description": c.Description, "tokens": string(c.Tokens), "client_info": string(c.ClientInfo)}
+		"description": c.Description, "tokens": tokens, "client_info": clientInfo}
 	var r awclient.Row
-	var err error
 	if _, gerr := s.get(ctx, MCPConnections, id, userID); gerr == nil {
 		r, err = s.update(ctx, MCPConnections, id, data)
 	} else {
@@ -156,10 +213,18 @@ func (s *Store) UpdateMCPTokens(ctx context.Context, userID, id string, tokens, 
 	}
 	data := map[string]any{}
 	if len(tokens) > 0 && string(tokens) != "null" {
-		data["tokens"] = string(tokens)
+		sealed, err := s.sealSecret(string(tokens), purposeTokens, userID, id)
+		if err != nil {
+			return err
+		}
+		data["tokens"] = sealed
 	}
 	if len(clientInfo) > 0 && string(clientInfo) != "null" {
-		data["client_info"] = string(clientInfo)
+		sealed, err := s.sealSecret(string(clientInfo), purposeClientInfo, userID, id)
+		if err != nil {
+			return err
+		}
+		data["client_info"] = sealed
 	}
 	if len(data) == 0 {
 		return nil

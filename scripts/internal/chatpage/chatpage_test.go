@@ -21,6 +21,7 @@ import (
 	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/devkit/snapshot"
 	"appwrite-agent/shared/devkit/testclock"
+	"appwrite-agent/shared/seal"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -286,7 +287,7 @@ func TestChatPage(t *testing.T) {
 		t.Errorf("the third-party server's dynamic registrations = %d, want 1", registered)
 	}
 	p.shot("chat-mcp.png")
-	stored := mcpRow(t, d, "events")
+	stored := mcpRow(t, d, st.Secrets.ChatSealKeys, "ada", "events")
 	claims := jwt.MapClaims{}
 	if _, err := jwt.ParseWithClaims(stored.Tokens.AccessToken, claims, func(*jwt.Token) (any, error) { return aw.PublicKey(), nil },
 		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(d.Issuer), jwt.WithAudience(mcpURL)); err != nil {
@@ -599,9 +600,10 @@ type storedConnection struct {
 	}
 }
 
-// mcpRow reads the MCP connection id of chat's table through the stand-in's API (with the demo's key), as
-// chat stored it.
-func mcpRow(t *testing.T, d *localappwrite.Demo, id string) storedConnection {
+// mcpRow reads the MCP connection id of user in chat's table through the stand-in's API (with the demo's
+// key), as chat stored it: sealed with chatKeys (CHAT_SEAL_KEYS), opened here as docs/chat.md "Secrets at
+// rest" describes (shared/seal's blob, bound to the column, the user and the connection).
+func mcpRow(t *testing.T, d *localappwrite.Demo, chatKeys, user, id string) storedConnection {
 	t.Helper()
 	status, body := keyCall(t, d, http.MethodGet, "/tablesdb/"+d.DatabaseID+"/tables/mcp_connections/rows", nil)
 	var out struct {
@@ -614,11 +616,27 @@ func mcpRow(t *testing.T, d *localappwrite.Demo, id string) storedConnection {
 	if err := json.Unmarshal(body, &out); err != nil || status != http.StatusOK {
 		t.Fatalf("reading chat's MCP connections: %d %v %.300s", status, err, body)
 	}
+	ring, err := seal.ParseKeyring(chatKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(column, v string) []byte {
+		t.Helper()
+		b, ok := strings.CutPrefix(v, "sealed:")
+		if !ok {
+			t.Fatalf("chat stored the %s of %s in the clear: %.200s", column, id, v)
+		}
+		pt, err := ring.OpenBlob("chat/mcp_connections/"+column+"\x00"+user+"\x00"+id, b)
+		if err != nil {
+			t.Fatalf("the sealed %s of %s does not open: %v", column, id, err)
+		}
+		return pt
+	}
 	for _, r := range out.Rows {
 		if r.ConnectionID == id {
 			var c storedConnection
-			if json.Unmarshal([]byte(r.Tokens), &c.Tokens) != nil || json.Unmarshal([]byte(r.ClientInfo), &c.ClientInfo) != nil || c.Tokens.AccessToken == "" {
-				t.Fatalf("chat's row of %s holds no tokens: %.200s", id, r.Tokens)
+			if json.Unmarshal(open("tokens", r.Tokens), &c.Tokens) != nil || json.Unmarshal(open("client_info", r.ClientInfo), &c.ClientInfo) != nil || c.Tokens.AccessToken == "" {
+				t.Fatalf("chat's row of %s holds no tokens", id)
 			}
 			return c
 		}

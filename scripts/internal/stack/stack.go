@@ -60,6 +60,8 @@ type Secrets struct {
 	SealKeys    string `json:"SEAL_KEYS"`
 	WebhookKeys string `json:"APPWRITE_WEBHOOK_SECRET_KEYS"`
 	SessionKey  string `json:"AGENT_API_KEY"`
+	// ChatSealKeys seal the users' secrets chat stores (CHAT_SEAL_KEYS).
+	ChatSealKeys string `json:"CHAT_SEAL_KEYS"`
 }
 
 // Stack is a running product.
@@ -281,7 +283,7 @@ func (s *Stack) FunctionEnv(name string) []string {
 	case "chat":
 		// chat keeps its tables in the demo database, whose conversations table is the one title is
 		// triggered by; it creates what is missing on first use.
-		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "CHAT_DATABASE_ID="+d.DatabaseID,
+		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "CHAT_SEAL_KEYS="+s.Secrets.ChatSealKeys, "CHAT_DATABASE_ID="+d.DatabaseID,
 			"TURN_PROGRESS_DATABASE="+d.DatabaseID, "TURN_PROGRESS_TABLE="+d.ProgressTableID)
 	case "mcp-events":
 		env = append(env, events...)
@@ -509,11 +511,16 @@ func loadSecrets(path string) (Secrets, error) {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return s, fmt.Errorf("%s: %w (delete it to make new keys)", path, err)
 		}
-		return s, nil
+		if s.ChatSealKeys != "" {
+			return s, nil
+		}
+		s.ChatSealKeys = "dev1:" + randomB64(32) // a state folder from before chat sealed its secrets
 	case !errors.Is(err, fs.ErrNotExist):
 		return s, err
+	default:
+		s = Secrets{SealKeys: "dev1:" + randomB64(32), WebhookKeys: "dev1:" + randomB64(32), SessionKey: "dev-" + randomB64(18),
+			ChatSealKeys: "dev1:" + randomB64(32)}
 	}
-	s = Secrets{SealKeys: "dev1:" + randomB64(32), WebhookKeys: "dev1:" + randomB64(32), SessionKey: "dev-" + randomB64(18)}
 	data, _ = json.MarshalIndent(s, "", "  ")
 	return s, os.WriteFile(path, data, 0o600)
 }
