@@ -82,7 +82,7 @@ func (p *page) send(msg string) {
 	p.t.Helper()
 	p.wait("the composer to be ready", `!document.querySelector("#send").disabled`)
 	before := p.eval(`String(document.querySelectorAll(".msg-user").length)`)
-	p.do("sending "+msg, chromedp.SendKeys(chromedp.ID("prompt"), msg), chromedp.Click(chromedp.ID("send")))
+	p.do("sending "+msg, browser.Type(chromedp.ID("prompt"), msg), chromedp.Click(chromedp.ID("send")))
 	p.wait("the message "+msg+" sent (or an error)", `document.querySelectorAll(".msg-user").length > `+before+` || document.querySelector(".toast-error")`)
 	if e := p.eval(`document.querySelector(".toast-error")?.textContent ?? ""`); e != "" {
 		p.fail("sending %q: the page says %s", msg, e)
@@ -182,7 +182,7 @@ func TestChatPage(t *testing.T) {
 	// Sign in.
 	p.do("opening the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(chatURL))
 	p.wait("the sign-in form", `!!document.querySelector("#signin input[name=email]")`)
-	p.do("filling the sign-in form", chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), email), chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), password))
+	p.do("filling the sign-in form", browser.Type(chromedp.CSS(`#signin input[name=email]`), email), browser.Type(chromedp.CSS(`#signin input[name=password]`), password))
 	p.shot("chat-signin.png")
 	p.do("signing in", chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
 	p.wait("the chat after sign-in", `document.querySelector("#me")?.textContent === `+js(email))
@@ -221,7 +221,7 @@ func TestChatPage(t *testing.T) {
 	p.send("Delete one of my buckets")
 	p.wait("the clarify form", `!!document.querySelector('form.clarify input[name="clarify-bucket"][value="uploads"]')`)
 	p.do("answering", chromedp.Click(chromedp.CSS(`form.clarify input[name="clarify-bucket"][value="uploads"]`)),
-		chromedp.SendKeys(chromedp.CSS(`form.clarify input[name="clarify-note"]`), "keep the avatars"))
+		browser.Type(chromedp.CSS(`form.clarify input[name="clarify-note"]`), "keep the avatars"))
 	p.shot("chat-clarify.png")
 	p.do("sending the answers", chromedp.Click(chromedp.CSS(`form.clarify button[type=submit]`)))
 	p.wait("the answer to the clarified turn", `[...document.querySelectorAll(".answer")].some(a => a.textContent.includes("Deleting the uploads bucket"))`)
@@ -254,15 +254,15 @@ func TestChatPage(t *testing.T) {
 	dir.mcpProject.Store(d.ProjectID)
 	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
 	p.wait("the settings", `!!document.querySelector("#mcp-add input[name=mcp_url]")`)
-	p.do("adding the MCP server", chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Events"),
-		chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_url]`), mcpURL),
+	p.do("adding the MCP server", browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Events"),
+		browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_url]`), mcpURL),
 		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)))
 	p.wait("the authorization server's sign-in page (or the page's error)", `document.querySelector("form#login #email") || document.querySelector("#mcp-add .error")`)
 	if e := p.eval(`document.querySelector("#mcp-add .error")?.textContent ?? ""`); e != "" {
 		p.fail("connecting mcp-events: the page says %s", e)
 	}
-	p.do("signing in at the authorization server", chromedp.SendKeys(chromedp.ID("email"), localappwrite.DemoUserEmail),
-		chromedp.SendKeys(chromedp.ID("password"), localappwrite.DemoUserPassword), chromedp.Click(chromedp.ID("sign-in")))
+	p.do("signing in at the authorization server", browser.Type(chromedp.ID("email"), localappwrite.DemoUserEmail),
+		browser.Type(chromedp.ID("password"), localappwrite.DemoUserPassword), chromedp.Click(chromedp.ID("sign-in")))
 	p.wait("the consent page", `document.querySelector("#account")?.textContent === `+js(localappwrite.DemoUserEmail))
 	if res := p.eval(`[...document.querySelectorAll("code.resource")].map(c => c.textContent).join(" ")`); res != mcpURL {
 		t.Errorf("the consent is for the resource %q, want %q", res, mcpURL)
@@ -276,8 +276,8 @@ func TestChatPage(t *testing.T) {
 	// A third-party MCP server whose authorization server is on another origin (CORS) and approves at once.
 	// The settings are open again after the round trip.
 	p.wait("the settings", `!!document.querySelector("#mcp-add input[name=mcp_url]")`)
-	p.do("adding the third-party MCP server", chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Widgets"),
-		chromedp.SendKeys(chromedp.CSS(`#mcp-add input[name=mcp_url]`), widgets.resource()),
+	p.do("adding the third-party MCP server", browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Widgets"),
+		browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_url]`), widgets.resource()),
 		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)))
 	p.wait("the third-party server connected", `!!document.querySelector('#mcp-connections li[data-connection-id="widgets"] .pill-done') || document.querySelector("#mcp-add .error")`)
 	if e := p.eval(`document.querySelector("#mcp-add .error")?.textContent ?? ""`); e != "" {
@@ -299,7 +299,7 @@ func TestChatPage(t *testing.T) {
 	}
 	// Agent settings: the user's own key goes to the model through chat and turn, and is never shown back.
 	const userKey = "sk-user-ada-0123456789"
-	p.do("saving an API key", chromedp.SendKeys(chromedp.CSS(`#agent-settings input[name=api_key]`), userKey), chromedp.Click(chromedp.CSS(`#agent-settings button[type=submit]`)))
+	p.do("saving an API key", browser.Type(chromedp.CSS(`#agent-settings input[name=api_key]`), userKey), chromedp.Click(chromedp.CSS(`#agent-settings button[type=submit]`)))
 	p.wait("the key saved", `document.querySelector("#api-key-state")?.textContent === "Your key is set." && document.querySelector("#agent-settings input[name=api_key]").value === ""`)
 	p.do("closing the settings", chromedp.Click(chromedp.CSS(`#settings button[aria-label="Close settings"]`)))
 	p.do("opening the settings again", chromedp.Click(chromedp.ID("open-settings")))
@@ -481,16 +481,16 @@ func signUpAndAttach(t *testing.T, p *page, model *scriptedllm.Server, d *locala
 	const email, password = "grace@example.com", "short"
 	p.do("opening the sign-up form", chromedp.Click(chromedp.CSS(`#signin button.link`)))
 	p.wait("the sign-up form", `document.querySelector("#signin h1")?.textContent === "Create an account" && !!document.querySelector("#signin input[name=name]")`)
-	p.do("signing up with a short password and Ada's email", chromedp.SendKeys(chromedp.CSS(`#signin input[name=name]`), "Grace"),
-		chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), "ada@example.com"),
-		chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), password),
+	p.do("signing up with a short password and Ada's email", browser.Type(chromedp.CSS(`#signin input[name=name]`), "Grace"),
+		browser.Type(chromedp.CSS(`#signin input[name=email]`), "ada@example.com"),
+		browser.Type(chromedp.CSS(`#signin input[name=password]`), password),
 		chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
 	onForm := `document.querySelector("#signin h1")?.textContent === "Create an account" && !document.querySelector("#me") && !document.querySelector("#signin button[type=submit]").disabled`
 	p.wait("the password refused on the form", onForm+` && document.querySelector("#signin .error")?.textContent === "Password must be between 8 and 256 characters long."`)
-	p.do("signing up with Ada's email", chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), " and long enough"),
+	p.do("signing up with Ada's email", browser.Type(chromedp.CSS(`#signin input[name=password]`), " and long enough"),
 		chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
 	p.wait("the taken email refused on the form", onForm+` && document.querySelector("#signin .error")?.textContent === "An account with this email already exists. Sign in, or use another email."`)
-	p.do("signing up with a new email", chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), strings.Repeat(kb.Backspace, len("ada@example.com"))+email))
+	p.do("signing up with a new email", browser.Type(chromedp.CSS(`#signin input[name=email]`), strings.Repeat(kb.Backspace, len("ada@example.com"))+email))
 	if got := p.eval(`[...document.querySelectorAll("#signin input")].map(i => i.value).join(" | ")`); got != "Grace | "+email+" | short and long enough" {
 		t.Fatalf("the sign-up form holds %q", got)
 	}

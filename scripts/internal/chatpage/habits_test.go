@@ -159,8 +159,8 @@ func TestChatHabits(t *testing.T) {
 			t.Fatalf("letting the page use the clipboard (%s): %v", name, err)
 		}
 	}
-	p.do("signing in", chromedp.SendKeys(chromedp.CSS(`#signin input[name=email]`), email),
-		chromedp.SendKeys(chromedp.CSS(`#signin input[name=password]`), password), chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
+	p.do("signing in", browser.Type(chromedp.CSS(`#signin input[name=email]`), email),
+		browser.Type(chromedp.CSS(`#signin input[name=password]`), password), chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)))
 	p.wait("the chat after sign-in", `document.querySelector("#me")?.textContent === `+js(email))
 
 	// A first screen that helps: suggested prompts; one click sends one.
@@ -251,15 +251,15 @@ func TestChatHabits(t *testing.T) {
 	p.wait("the title", `document.querySelector("#conversations li.active a")?.textContent === "Habits of a chat"`)
 	p.do("renaming", chromedp.Click(chromedp.CSS(`#conversations li.active button.rename-button`)))
 	p.wait("the rename box", `document.activeElement?.classList.contains("rename")`)
-	p.do("typing the new title", chromedp.KeyEvent(kb.End), chromedp.SendKeys(chromedp.CSS(`#conversations li.active input.rename`), " (renamed)"+kb.Enter))
+	p.do("typing the new title", chromedp.KeyEvent(kb.End), browser.Type(chromedp.CSS(`#conversations li.active input.rename`), " (renamed)"+kb.Enter))
 	p.wait("the new title", `document.querySelector("#conversations li.active a")?.textContent === "Habits of a chat (renamed)" && document.querySelector("#conversation-title")?.textContent === "Habits of a chat (renamed)"`)
 	p.do("a new chat", chromedp.Click(chromedp.CSS(`button.new-chat`)))
 	p.send("Hello there")
 	p.wait("the second conversation listed", `document.querySelectorAll("#conversations li").length === 2`)
 	p.waitStored()
-	p.do("searching", chromedp.SendKeys(chromedp.ID("conversation-search"), "renamed"))
+	p.do("searching", browser.Type(chromedp.ID("conversation-search"), "renamed"))
 	p.wait("only the match listed", `document.querySelectorAll("#conversations li").length === 1 && document.querySelector("#conversations li a")?.textContent === "Habits of a chat (renamed)"`)
-	p.do("clearing the search", chromedp.SendKeys(chromedp.ID("conversation-search"), strings.Repeat(kb.Backspace, len("renamed"))))
+	p.do("clearing the search", browser.Type(chromedp.ID("conversation-search"), strings.Repeat(kb.Backspace, len("renamed"))))
 	p.wait("both listed again", `document.querySelectorAll("#conversations li").length === 2`)
 
 	// An image pasted from the clipboard: a thumbnail in the composer and on the sent message; the model
@@ -286,6 +286,32 @@ func TestChatHabits(t *testing.T) {
 	}
 	if !withImage {
 		t.Errorf("the model did not get the pasted image")
+	}
+
+	// The keyboard: Tab reaches the controls in order, each with a visible focus and a name.
+	// The walk starts at the sidebar's first control, as it does after a click there.
+	p.eval(`document.querySelector("button.new-chat").focus(), "ok"`)
+	var reached []string
+	for i := 0; i < 14; i++ {
+		p.do("pressing Tab", chromedp.KeyEvent(kb.Tab))
+		got := p.eval(`(() => { const e = document.activeElement; if (!e || e === document.body) return "{}"; const s = getComputedStyle(e); return JSON.stringify({tag: e.tagName.toLowerCase(), name: e.getAttribute("aria-label") || e.textContent.trim().slice(0, 30) || e.getAttribute("placeholder") || "", outline: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0}) })()`)
+		var f struct {
+			Tag, Name string
+			Outline   bool
+		}
+		if json.Unmarshal([]byte(got), &f) != nil {
+			t.Fatalf("Tab %d: %s", i+1, got)
+		}
+		if f.Tag == "" {
+			continue // past the last control, focus leaves the page once before it wraps
+		}
+		if !f.Outline || f.Name == "" {
+			t.Errorf("Tab %d reached a %s %q without a visible focus or a name", i+1, f.Tag, f.Name)
+		}
+		reached = append(reached, f.Name)
+	}
+	if all := strings.Join(reached, " | "); !strings.Contains(all, "Search conversations by title") || !strings.Contains(all, "Settings") {
+		t.Errorf("Tab reached %s: not the sidebar's controls", all)
 	}
 
 	// The settings, scanned.

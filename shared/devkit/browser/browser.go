@@ -10,7 +10,7 @@
 // profile per test.
 //
 // chromedp v0.23 types its actions: chromedp.Do(ctx, steps...) runs actions that return nothing
-// (Navigate, Click, SendKeys, WaitVisible), and chromedp.Run(ctx, action) runs one that returns a value
+// (Navigate, Click, WaitVisible, and this package's Type), and chromedp.Run(ctx, action) runs one that returns a value
 // (Text, Value, Evaluate[T], FullScreenshot). Selectors are typed: chromedp.ID("x"), chromedp.CSS("form button").
 package browser
 
@@ -83,6 +83,14 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 		t.Fatalf("browser: starting %s: %v", path, err)
 	}
 	return ctx
+}
+
+// Type focuses the first element sel selects and types text into it as key events (kb's special keys, such
+// as kb.Enter or kb.Backspace, included). Tests use it in place of chromedp.SendKeys, which reads the element's
+// attributes before taking the element's lock (chromedp v0.23.0, query.go:1293) and so races, under -race,
+// with the DOM events a live page sends while the keys are typed.
+func Type[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Focus(sel, chromedp.NodeVisible), chromedp.KeyEvent(text))
 }
 
 // Screenshot saves a PNG of the whole page to path (creating its folder), for documentation images.

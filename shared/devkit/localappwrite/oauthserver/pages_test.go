@@ -45,8 +45,8 @@ func TestOAuthAuthorizeInChromium(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(authURL),
 		chromedp.WaitVisible(chromedp.ID("login")),
-		chromedp.SendKeys(chromedp.ID("email"), asUserEmail),
-		chromedp.SendKeys(chromedp.ID("password"), asUserPass),
+		browser.Type(chromedp.ID("email"), asUserEmail),
+		browser.Type(chromedp.ID("password"), asUserPass),
 		chromedp.Click(chromedp.ID("sign-in")),
 		chromedp.WaitVisible(chromedp.ID("consent")),
 	); err != nil {
