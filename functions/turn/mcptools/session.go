@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 
+	"appwrite-agent/shared/mcpauth"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -170,7 +172,7 @@ func connError(err error) error {
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return describeHTTPError(ue)
+		return mcpauth.DescribeHTTPError(ue)
 	}
 	if werr := serverError(err); werr != nil {
 		return fmt.Errorf("the server answered error %d: %s", werr.Code, werr.Message)

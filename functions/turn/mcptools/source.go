@@ -18,6 +18,7 @@ import (
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/toolapi"
+	"appwrite-agent/shared/mcpauth"
 	"appwrite-agent/shared/safehttp"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,7 +77,7 @@ type loaded struct {
 	srv       server
 	sess      *session
 	tools     []*mcp.Tool
-	tok       tokens
+	tok       mcpauth.Tokens
 	refreshed bool
 	err       error
 }
@@ -237,7 +238,7 @@ func (c cancelOnClose) Close() error {
 // before any tool call refreshes once (when not done already) and connects again.
 func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c request.MCPConnection) loaded {
 	out := loaded{srv: srv}
-	tok, ok := parseTokens(c.Tokens)
+	tok, ok := mcpauth.ParseTokens(c.Tokens)
 	if !ok {
 		out.err = errors.New(MsgNoToken)
 		return out
@@ -247,16 +248,16 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 	turnCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ci := parseClientInfo(c.ClientInfo)
+	ci := mcpauth.ParseClientInfo(c.ClientInfo)
 	refresh := func(hint string) error {
-		nt, err := refreshTokens(ctx, hc, srv.URL, hint, out.tok, ci, s.now())
+		nt, err := mcpauth.Refresh(ctx, hc, srv.URL, hint, out.tok, ci, s.now())
 		if err != nil {
 			return err
 		}
 		out.tok, out.refreshed = nt, true
 		return nil
 	}
-	if tok.expired(s.now()) && tok.refreshToken() != "" {
+	if tok.Expired(s.now()) && tok.Refreshable() != "" {
 		if err := refresh(""); err != nil {
 			out.err = fmt.Errorf("the access token expired and could not be refreshed: %v", err)
 			return out
@@ -265,7 +266,7 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c req
 	sess, tools, err := dial(ctx, hc, srv, out.tok.AccessToken)
 	var ar *authRequired
 	if errors.As(err, &ar) && !out.refreshed {
-		if out.tok.refreshToken() == "" {
+		if out.tok.Refreshable() == "" {
 			out.err = errors.New("the server refused the access token (HTTP 401) and there is no refresh token; connect it again")
 			return out
 		}

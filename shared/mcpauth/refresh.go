@@ -1,4 +1,4 @@
-package mcptools
+package mcpauth
 
 // Why discovery is ours, not the official SDK's oauthex (go-sdk v1.8.0; turn uses its ParseWWWAuthenticate).
 // oauthex would take our client: it keeps a Transport that is not a bare *http.Transport as it is, calls our
@@ -36,16 +36,18 @@ import (
 	"appwrite-agent/shared/safehttp"
 )
 
-// maxMetadataBytes bounds the OAuth metadata documents and the token response.
-const maxMetadataBytes = 256 << 10
+// MaxMetadataBytes bounds the OAuth metadata documents and the token response.
+const MaxMetadataBytes = 256 << 10
 
-// refreshTokens runs one refresh_token grant (RFC 6749 §6) for the connection at serverURL: the
-// authorization server comes from the protected-resource metadata (RFC 9728; prmHint is the
-// resource_metadata URL of a 401 challenge, used only when it is on the server's origin), its token
-// endpoint from its metadata (RFC 8414, then OpenID discovery). The request names the resource (RFC 8707)
-// and authenticates as the registered client. Every request goes through hc (the SSRF-safe client).
-func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint string, tok tokens, ci clientInfo, now time.Time) (tokens, error) {
-	rt := tok.refreshToken()
+// Refresh runs one refresh_token grant (RFC 6749 §6) for the connection at serverURL: the authorization
+// server comes from the protected-resource metadata (RFC 9728; prmHint is the resource_metadata URL of a 401
+// challenge, used only when it is on the server's origin), its token endpoint from its metadata (RFC 8414,
+// then OpenID discovery). The request names the resource (RFC 8707) and authenticates as the registered
+// client. Every request goes through hc (the SSRF-safe client). The POST that sends the refresh token is not
+// cut by ctx's cancellation once sent (only by its deadline): the server rotates the refresh token, and the
+// rotated one must reach the caller. The answer's expiry is counted from now.
+func Refresh(ctx context.Context, hc *http.Client, serverURL, prmHint string, tok Tokens, ci ClientInfo, now time.Time) (Tokens, error) {
+	rt := tok.Refreshable()
 	if rt == "" {
 		return tok, errors.New("there is no refresh token")
 	}
@@ -117,9 +119,9 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 	if ci.ClientSecret != "" && !basic {
 		form.Set("client_secret", ci.ClientSecret)
 	}
-	// The POST rotates the refresh token at the server: once it is sent, cancelling the turn's MCP load (a
-	// FINISH answer does) must not cut it, or the rotated token would never reach mcp_credentials. It stays
-	// bounded by the connection's deadline.
+	// The POST rotates the refresh token at the server: once it is sent, cancelling the caller's context (a
+	// turn's FINISH answer cancels its MCP load) must not cut it, or the rotated token would be lost. It stays
+	// bounded by the context's deadline.
 	if err := ctx.Err(); err != nil {
 		return tok, err
 	}
@@ -140,10 +142,10 @@ func refreshTokens(ctx context.Context, hc *http.Client, serverURL, prmHint stri
 	}
 	res, err := hc.Do(req)
 	if err != nil {
-		return tok, fmt.Errorf("token endpoint: %v", describeHTTPError(err))
+		return tok, fmt.Errorf("token endpoint: %v", DescribeHTTPError(err))
 	}
 	defer res.Body.Close()
-	body, err := safehttp.ReadLimited(res.Body, maxMetadataBytes)
+	body, err := safehttp.ReadLimited(res.Body, MaxMetadataBytes)
 	if err != nil {
 		return tok, fmt.Errorf("token endpoint: %v", err)
 	}
@@ -231,16 +233,17 @@ func appendNew(list []string, items ...string) []string {
 	return list
 }
 
-// getJSON GETs u and decodes a 200 JSON answer of at most maxMetadataBytes into v.
+// getJSON GETs u and decodes a 200 JSON answer of at most MaxMetadataBytes into v.
 func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
-	if err := safehttp.GetJSON(ctx, hc, u, maxMetadataBytes, v); err != nil {
-		return describeHTTPError(err)
+	if err := safehttp.GetJSON(ctx, hc, u, MaxMetadataBytes, v); err != nil {
+		return DescribeHTTPError(err)
 	}
 	return nil
 }
 
-// describeHTTPError shortens a client error for a status message.
-func describeHTTPError(err error) error {
+// DescribeHTTPError shortens an HTTP client error for a message a user reads: the URL wrapper is dropped and
+// an SSRF refusal says so.
+func DescribeHTTPError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err

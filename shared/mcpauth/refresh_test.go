@@ -1,10 +1,11 @@
-package mcptools
+package mcpauth
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -51,13 +52,15 @@ func (f *asFixture) requests() []string {
 	return append([]string(nil), f.seen...)
 }
 
-// loopbackClient is the SSRF-safe client of loopbackSource's policy (loopback allowed, as tests and
-// scripts/dev configure it).
-func loopbackClient() *http.Client { return safehttp.NewClient(loopbackSource().HTTP) }
+// loopbackClient is the SSRF-safe client with loopback and plain http allowed, as tests and scripts/dev
+// configure it (SAFEHTTP_ALLOW, SAFEHTTP_ALLOW_HTTP).
+func loopbackClient() *http.Client {
+	return safehttp.NewClient(safehttp.Options{AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowHTTP: true})
+}
 
-func refreshable() tokens {
+func refreshable() Tokens {
 	rt := "rt-1"
-	return tokens{AccessToken: "old-at", TokenType: "Bearer", RefreshToken: &rt}
+	return Tokens{AccessToken: "old-at", TokenType: "Bearer", RefreshToken: &rt}
 }
 
 // The authorization server's metadata is looked for in the MCP spec's order: RFC 8414 path insertion, then
@@ -73,11 +76,11 @@ func TestRefreshDiscoveryOrder(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	got, err := refreshTokens(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), clientInfo{ClientID: "c1"}, time.Unix(1000, 0))
+	got, err := Refresh(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), ClientInfo{ClientID: "c1"}, time.Unix(1000, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.AccessToken != "new-at" || got.refreshToken() != "rt-2" || got.ExpiresAt == nil || *got.ExpiresAt != 1060 {
+	if got.AccessToken != "new-at" || got.Refreshable() != "rt-2" || got.ExpiresAt == nil || *got.ExpiresAt != 1060 {
 		t.Fatalf("tokens: %+v", got)
 	}
 	want := []string{"GET /.well-known/oauth-protected-resource/mcp", "GET /.well-known/oauth-authorization-server/tenant1",
@@ -111,7 +114,7 @@ func TestRefreshRefusesMetadataWithoutTheIssuer(t *testing.T) {
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_, err := refreshTokens(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), clientInfo{ClientID: "c1"}, time.Unix(1000, 0))
+			_, err := Refresh(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), ClientInfo{ClientID: "c1"}, time.Unix(1000, 0))
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("err %v, want %q…", err, c.want)
 			}
@@ -134,7 +137,7 @@ func TestRefreshProtectedResourceMetadataWithQuery(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := refreshTokens(ctx, loopbackClient(), f.srv.URL+"/mcp?tenant=a", "", refreshable(), clientInfo{ClientID: "c1"}, time.Unix(1000, 0)); err != nil {
+	if _, err := Refresh(ctx, loopbackClient(), f.srv.URL+"/mcp?tenant=a", "", refreshable(), ClientInfo{ClientID: "c1"}, time.Unix(1000, 0)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"GET /.well-known/oauth-protected-resource/mcp?tenant=a", "GET /.well-known/oauth-authorization-server", "POST /token"}
@@ -156,7 +159,7 @@ func TestRefreshKeepsCredentialsWithTheirAuthorizationServer(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := refreshTokens(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), clientInfo{ClientID: "c1", Issuer: f.srv.URL + "/old-tenant"}, time.Unix(1000, 0))
+	_, err := Refresh(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), ClientInfo{ClientID: "c1", Issuer: f.srv.URL + "/old-tenant"}, time.Unix(1000, 0))
 	want := `the server's authorization server is now "` + f.srv.URL + `/tenant1", but its client was registered with "` + f.srv.URL + `/old-tenant": connect it again`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err %v, want %s", err, want)
@@ -165,7 +168,7 @@ func TestRefreshKeepsCredentialsWithTheirAuthorizationServer(t *testing.T) {
 		t.Fatalf("requests %s: only the protected-resource metadata may be read", got)
 	}
 	for _, issuer := range []string{f.srv.URL + "/tenant1/", ""} {
-		got, err := refreshTokens(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), clientInfo{ClientID: "c1", Issuer: issuer}, time.Unix(1000, 0))
+		got, err := Refresh(ctx, loopbackClient(), f.srv.URL+"/mcp", "", refreshable(), ClientInfo{ClientID: "c1", Issuer: issuer}, time.Unix(1000, 0))
 		if err != nil || got.AccessToken != "new-at" {
 			t.Fatalf("issuer %q: %+v %v", issuer, got, err)
 		}
