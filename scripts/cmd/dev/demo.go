@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/scripts/internal/eventsclient"
+	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/shared/devkit/webhookreceiver"
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/scripts/internal/eventsclient"
+	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/scriptedllm"

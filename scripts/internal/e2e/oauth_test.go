@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/scripts/internal/eventsclient"
+	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 	"appwrite-agent/shared/devkit/testclock"

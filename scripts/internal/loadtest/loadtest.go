@@ -30,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	"appwrite-agent/scripts/internal/eventsclient"
+	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/localappwrite"

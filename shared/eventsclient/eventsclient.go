@@ -1,20 +1,29 @@
-// Package eventsclient speaks to mcp-events the way ChatGPT does: raw JSON-RPC over HTTP POST to the MCP
-// endpoint with a bearer token, protocol 2026-07-28 (server/discover, then events/list, events/subscribe,
-// events/unsubscribe). The demo, the end-to-end tests and the load harness use it.
+// Package eventsclient speaks to an MCP server's events extension (docs/events.md) the way ChatGPT does: raw
+// JSON-RPC over HTTP POST to the MCP endpoint with a bearer token, protocol 2026-07-28 (server/discover, then
+// events/list, events/subscribe, events/unsubscribe). chat subscribes its automations with it (docs/chat.md
+// "Automations"); the demo, the end-to-end tests and the load harness use it too.
 package eventsclient
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 )
 
 // ProtocolVersion is the MCP revision the client speaks.
 const ProtocolVersion = "2026-07-28"
+
+// MaxAnswerBytes bounds an answer read (events/list of the whole catalog is a few tens of KiB).
+const MaxAnswerBytes = 4 << 20
+
+// DefaultClientName is the clientInfo name sent when Client.Name is empty.
+const DefaultClientName = "appwrite-agent-eventsclient"
 
 // Client calls one MCP endpoint (the function's URL + "/mcp") with one access token.
 type Client struct {
@@ -22,27 +31,46 @@ type Client struct {
 	Endpoint string
 	// Token is the OAuth access token.
 	Token string
-	// HTTP carries the requests (http.DefaultClient when nil).
+	// HTTP carries the requests (http.DefaultClient when nil). A caller that takes the endpoint from a user
+	// passes the SSRF-safe client (shared/safehttp).
 	HTTP *http.Client
+	// Name is the clientInfo name the requests carry (DefaultClientName when empty).
+	Name string
 
 	ids atomic.Int64
 }
 
-// Error is a JSON-RPC error answer.
+// Error is a JSON-RPC error answer, or (Code 0) an HTTP refusal without one.
 type Error struct {
 	Code    int            `json:"code"`
 	Message string         `json:"message"`
 	Data    map[string]any `json:"data,omitempty"`
 	// HTTPStatus is the answer's HTTP status when it was not 200.
 	HTTPStatus int `json:"-"`
+	// Challenge is the answer's WWW-Authenticate header (a 401's resource_metadata, a 403's
+	// insufficient_scope), when it has one.
+	Challenge string `json:"-"`
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("MCP error %d: %s %v", e.Code, e.Message, e.Data) }
+func (e *Error) Error() string {
+	if e.Code == 0 {
+		return fmt.Sprintf("the MCP server answered HTTP %d: %s", e.HTTPStatus, e.Message)
+	}
+	return fmt.Sprintf("MCP error %d: %s %v", e.Code, e.Message, e.Data)
+}
 
-// Call posts one request and decodes its result into out (may be nil). A JSON-RPC error is returned as *Error.
+// Unauthorized reports whether err is the server refusing the access token (HTTP 401): the token expired or
+// was revoked, and a refresh may help.
+func Unauthorized(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.HTTPStatus == http.StatusUnauthorized
+}
+
+// Call posts one request and decodes its result into out (may be nil). A JSON-RPC error, and an HTTP
+// refusal, is returned as *Error.
 func (c *Client) Call(ctx context.Context, method string, params, out any) error {
 	id := c.ids.Add(1)
-	obj, err := withMeta(params)
+	obj, err := withMeta(params, c.name())
 	if err != nil {
 		return err
 	}
@@ -81,24 +109,27 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 		return err
 	}
 	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxAnswerBytes+1))
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: reading the answer: %w", method, err)
+	}
+	if len(raw) > MaxAnswerBytes {
+		return fmt.Errorf("%s: the answer is larger than %d bytes", method, MaxAnswerBytes)
 	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  *Error          `json:"error"`
 	}
 	if res.StatusCode != http.StatusOK {
-		// A JSON-RPC error may come with an HTTP error status (InvalidParams as 400, for one).
+		// A JSON-RPC error may come with an HTTP error status (InvalidParams as 400, the 403 step-up).
 		if json.Unmarshal(raw, &msg) == nil && msg.Error != nil {
-			msg.Error.HTTPStatus = res.StatusCode
+			msg.Error.HTTPStatus, msg.Error.Challenge = res.StatusCode, res.Header.Get("WWW-Authenticate")
 			return msg.Error
 		}
-		return fmt.Errorf("%s: HTTP %d %s: %s", method, res.StatusCode, res.Header.Get("WWW-Authenticate"), raw)
+		return &Error{HTTPStatus: res.StatusCode, Challenge: res.Header.Get("WWW-Authenticate"), Message: describeBody(raw)}
 	}
 	if err := json.Unmarshal(raw, &msg); err != nil {
-		return fmt.Errorf("%s: answer is not JSON-RPC: %w: %s", method, err, raw)
+		return fmt.Errorf("%s: the answer is not JSON-RPC: %w: %s", method, err, describeBody(raw))
 	}
 	if msg.Error != nil {
 		return msg.Error
@@ -109,12 +140,29 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	return nil
 }
 
+// describeBody is the start of an answer's body, for an error message.
+func describeBody(raw []byte) string {
+	s := strings.ToValidUTF8(strings.TrimSpace(string(raw)), "?")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	if s == "" {
+		return "(no body)"
+	}
+	return s
+}
+
+func (c *Client) name() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return DefaultClientName
+}
+
 // Discover calls server/discover and returns its result.
 func (c *Client) Discover(ctx context.Context) (map[string]any, error) {
 	var out map[string]any
 	err := c.Call(ctx, "server/discover", map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    ProtocolVersion,
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "appwrite-agent-eventsclient", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/events": map[string]any{}}},
 	}}, &out)
 	return out, err
@@ -147,7 +195,7 @@ type Subscription struct {
 }
 
 // Subscribe calls events/subscribe for webhook delivery to url signed with secret (a "whsec_" string);
-// ttlMs 0 leaves the TTL to the server.
+// ttlMs 0 leaves the TTL to the server. The same call again before refreshBefore is a refresh.
 func (c *Client) Subscribe(ctx context.Context, name string, args map[string]string, url, secret string, ttlMs int64) (Subscription, error) {
 	p := map[string]any{
 		"name": name, "arguments": args, "cursor": nil,
@@ -170,7 +218,7 @@ func (c *Client) Unsubscribe(ctx context.Context, name string, args map[string]s
 // capabilities: protocol 2026-07-28 is stateless, so every request states them in its body (the version
 // also in the MCP-Protocol-Version header; servers refuse a request whose two disagree or whose body lacks
 // them, with a 400).
-func withMeta(params any) (map[string]any, error) {
+func withMeta(params any, name string) (map[string]any, error) {
 	m := map[string]any{}
 	if params != nil {
 		b, err := json.Marshal(params)
@@ -187,7 +235,7 @@ func withMeta(params any) (map[string]any, error) {
 	}
 	for k, v := range map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    ProtocolVersion,
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "appwrite-agent-eventsclient", "version": "1.0.0"},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": name, "version": "1.0.0"},
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	} {
 		if _, ok := meta[k]; !ok {
