@@ -283,6 +283,53 @@ func TestAsyncTurnWatchedThroughRealtime(t *testing.T) {
 	must(t, st.aw.Flush(ctx))
 }
 
+// TestTurnForAUserWhoIsNotThere is chat's automations' path (docs/turn.md, "progress.user_id"): a server
+// holding the session key creates the execution with an API key, so the execution has no calling user, and
+// names the user in progress.user_id. alice's browser renders the turn from rows only she can read; bob,
+// subscribed to the same channel, receives none of them. The same request without the session key (turn in
+// unauthenticated mode) is refused before any model call (TestProgressRefusalsComeBeforeAnyModelCall).
+func TestTurnForAUserWhoIsNotThere(t *testing.T) {
+	st := newStack(t, timeToolTurn()...)
+	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
+	alice, _ := st.aw.CreateSession(progProject, "alice")
+	bob, _ := st.aw.CreateSession(progProject, "bob")
+	a := openBrowser(t, st, alice, "turn-for-alice")
+	b := openBrowser(t, st, bob, "")
+	key, err := st.aw.CreateKey(progProject, []string{"executions.write"})
+	must(t, err)
+	body, _ := json.Marshal(map[string]any{"message": "what time is it?", "async": true,
+		"progress": map[string]any{"realtime": true, "turn_id": "turn-for-alice", "user_id": "alice"}})
+	payload, _ := json.Marshal(map[string]any{"body": string(body), "async": true, "path": "/", "method": "POST",
+		"headers": map[string]string{"x-session-api-key": testKey, "content-type": "application/json"}})
+	req, _ := http.NewRequest("POST", st.api.URL+"/v1/functions/turn/executions", bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Appwrite-Project", progProject)
+	req.Header.Set("X-Appwrite-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	must(t, err)
+	res.Body.Close()
+	if res.StatusCode != http.StatusAccepted {
+		t.Fatalf("execution with an API key: %d", res.StatusCode)
+	}
+	rows := a.watch()
+	evs := withoutUsage(decodeRows(t, rows))
+	if evs[len(evs)-3].Type() != timeline.TypeDone || evs[len(evs)-3].Str("answer") != "It is late." {
+		t.Fatalf("timeline %v", evs)
+	}
+	for _, r := range rows {
+		if r.TurnID != "turn-for-alice" || len(r.Perms) != 1 || r.Perms[0] != `read("user:alice")` {
+			t.Fatalf("row %+v", r)
+		}
+	}
+	b.send(map[string]string{"type": "ping"})
+	if m := b.read(); m.Type != "pong" {
+		t.Fatalf("bob received %s %s", m.Type, m.Data)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(t, st.aw.Flush(ctx))
+}
+
 func writeCA(t *testing.T, r *webhookreceiver.Receiver) string {
 	p := filepath.Join(t.TempDir(), "ca.pem")
 	must(t, os.WriteFile(p, r.CertPEM(), 0o600))
@@ -434,6 +481,11 @@ func TestProgressRefusalsComeBeforeAnyModelCall(t *testing.T) {
 		{"bad turn id", map[string]any{"message": "m", "progress": map[string]any{"realtime": true, "turn_id": "a b"}}, user, nil, 422, request.MsgTurnID},
 		{"realtime without user", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, hdr("x-appwrite-key", key), nil, 422, handler.MsgRealtimeNoUser},
 		{"realtime with empty user", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, hdr("x-appwrite-key", key, "x-appwrite-user-id", ""), nil, 422, handler.MsgRealtimeNoUser},
+		{"user id not an id", map[string]any{"message": "m", "progress": map[string]any{"realtime": true, "user_id": "a b"}}, hdr("x-appwrite-key", key), nil, 422, request.MsgUserID},
+		{"user id without realtime", map[string]any{"message": "m", "progress": map[string]any{"webhook": map[string]string{"url": "https://example.com/h", "secret": whSecret}, "user_id": "alice"}}, hdr(), nil, 422, request.MsgUserIDNoRealtime},
+		{"user id of another user", map[string]any{"message": "m", "progress": map[string]any{"realtime": true, "user_id": "bob"}}, user, nil, 422, handler.MsgUserIDOtherUser},
+		{"user id without the session key", map[string]any{"message": "m", "progress": map[string]any{"realtime": true, "user_id": "alice"}}, hdr("x-appwrite-key", key),
+			map[string]string{"AGENT_API_KEY": "", "AGENT_ALLOW_UNAUTHENTICATED": "true"}, 422, handler.MsgUserIDUnauthenticated},
 		{"realtime without key", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, hdr("x-appwrite-user-id", "alice"), nil, 422, handler.MsgRealtimeNoKey},
 		{"realtime not configured", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, user, map[string]string{"TURN_PROGRESS_TABLE": ""}, 422, handler.MsgRealtimeNoTable},
 		{"table does not exist", map[string]any{"message": "m", "progress": map[string]any{"realtime": true}}, user, map[string]string{"TURN_PROGRESS_TABLE": "nope"}, 422,

@@ -23,7 +23,10 @@ const (
 	MsgRealtimeNoTable    = "progress.realtime is not available: TURN_PROGRESS_DATABASE and TURN_PROGRESS_TABLE are not configured"
 	MsgRealtimeNoEndpoint = "progress.realtime is not available: APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID are not set"
 	msgWebhookBlocked     = "progress.webhook.url is not allowed: "
-	msgTableMissing       = "progress.realtime: "
+	// MsgUserIDUnauthenticated and MsgUserIDOtherUser refuse a progress.user_id turn does not take.
+	MsgUserIDUnauthenticated = "progress.user_id is taken only from a caller that sends X-Session-API-Key: without AGENT_API_KEY the rows are for the execution's own user (x-appwrite-user-id)"
+	MsgUserIDOtherUser       = "progress.user_id names another user than the execution's own (x-appwrite-user-id)"
+	msgTableMissing          = "progress.realtime: "
 )
 
 // sinkCheckTimeout bounds the checks a sink needs before the turn starts (DNS of the webhook, the table).
@@ -70,6 +73,17 @@ func openSinks(rt openruntimes.Context, cfg Config, t request.Turn) (*sinks, *si
 		userID := strings.TrimSpace(rt.Req.Headers["x-appwrite-user-id"])
 		key := strings.TrimSpace(rt.Req.Headers["x-appwrite-key"])
 		pc := cfg.Progress
+		switch {
+		// A user named in the request: only a caller that proved the session key may name one (its key was
+		// checked before the body was read), and never another than the execution's own.
+		case p.UserID != "" && cfg.Auth.APIKey == "":
+			return nil, &sinkError{http.StatusUnprocessableEntity, "invalid_request", MsgUserIDUnauthenticated}
+		case p.UserID != "" && userID != "" && userID != p.UserID:
+			return nil, &sinkError{http.StatusUnprocessableEntity, "invalid_request", MsgUserIDOtherUser}
+		}
+		if p.UserID != "" {
+			userID = p.UserID
+		}
 		switch {
 		case userID == "":
 			return nil, &sinkError{http.StatusUnprocessableEntity, "invalid_request", MsgRealtimeNoUser}

@@ -35,7 +35,6 @@ func TestResolveServer(t *testing.T) {
 	}
 }
 
-
 func TestNames(t *testing.T) {
 	n := newNamer(map[string]bool{"current_time": true})
 	for _, c := range [][3]string{
@@ -59,4 +58,3 @@ func TestNames(t *testing.T) {
 		t.Fatalf("safeName %q", safeName("…"))
 	}
 }
-

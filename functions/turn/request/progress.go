@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/stdwebhooks"
 	"appwrite-agent/shared/turncontract"
 )
@@ -17,6 +18,10 @@ type ProgressBody struct {
 	TurnID string `json:"turn_id,omitempty"`
 	// Realtime writes the events as rows of the configured progress table, readable only by the calling user.
 	Realtime bool `json:"realtime,omitempty"`
+	// UserID names the user the Realtime rows are for when the execution has no calling user: a server that
+	// holds the session key starts a turn for a user who is not present (chat's automations). Taken only from
+	// a caller that sent the session key, and never against the execution's own user (docs/turn.md).
+	UserID string `json:"user_id,omitempty"`
 	// Webhook posts signed batches to a URL.
 	Webhook *WebhookBody `json:"webhook,omitempty"`
 }
@@ -33,6 +38,8 @@ type WebhookBody struct {
 type Progress struct {
 	TurnID   string
 	Realtime bool
+	// UserID is the user the Realtime rows are for, as the request named them ("" when it did not).
+	UserID string
 	// Webhook is nil without a webhook sink.
 	Webhook *Webhook
 }
@@ -48,13 +55,18 @@ func (p *Progress) Any() bool { return p != nil && (p.Realtime || p.Webhook != n
 
 // Messages of progress validation.
 const (
-	MsgAsyncNeedsSink  = "an async turn needs a progress sink (progress.realtime or progress.webhook): nobody reads the body of an async execution"
-	MsgProgressEmpty   = "progress must enable realtime or give a webhook"
-	MsgTurnID          = "progress.turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -"
-	MsgWebhookURL      = "progress.webhook.url must be an https:// URL with a host"
-	MsgWebhookNoSecret = "progress.webhook.secret is required: whsec_ followed by the base64 of 24 to 64 random bytes"
-	MsgWebhookSecret   = "progress.webhook.secret must be whsec_ followed by the base64 of 24 to 64 random bytes"
+	MsgAsyncNeedsSink   = "an async turn needs a progress sink (progress.realtime or progress.webhook): nobody reads the body of an async execution"
+	MsgProgressEmpty    = "progress must enable realtime or give a webhook"
+	MsgTurnID           = "progress.turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -"
+	MsgUserID           = "progress.user_id must be an Appwrite user id: 1 to 36 characters of a-z, A-Z, 0-9, ., _ and -, starting with a letter or a digit"
+	MsgUserIDNoRealtime = "progress.user_id names the reader of the Realtime rows: it needs progress.realtime"
+	MsgWebhookURL       = "progress.webhook.url must be an https:// URL with a host"
+	MsgWebhookNoSecret  = "progress.webhook.secret is required: whsec_ followed by the base64 of 24 to 64 random bytes"
+	MsgWebhookSecret    = "progress.webhook.secret must be whsec_ followed by the base64 of 24 to 64 random bytes"
 )
+
+// userID is an Appwrite id (custom id rules): ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$.
+var userID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9._-"), MaxRest: 35}
 
 func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
 	if b == nil {
@@ -66,6 +78,14 @@ func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
 	p := &Progress{TurnID: strings.TrimSpace(b.TurnID), Realtime: b.Realtime}
 	if p.TurnID != "" && !turncontract.ValidTurnID(p.TurnID) {
 		return nil, invalid("%s", MsgTurnID)
+	}
+	if p.UserID = strings.TrimSpace(b.UserID); p.UserID != "" {
+		if !userID.Match(p.UserID) {
+			return nil, invalid("%s", MsgUserID)
+		}
+		if !p.Realtime {
+			return nil, invalid("%s", MsgUserIDNoRealtime)
+		}
 	}
 	if w := b.Webhook; w != nil {
 		raw := strings.TrimSpace(w.URL)
