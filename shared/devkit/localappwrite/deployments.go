@@ -238,7 +238,8 @@ var specifications = []string{"s-0.5vcpu-512mb", "s-1vcpu-512mb", "s-1vcpu-1gb",
 // functionSettings reads the params create and update share (Modules/Functions/Http/Functions/Create.php:83-93,
 // Update.php:75-85, 1.9.6), in their order: name (required, at most 128), runtime (create: required; the
 // stand-in builds only go-1.26, and an update must keep the function's), execute (at most 100 roles), events
-// (at most 100, each a valid event and none a functions.* event), schedule (cron, stored only), timeout
+// (at most 100, each a valid event and none a functions.* event), schedule (cron: Task/Validator/Cron.php; run
+// as Appwrite's schedule-functions task runs it, cron.go and RunScheduled), timeout
 // (1-900), enabled, logging, entrypoint, commands, scopes, specification (one of app/config/specifications.php).
 // Omitted optional params take their defaults, as Appwrite's update does. The VCS params are accepted and
 // ignored. fn is only written when every param is valid.
@@ -285,6 +286,9 @@ func (s *Server) functionSettings(c *call, fn *function, create bool) *APIError 
 	if err != nil {
 		return err
 	}
+	if !validCron(schedule, s.now()) {
+		return invalidParam("schedule", errCron.Error())
+	}
 	timeout, err := c.integer("timeout", 15)
 	if err != nil {
 		return err
@@ -324,7 +328,8 @@ func (s *Server) functionSettings(c *call, fn *function, create bool) *APIError 
 	if !slices.Contains(specifications, spec) {
 		return invalidParam("specification", "Specification must be one of: "+strings.Join(specifications, ", "))
 	}
-	fn.name, fn.runtime, fn.execute, fn.events, fn.schedule = name, runtime, execute, events, schedule
+	fn.name, fn.runtime, fn.execute, fn.events = name, runtime, execute, events
+	fn.setScheduleLocked(schedule, s.now())
 	fn.timeout, fn.enabled, fn.logging = timeout, enabled, logging
 	fn.entrypoint, fn.commands, fn.scopes, fn.specification = entrypoint, commands, scopes, spec
 	fn.updated = s.now()

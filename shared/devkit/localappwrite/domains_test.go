@@ -1,10 +1,14 @@
 package localappwrite
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFunctionDomain(t *testing.T) {
@@ -90,5 +94,55 @@ func TestFunctionDomainNeedsAnyOrGuests(t *testing.T) {
 	}
 	if n := len(rt.all()); n != 2 {
 		t.Fatalf("the runtime ran %d times, want 2", n)
+	}
+}
+
+// TestFunctionDomainOverHTTPS: with Options.HTTPS, Start also serves the server over https (a self-signed
+// certificate for the loopback address, Running.CertPEM), so a function domain has an https URL, as on
+// Appwrite: a client that trusts the certificate reaches the function; one that does not is refused by TLS.
+func TestFunctionDomainOverHTTPS(t *testing.T) {
+	rt := runtimeStub(t, 200)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run, err := Start(ctx, "127.0.0.1:0", Options{SigningKey: testKey(), Logf: t.Logf, HTTPS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		if err := run.Shutdown(sctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := run.Server.SeedProject(ProjectSpec{ID: testProject}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Server.RegisterFunction(testProject, FunctionSpec{ID: "hook", URL: rt.ts.URL, Execute: []string{"any"}}); err != nil {
+		t.Fatal(err)
+	}
+	u := run.SecureDomainURL("hook")
+	if !strings.HasPrefix(u, "https://127.0.0.1:") || !strings.HasSuffix(u, "/_local/domains/hook") {
+		t.Fatalf("secure domain URL %q", u)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(run.CertPEM) {
+		t.Fatal("CertPEM holds no certificate")
+	}
+	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}, Timeout: 20 * time.Second}
+	res, err := trusting.Post(u+"/cb", "text/plain", strings.NewReader("over tls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || string(body) != "echo:over tls" {
+		t.Fatalf("%d %q", res.StatusCode, body)
+	}
+	if _, err := (&http.Client{Timeout: 20 * time.Second}).Get(u + "/cb"); err == nil {
+		t.Fatal("a client that does not trust the certificate got through")
+	}
+	if plain, _ := Start(ctx, "127.0.0.1:0", Options{SigningKey: testKey(), Logf: t.Logf}); plain.SecureURL != "" || plain.SecureDomainURL("hook") != "" {
+		t.Fatalf("https without Options.HTTPS: %q", plain.SecureURL)
 	}
 }

@@ -32,8 +32,12 @@ type function struct {
 	// Settings the Functions API updates (PUT /functions/{id}) and deployments use.
 	entrypoint, commands    string
 	schedule, specification string
-	logging                 bool
-	variables               map[string]string
+	// cron is the parsed schedule (nil without one) and nextRun its next occurrence, when RunScheduled
+	// starts the function's scheduled execution.
+	cron      *cronSchedule
+	nextRun   time.Time
+	logging   bool
+	variables map[string]string
 	// Deployments uploaded through the API (deployments.go), in upload order; latestDeploymentID is the
 	// newest complete one.
 	deployments        map[string]*deployment
@@ -68,6 +72,9 @@ type scheduledRequest struct {
 	body    []byte
 	headers http.Header
 	userID  string
+	// clientIP is the creator's address: Appwrite sets x-appwrite-client-ip when the execution is created
+	// (Executions/Create.php:240-241) and stores it with the schedule's headers.
+	clientIP string
 }
 
 // FunctionSpec describes a function to register. The function runs elsewhere as an HTTP server speaking the
@@ -102,6 +109,9 @@ type FunctionSpec struct {
 	Specification string `json:"specification"`
 	// Variables are the function's environment variables, given to its deployments' builds and runtimes.
 	Variables map[string]string `json:"variables"`
+	// Schedule is a cron expression (appwrite.json's "schedule"): the function runs at each occurrence, on the
+	// server's clock, as Appwrite's schedule worker runs it (RunScheduled). Empty: never.
+	Schedule string `json:"schedule"`
 }
 
 // RegisterFunction creates or replaces a function.
@@ -118,6 +128,9 @@ func (s *Server) RegisterFunction(projectID string, spec FunctionSpec) error {
 		}
 	}
 	now := s.now()
+	if !validCron(spec.Schedule, now) {
+		return fmt.Errorf("localappwrite: invalid schedule %q: %v", spec.Schedule, errCron)
+	}
 	fn := pr.functions[spec.ID]
 	if fn == nil {
 		fn = &function{id: spec.ID, created: now, executions: map[string]*execution{}, deploymentID: s.uniqueID(),
@@ -148,8 +161,21 @@ func (s *Server) RegisterFunction(projectID string, spec FunctionSpec) error {
 		fn.secret = fmt.Sprintf("%x", randomBytes(16))
 	}
 	fn.fail = spec.Fail
+	fn.setScheduleLocked(spec.Schedule, now)
 	fn.updated = now
 	return nil
+}
+
+// setScheduleLocked sets the function's cron schedule (a valid one, or "") and its next run after now, as
+// Appwrite's schedule-functions task computes it when it loads a changed schedule.
+func (fn *function) setScheduleLocked(schedule string, now time.Time) {
+	if schedule == fn.schedule && (fn.cron != nil) == (schedule != "") {
+		return // unchanged: the next run stays
+	}
+	fn.schedule, fn.cron, fn.nextRun = schedule, nil, time.Time{}
+	if c, err := parseCron(schedule); schedule != "" && err == nil {
+		fn.cron, fn.nextRun = c, c.next(now)
+	}
 }
 
 // SetFunctionURL points a registered function at a runtime URL.
@@ -647,7 +673,7 @@ func (s *Server) scheduleExecution(c *call, fn *function, at time.Time, method, 
 	ex := s.newExecutionLocked(fn, "schedule", method, path, h)
 	ex.status = "scheduled"
 	ex.scheduledAt = at.UTC()
-	ex.scheduled = &scheduledRequest{body: body, headers: h.Clone(), userID: c.who.userID}
+	ex.scheduled = &scheduledRequest{body: body, headers: h.Clone(), userID: c.who.userID, clientIP: clientIP(c.r)}
 	m := executionModel(ex)
 	c.emit(executionEvent+"create", m, param{"functionId", fn.id}, param{"executionId", ex.id})
 	return http.StatusAccepted, m, nil
@@ -669,15 +695,31 @@ func formatOptionalTime(t time.Time) string {
 	return formatTime(t)
 }
 
-// RunScheduled starts every delayed execution due at or before until (the server's ticker calls it each
-// second with the current time; tests call it with a later time to skip the wait) and returns how many it
-// started. They run on the queue: Flush waits for them.
+// RunScheduled starts every delayed execution due at or before until, and one scheduled execution of each
+// function whose cron schedule has an occurrence due by then (the server's ticker calls it each second with
+// the current time; tests call it with a later time to skip the wait, or after moving the clock), and returns
+// how many it started. They run on the queue: Flush waits for them.
+//
+// A function's schedule runs as Appwrite's schedule-functions task and functions worker run it
+// (Tasks/ScheduleFunctions.php, Workers/Functions.php 1.9.6): one execution per occurrence, none for
+// occurrences missed meanwhile (the next run is computed from until), POST "/" with no body and no request
+// headers, trigger "schedule", no user (x-appwrite-user-id and x-appwrite-user-jwt empty) and the function's
+// dynamic key. Unlike a delayed execution made through the Executions API (also trigger "schedule"), it
+// carries no x-appwrite-client-ip: the API sets that header when the execution is created
+// (Executions/Create.php:240-241) and the worker keeps it.
 func (s *Server) RunScheduled(until time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, pr := range s.projects {
 		for _, fn := range pr.functions {
+			if fn.cron != nil && !fn.nextRun.IsZero() && !fn.nextRun.After(until) {
+				// The next occurrence after the run (not after until, which a test may set far ahead).
+				fn.nextRun = fn.cron.next(earliest(until, s.now()))
+				if s.startScheduleLocked(pr, fn) {
+					n++
+				}
+			}
 			for _, ex := range fn.executions {
 				if ex.scheduled == nil || ex.scheduledAt.After(until) {
 					continue
@@ -692,6 +734,7 @@ func (s *Server) RunScheduled(until time.Time) int {
 				}
 				rr.headers.Set("x-appwrite-trigger", "schedule")
 				rr.headers.Set("x-appwrite-user-id", req.userID)
+				rr.headers.Set("x-appwrite-client-ip", req.clientIP)
 				pid, fid, eid, uid := pr.id, fn.id, ex.id, req.userID
 				s.q.enqueue(func(ctx context.Context) {
 					res := s.callRuntime(ctx, rr)
@@ -702,6 +745,33 @@ func (s *Server) RunScheduled(until time.Time) int {
 		}
 	}
 	return n
+}
+
+// startScheduleLocked queues one scheduled execution of fn (see RunScheduled) and reports whether it did.
+func (s *Server) startScheduleLocked(pr *project, fn *function) bool {
+	ex := s.newExecutionLocked(fn, "schedule", http.MethodPost, "/", http.Header{})
+	ex.status = "waiting"
+	rr, err := s.runRequestLocked(pr, fn, ex, time.Duration(fn.timeout)*time.Second, nil, http.Header{})
+	if err != nil {
+		s.opts.Logf("localappwrite: schedule of function %s: %v", fn.id, err)
+		return false
+	}
+	rr.headers.Set("x-appwrite-trigger", "schedule")
+	rr.headers.Set("x-appwrite-event", "")
+	rr.headers.Set("x-appwrite-user-id", "")
+	pid, fid, eid := pr.id, fn.id, ex.id
+	s.q.enqueue(func(ctx context.Context) {
+		res := s.callRuntime(ctx, rr)
+		s.finishExecution(pid, fid, eid, res, false, "")
+	})
+	return true
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // ExecutionSummary is what tests read of an execution.

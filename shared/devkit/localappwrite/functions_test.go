@@ -303,3 +303,92 @@ func TestScheduledExecutions(t *testing.T) {
 		t.Fatalf("ran again: %d", n)
 	}
 }
+
+// TestFunctionSchedules: a function's cron schedule runs as Appwrite's schedule-functions task and functions
+// worker run it (Tasks/ScheduleFunctions.php, Workers/Functions.php, 1.9.6): at each occurrence on the
+// server's clock, once (occurrences missed meanwhile are not caught up), POST "/" without a body, trigger
+// "schedule", no user and no client IP, with the function's dynamic key. A delayed execution made through the
+// Executions API is trigger "schedule" too, but carries its creator's x-appwrite-client-ip: what tells the two
+// apart. A schedule is set by the Functions API as by RegisterFunction, and an invalid one is refused with
+// Appwrite's Cron validator text.
+func TestFunctionSchedules(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 10, 1, 30, 0, time.UTC))
+	f := newFixture(t, Options{Clock: clock.Now})
+	rt := runtimeStub(t, 200)
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "cron", URL: rt.ts.URL, Secret: "rt-secret", Scopes: []string{"rows.read"},
+		Timeout: 30, Schedule: "*/5 * * * *"}); err != nil {
+		t.Fatal(err)
+	}
+	settle := func() []recorded {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := f.s.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return rt.all()
+	}
+	f.s.RunScheduled(clock.Now())
+	if got := settle(); len(got) != 0 {
+		t.Fatalf("ran before 10:05: %+v", got)
+	}
+	clock.Set(time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC))
+	f.s.RunScheduled(clock.Now())
+	got := settle()
+	if len(got) != 1 {
+		t.Fatalf("%d executions at 10:05, want 1", len(got))
+	}
+	r := got[0]
+	if r.Method != http.MethodPost || r.Path != "/" || len(r.Body) != 0 || r.Header.Get("x-appwrite-trigger") != "schedule" ||
+		r.Header.Get("x-appwrite-key") == "" || r.Header.Get("x-appwrite-user-id") != "" || r.Header.Get("x-appwrite-user-jwt") != "" {
+		t.Fatalf("scheduled request %s %s %q %v", r.Method, r.Path, r.Body, r.Header)
+	}
+	if _, ok := r.Header["X-Appwrite-Client-Ip"]; ok {
+		t.Fatalf("a scheduled execution carries x-appwrite-client-ip %q", r.Header.Get("x-appwrite-client-ip"))
+	}
+	// The same minute again starts nothing; 25 minutes later one execution, not five.
+	f.s.RunScheduled(clock.Now())
+	if got := settle(); len(got) != 1 {
+		t.Fatalf("%d executions after a second look at 10:05", len(got))
+	}
+	clock.Advance(25 * time.Minute)
+	f.s.RunScheduled(clock.Now())
+	if got := settle(); len(got) != 2 {
+		t.Fatalf("%d executions after 25 minutes, want 2 (missed occurrences are not caught up)", len(got))
+	}
+
+	// A delayed execution through the API: trigger schedule, and the creator's client IP.
+	fns := functions.New(f.sdk(f.key))
+	at := clock.Now().Truncate(time.Minute).Add(2 * time.Minute).Format("2006-01-02T15:04:05.000-07:00")
+	if _, err := fns.CreateExecution("cron", fns.WithCreateExecutionAsync(true), fns.WithCreateExecutionScheduledAt(at)); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	f.s.RunScheduled(clock.Now())
+	got = settle()
+	if len(got) != 3 || got[2].Header.Get("x-appwrite-trigger") != "schedule" || got[2].Header.Get("x-appwrite-client-ip") != "127.0.0.1" {
+		t.Fatalf("the delayed execution: %d requests, last %v", len(got), got[len(got)-1].Header)
+	}
+
+	// The Functions API: a schedule is validated (Task/Validator/Cron.php) and, once set, runs; "" stops it.
+	for _, bad := range []string{"* * *", "61 * * * *", "*/0 * * * *", "5-1 * * * *", "0 0 L * *", "@every 5m"} {
+		_, err := fns.Update("cron", "cron", fns.WithUpdateSchedule(bad))
+		wantAPIError(t, err, 400, ErrGeneralArgumentInvalid, "Invalid `schedule` param: String must be a valid cron expression")
+	}
+	if _, err := fns.Update("cron", "cron", fns.WithUpdateSchedule("@hourly")); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	f.s.RunScheduled(clock.Now())
+	if got := settle(); len(got) != 4 {
+		t.Fatalf("%d requests after the hourly schedule's 11:00", len(got))
+	}
+	if _, err := fns.Update("cron", "cron", fns.WithUpdateSchedule("")); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(24 * time.Hour)
+	f.s.RunScheduled(clock.Now())
+	if got := settle(); len(got) != 4 {
+		t.Fatalf("%d requests after the schedule was removed", len(got))
+	}
+}

@@ -50,6 +50,10 @@ type Options struct {
 	// development and tests can deliver to loopback servers. Off by default: the stand-in then refuses them
 	// with Appwrite's 400, as every Appwrite does. scripts/dev, the stack and the tests that need it turn it on.
 	AllowLoopbackWebhookURLs bool
+	// HTTPS (Start only) also serves the server over https, on a second loopback port with a self-signed
+	// certificate (Running.SecureURL, Running.CertPEM), as Appwrite serves function domains: a subscriber whose
+	// callback is a function domain (chat's automations) needs an https URL, which mcp-events requires.
+	HTTPS bool
 	// DeliveryRetries is how many times the worker retries a failed delivery before counting one failure.
 	// Appwrite's worker does not retry (0, the default).
 	DeliveryRetries int
@@ -359,9 +363,14 @@ type Running struct {
 	Server *Server
 	// URL is the base URL (no /v1), e.g. http://127.0.0.1:8080.
 	URL string
-	srv *http.Server
-	ln  net.Listener
-	err chan error
+	// SecureURL is the https base URL of the same server (Options.HTTPS), "" without one; CertPEM is its
+	// self-signed certificate (PEM), for the clients that must trust it (SAFEHTTP_CA_FILE).
+	SecureURL string
+	CertPEM   []byte
+	srv       *http.Server
+	tlsSrv    *http.Server
+	ln        net.Listener
+	err       chan error
 }
 
 // Start listens on addr (e.g. "127.0.0.1:8080"), serves a new Server there and returns at once. The server
@@ -376,6 +385,13 @@ func Start(ctx context.Context, addr string, opts Options) (*Running, error) {
 	s.SetBaseURL(base)
 	r := &Running{Server: s, URL: base, ln: ln, err: make(chan error, 1)}
 	r.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	if opts.HTTPS {
+		if err := r.listenTLS(); err != nil {
+			_ = ln.Close()
+			_ = s.Close()
+			return nil, err
+		}
+	}
 	// This goroutine runs the listener; it ends when Shutdown closes the server.
 	go func() { r.err <- r.srv.Serve(ln) }()
 	if ctx.Done() != nil {
@@ -392,6 +408,11 @@ func Start(ctx context.Context, addr string, opts Options) (*Running, error) {
 // Shutdown stops the HTTP server and the Server's workers.
 func (r *Running) Shutdown(ctx context.Context) error {
 	err := r.srv.Shutdown(ctx)
+	if r.tlsSrv != nil {
+		if terr := r.tlsSrv.Shutdown(ctx); terr != nil && !errors.Is(terr, http.ErrServerClosed) && err == nil {
+			err = terr
+		}
+	}
 	_ = r.Server.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
