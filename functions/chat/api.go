@@ -86,6 +86,14 @@ var routes = []route{
 	{"GET", []string{"mcp", "connections"}, listMCP},
 	{"PUT", []string{"mcp", "connections", "*"}, putMCP},
 	{"DELETE", []string{"mcp", "connections", "*"}, deleteMCP},
+	// Automations (automations_api.go); their deliveries, POST /api/events/<id>, carry no JWT (api).
+	{"GET", []string{"automations"}, listAutomations},
+	{"POST", []string{"automations"}, createAutomation},
+	{"GET", []string{"automations", "events"}, automationEvents},
+	{"POST", []string{"automations", "reconnected"}, automationsReconnected},
+	{"POST", []string{"automations", "*", "pause"}, pauseAutomation},
+	{"POST", []string{"automations", "*", "resume"}, resumeAutomation},
+	{"DELETE", []string{"automations", "*"}, deleteAutomation},
 }
 
 // match finds the route of method and path: the handler and its arguments, or whether the path is known
@@ -137,6 +145,12 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 	}
 	if rt.Req.Method == http.MethodGet && strings.TrimSuffix(rt.Req.Path, "/") == "/api/config" {
 		return answer(http.StatusOK, configBody(cfg), nil)
+	}
+	if id, ok := strings.CutPrefix(rt.Req.Path, "/api/events/"); ok && id != "" && !strings.Contains(id, "/") {
+		if rt.Req.Method != http.MethodPost {
+			return answer(0, nil, fail(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s: deliveries are POST", rt.Req.Method, rt.Req.Path))
+		}
+		return deliver(rt, cfg, now, id)
 	}
 	h, args, known := match(rt.Req.Method, rt.Req.Path)
 	if h == nil {
@@ -241,6 +255,13 @@ func getConversation(c *call, args []string) (int, any, *apiError) {
 	conv, msgs, e := c.conversationWithMessages(args[0])
 	if e != nil {
 		return 0, nil, e
+	}
+	if conv.Unread { // the user reads what the automation did: its unread mark goes
+		if err := c.st.MarkRead(c.ctx, conv.ID, c.now()); err != nil {
+			c.rt.Error("marking conversation " + conv.ID + " read: " + err.Error())
+		} else {
+			conv.Unread = false
+		}
 	}
 	return http.StatusOK, map[string]any{"conversation": conv, "messages": msgs}, nil
 }
@@ -492,6 +513,9 @@ func (c *call) finish(conv store.Conversation, m store.Message) store.Message {
 		res.Failed, res.ErrorCode, res.ErrorDetail = true, "turn_failed", "The turn's execution ended without completing."
 	}
 	for _, cr := range res.Credentials {
+		if !c.newerTokens(cr.ID, cr.Tokens) {
+			continue
+		}
 		if err := c.st.UpdateMCPTokens(c.ctx, c.user.ID, cr.ID, cr.Tokens, cr.ClientInfo); err != nil {
 			c.rt.Error("storing refreshed MCP tokens of connection " + cr.ID + ": " + err.Error())
 		}
@@ -536,6 +560,12 @@ func (c *call) finish(conv store.Conversation, m store.Message) store.Message {
 	if err != nil {
 		c.rt.Error("storing turn " + m.TurnID + ": " + err.Error())
 		return m
+	}
+	if conv.AutomationID != "" && res.Usage != nil { // an automation's turn: its tokens are the automation's usage
+		t := store.RunTokens{Prompt: res.Usage.PromptTokens, Completion: res.Usage.CompletionTokens, Total: res.Usage.TotalTokens}
+		if err := c.st.SetRunTokens(c.ctx, c.user.ID, m.TurnID, t); err != nil {
+			c.rt.Error("recording the tokens of automation turn " + m.TurnID + ": " + err.Error())
+		}
 	}
 	return done
 }

@@ -56,19 +56,25 @@ func (f *fakeTurn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	progress, _ := req["progress"].(map[string]any)
 	turnID, _ := progress["turn_id"].(string)
-	f.publish(r, turnID, events, 1)
+	// As turn's Realtime sink: the rows are the execution's user's, else (a caller with the session key) the
+	// user progress.user_id names.
+	user := r.Header.Get("X-Appwrite-User-Id")
+	if u, _ := progress["user_id"].(string); user == "" {
+		user = u
+	}
+	f.publish(r, user, turnID, events, 1)
 	if hold != nil {
 		<-hold
-		f.publish(r, turnID, then, len(events)+1)
+		f.publish(r, user, turnID, then, len(events)+1)
 	}
 	_, _ = io.WriteString(w, "ok")
 }
 
-// publish writes events as progress rows numbered from seq, as turn's Realtime sink does.
-func (f *fakeTurn) publish(r *http.Request, turnID string, events []map[string]any, seq int) {
+// publish writes events as progress rows of user numbered from seq, as turn's Realtime sink does.
+func (f *fakeTurn) publish(r *http.Request, user, turnID string, events []map[string]any, seq int) {
 	for i, ev := range events {
 		payload, _ := json.Marshal(ev)
-		row, _ := json.Marshal(map[string]any{"rowId": "unique()", "permissions": []string{`read("user:` + r.Header.Get("X-Appwrite-User-Id") + `")`},
+		row, _ := json.Marshal(map[string]any{"rowId": "unique()", "permissions": []string{`read("user:` + user + `")`},
 			"data": map[string]any{"turn_id": turnID, "seq": seq + i, "type": ev["type"], "payload": string(payload), "time": "2026-12-02T03:00:00.000Z"}})
 		preq, _ := http.NewRequest("POST", f.endpoint+"/tablesdb/main/tables/turn_progress/rows", bytes.NewReader(row))
 		preq.Header.Set("Content-Type", "application/json")
@@ -100,9 +106,29 @@ type chatFixture struct {
 	jwt  string
 	// clock is the one clock of chat and the stand-in, stopped at the fixture's start: a test moves both.
 	clock *testclock.Clock
+	// logs are chat's executions' logs (Context.Log), in the order they ended.
+	logMu sync.Mutex
+	logs  []string
 }
 
-func newChatFixture(t *testing.T) *chatFixture {
+// logged counts chat's execution logs that contain s.
+func (f *chatFixture) logged(s string) int {
+	f.logMu.Lock()
+	defer f.logMu.Unlock()
+	n := 0
+	for _, l := range f.logs {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
+}
+
+func newChatFixture(t *testing.T) *chatFixture { return newChatFixtureWith(t, nil, "") }
+
+// newChatFixtureWith is newChatFixture with chat's configuration changed by configure (when not nil) and chat
+// registered with a cron schedule (appwrite.json's, when not "").
+func newChatFixtureWith(t *testing.T, configure func(*Config, *localappwrite.Server), schedule string) *chatFixture {
 	t.Helper()
 	f := &chatFixture{t: t, clock: testclock.New(time.Now())}
 	aw := localappwrite.New(localappwrite.Options{Logf: t.Logf, Clock: f.clock.Now})
@@ -132,14 +158,24 @@ func newChatFixture(t *testing.T) *chatFixture {
 	cfg := Config{SessionKey: "session-key", TurnFunction: "turn", DatabaseID: "chat", ProgressDatabase: "main", ProgressTable: "turn_progress",
 		Endpoint: api.URL + "/v1", ProjectID: "p", PublicEndpoint: api.URL + "/v1", MaxAttachments: 8, MaxAttachmentBytes: 1000, BuildID: "dev",
 		Secrets: secrets}
+	if configure != nil {
+		configure(&cfg, aw)
+	}
 	rt := localruntime.New(func(rt openruntimes.Context) openruntimes.Response {
 		return serve(rt, cfg, fstest.MapFS{}, f.clock.Now)
 	},
-		localruntime.Options{LogDir: t.TempDir()})
+		localruntime.Options{LogDir: t.TempDir(), OnLog: func(_, logs, errs string) {
+			if errs != "" {
+				t.Logf("chat's error log: %s", errs)
+			}
+			f.logMu.Lock()
+			f.logs = append(f.logs, logs)
+			f.logMu.Unlock()
+		}})
 	chatSrv := httptest.NewServer(rt)
 	t.Cleanup(chatSrv.Close)
 	// chat's scopes, as appwrite.json gives them.
-	must(aw.RegisterFunction("p", localappwrite.FunctionSpec{ID: "chat", URL: chatSrv.URL, Execute: []string{"any"}, Timeout: 30,
+	must(aw.RegisterFunction("p", localappwrite.FunctionSpec{ID: "chat", URL: chatSrv.URL, Execute: []string{"any"}, Timeout: 30, Schedule: schedule,
 		Scopes: []string{"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read", "executions.write"}}))
 	f.base = aw.DomainURL("chat")
 	session, err := aw.CreateSession("p", "alice")

@@ -2,12 +2,17 @@ package handler
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	"appwrite-agent/functions/chat/automations"
+	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
 )
 
@@ -38,6 +43,17 @@ type Config struct {
 	SecretsErr error
 	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (fnhttp.BuildID, what /health answers).
 	BuildID string
+	// FunctionID is APPWRITE_FUNCTION_ID, chat's own function (an automation may not watch it).
+	FunctionID string
+	// Automations is the automations' configuration (docs/chat.md "Automations"): CHAT_PUBLIC_URL,
+	// CHAT_AUTOMATION_TURNS_PER_HOUR, CHAT_AUTOMATION_TTL, CHAT_AUTOMATION_REFRESH_AHEAD; its Own resources are
+	// completed from the rest of the configuration (OwnResources).
+	Automations automations.Config
+	// MCP is the SSRF policy of the calls chat makes to the users' MCP servers (their URLs come from users):
+	// https and public addresses only, unless SAFEHTTP_ALLOW / SAFEHTTP_ALLOW_HTTP (tests, local development);
+	// SAFEHTTP_CA_FILE adds roots. MCPErr is why it could not be read.
+	MCP    safehttp.Options
+	MCPErr error
 	// Warnings lists environment values that were ignored.
 	Warnings []string
 }
@@ -62,7 +78,61 @@ func LoadConfig() Config {
 	}
 	c.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", attachment.DefaultMaxPerMessage)
 	c.MaxAttachmentBytes = c.envInt("ATTACHMENTS_MAX_BYTES", attachment.DefaultMaxBytes)
+	c.FunctionID = strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_ID"))
+	c.Automations = automations.Config{
+		PublicURL:    c.publicURL(os.Getenv("CHAT_PUBLIC_URL")),
+		TurnsPerHour: c.envInt("CHAT_AUTOMATION_TURNS_PER_HOUR", automations.DefaultTurnsPerHour),
+		TTL:          c.envDuration("CHAT_AUTOMATION_TTL", 0),
+		RefreshAhead: c.envDuration("CHAT_AUTOMATION_REFRESH_AHEAD", automations.DefaultRefreshAhead),
+	}
+	opts, err := safehttp.FromEnv(safehttp.Options{})
+	c.MCP, c.MCPErr = safehttp.LazyCAFromEnv(opts), err
+	if err != nil {
+		c.Warnings = append(c.Warnings, "SAFEHTTP_ALLOW: "+err.Error()+": automations cannot reach MCP servers")
+	}
 	return c
+}
+
+// OwnResources are chat's tables and functions, which no automation may watch.
+func (c Config) OwnResources() automations.OwnResources {
+	own := automations.OwnResources{ProjectID: c.ProjectID, Tables: map[string][]string{
+		c.DatabaseID: {store.Conversations, store.Messages, store.Memories, store.Settings, store.MCPConnections, store.Automations, store.AutomationRuns},
+	}, Functions: []string{c.TurnFunction}}
+	if c.FunctionID != "" {
+		own.Functions = append(own.Functions, c.FunctionID)
+	}
+	if c.ProgressDatabase != "" && c.ProgressTable != "" {
+		own.Tables[c.ProgressDatabase] = append(own.Tables[c.ProgressDatabase], c.ProgressTable)
+	}
+	return own
+}
+
+// publicURL reads CHAT_PUBLIC_URL: chat's own domain, https, no query or fragment (a trailing slash dropped).
+// An invalid value is ignored with a warning: automations then answer that it is not set.
+func (c *Config) publicURL(v string) string {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		c.Warnings = append(c.Warnings, "CHAT_PUBLIC_URL="+v+" is not an https URL of chat's domain: automations are off")
+		return ""
+	}
+	return v
+}
+
+func (c *Config) envDuration(name string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		c.Warnings = append(c.Warnings, name+"="+v+" is not a positive duration; using "+def.String())
+		return def
+	}
+	return d
 }
 
 func envOr(name, def string) string {

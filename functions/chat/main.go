@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"appwrite-agent/functions/chat/automations"
 	"appwrite-agent/shared/fnhttp"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -34,6 +35,8 @@ func Main(rt openruntimes.Context) openruntimes.Response {
 func serve(rt openruntimes.Context, cfg Config, site fs.FS, now func() time.Time) openruntimes.Response {
 	req := rt.Req
 	switch {
+	case automations.IsScheduled(req.Method, req.Headers):
+		return scheduled(rt, cfg, now)
 	case req.Path == "/health" && req.Method == http.MethodGet:
 		return fnhttp.Health(rt)
 	case req.Path == "/api" || strings.HasPrefix(req.Path, "/api/"):

@@ -204,9 +204,15 @@ type Execution struct {
 // CreateAsyncExecution starts functionID asynchronously as the JWT's user: POST /v1/functions/{id}/executions
 // with async true, the body, method POST, path "/" and the given headers.
 func (c *Client) CreateAsyncExecution(ctx context.Context, jwt, functionID string, body []byte, headers map[string]string) (Execution, error) {
+	return c.StartExecution(ctx, JWT(jwt), functionID, body, headers)
+}
+
+// StartExecution starts functionID asynchronously with auth (a user's JWT: the execution is that user's;
+// an API key: it has no user), as CreateAsyncExecution.
+func (c *Client) StartExecution(ctx context.Context, auth Auth, functionID string, body []byte, headers map[string]string) (Execution, error) {
 	var e Execution
 	in := map[string]any{"body": string(body), "async": true, "path": "/", "method": "POST", "headers": headers}
-	err := c.call(ctx, JWT(jwt), http.MethodPost, "/functions/"+seg(functionID)+"/executions", nil, in, &e)
+	err := c.call(ctx, auth, http.MethodPost, "/functions/"+seg(functionID)+"/executions", nil, in, &e)
 	return e, err
 }
 

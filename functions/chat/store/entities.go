@@ -17,13 +17,27 @@ type Conversation struct {
 	Title     string `json:"title"`
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
+	// AutomationID marks the conversation of an automation (automations.go): the page marks it in the list.
+	AutomationID string `json:"automation_id,omitempty"`
+	// Unread: the automation acted (started a turn) after the user last read the conversation.
+	Unread bool `json:"unread,omitempty"`
+	// activeAt is the last turn's start (active_at), else the creation: the list's order.
+	activeAt string
 }
 
 func conversationOf(r awclient.Row) Conversation {
-	return Conversation{ID: r.ID, Title: r.Str("title"), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	c := Conversation{ID: r.ID, Title: r.Str("title"), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		AutomationID: r.Str("automation_id"), activeAt: r.Str("active_at")}
+	c.Unread = c.AutomationID != "" && c.activeAt != "" && laterThan(c.activeAt, r.Str("read_at"))
+	if c.activeAt == "" {
+		c.activeAt = r.CreatedAt
+	}
+	return c
 }
 
-// Conversations lists the user's conversations, most recently updated first.
+// Conversations lists the user's conversations, the most recently active first: by the start of their last
+// turn (active_at, which every turn writes), else their creation. (Not by $updatedAt: reading an automation's
+// conversation writes read_at, which must not move it.)
 func (s *Store) Conversations(ctx context.Context, userID string) ([]Conversation, error) {
 	rows, err := s.list(ctx, Conversations, userID)
 	if err != nil {
@@ -33,8 +47,23 @@ func (s *Store) Conversations(ctx context.Context, userID string) ([]Conversatio
 	for _, r := range rows {
 		out = append(out, conversationOf(r))
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt > out[j].UpdatedAt })
+	sort.SliceStable(out, func(i, j int) bool { return laterThan(out[i].activeAt, out[j].activeAt) })
 	return out, nil
+}
+
+// laterThan compares two Appwrite datetimes ("" is the earliest); text that does not parse compares as text.
+func laterThan(a, b string) bool {
+	ta, ea := time.Parse(time.RFC3339Nano, a)
+	tb, eb := time.Parse(time.RFC3339Nano, b)
+	switch {
+	case b == "":
+		return a != ""
+	case a == "":
+		return false
+	case ea == nil && eb == nil:
+		return ta.After(tb)
+	}
+	return a > b
 }
 
 // Conversation reads one of the user's conversations.

@@ -25,6 +25,9 @@ const (
 	Memories       = "memories"
 	Settings       = "settings"
 	MCPConnections = "mcp_connections"
+	// Automations and AutomationRuns are the automations' tables (automations.go).
+	Automations    = "automations"
+	AutomationRuns = "automation_runs"
 )
 
 // Sizes of the text columns.
@@ -58,7 +61,7 @@ func str(key string, size int) awclient.Column {
 var schema = []table{
 	{Conversations, "Conversations", []awclient.Column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("title", 256), str("message", FirstMessageChars),
-		{Key: "active_at", Type: "datetime"},
+		{Key: "active_at", Type: "datetime"}, str("automation_id", 36), {Key: "read_at", Type: "datetime"},
 	}},
 	{Messages, "Messages", []awclient.Column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "conversation_id", Type: "string", Size: 36, Required: true},
@@ -77,6 +80,8 @@ var schema = []table{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "connection_id", Type: "string", Size: 36, Required: true},
 		str("name", 256), str("url", 2048), str("description", 2048), str("tokens", 65_536), str("client_info", 65_536),
 	}},
+	{Automations, "Automations", automationColumns},
+	{AutomationRuns, "Automation runs", automationRunColumns},
 }
 
 // Store is the chat's data in one database, reached with one API key.

@@ -161,6 +161,15 @@ func (s *Store) OpenMCP(userID string, c MCPConnection) (tokens, clientInfo json
 	return tokens, clientInfo, nil
 }
 
+// MCPConnection reads the user's connection id, its secrets sealed (ErrNotFound when there is none).
+func (s *Store) MCPConnection(ctx context.Context, userID, id string) (MCPConnection, error) {
+	r, err := s.get(ctx, MCPConnections, derivedID("c", userID, id), userID)
+	if err != nil {
+		return MCPConnection{}, err
+	}
+	return connectionOf(r), nil
+}
+
 // MCPConnections lists the user's MCP connections, their secrets sealed.
 func (s *Store) MCPConnections(ctx context.Context, userID string) ([]MCPConnection, error) {
 	rows, err := s.list(ctx, MCPConnections, userID)

@@ -51,10 +51,12 @@ type Memory struct {
 	Priority int64  `json:"priority,omitempty"`
 }
 
-// Progress asks for the Realtime sink with a turn id.
+// Progress asks for the Realtime sink with a turn id; UserID names the user the rows are for when the
+// execution has none (an automation's turn, started with chat's key: docs/turn.md "progress.user_id").
 type Progress struct {
 	TurnID   string `json:"turn_id"`
 	Realtime bool   `json:"realtime"`
+	UserID   string `json:"user_id,omitempty"`
 }
 
 // Request is the body chat sends to turn.

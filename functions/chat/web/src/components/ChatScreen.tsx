@@ -4,6 +4,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react"
 import type { ChatConfig, Conversation, Message } from "../lib/api"
 import type { Appwrite } from "../lib/appwrite"
 import { checkAttachments, DEFAULT_LIMITS, encodeFile } from "../lib/attachments"
+import { readsLikeAutomation, type Offer } from "../lib/automations"
 import type { TurnEvent } from "../lib/events"
 import { conversationFromHash, conversationURL } from "../lib/paths"
 import { parseConsole } from "../lib/protocols"
@@ -12,6 +13,7 @@ import { useSession } from "../lib/session"
 import type { Theme } from "../lib/theme"
 import { useConversationRows } from "../hooks/useConversationRows"
 import { useTurnStream } from "../hooks/useTurnStream"
+import { AutomationsSheet } from "./AutomationsSheet"
 import { Composer } from "./Composer"
 import { DetailsSheet } from "./DetailsSheet"
 import { MessageList } from "./MessageList"
@@ -59,6 +61,10 @@ export function ChatScreen({
   const [flash] = useState(readFlash) // what the previous page load left to say (a finished MCP connection)
   const [settingsOpen, setSettingsOpen] = useState(flash?.settings === true)
   const [details, setDetails] = useState<Message | null>(null)
+  // The automations sheet, and the message that opened it because it read like "when … do …".
+  const [automationsOpen, setAutomationsOpen] = useState(false)
+  const [offer, setOffer] = useState<(Offer & { text: string }) | null>(null)
+  const [composerKey, setComposerKey] = useState(0) // a new key empties the composer (its offered message was used)
   const [stopping, setStopping] = useState<string | null>(null) // the turn a stop was asked for
   const turnConversation = useRef(new Map<string, string>()) // turn id -> its conversation
   const shownId = useRef(conversationId)
@@ -87,7 +93,17 @@ export function ChatScreen({
 
   const conversations = useConversations(api, qc)
   const conversation = useConversation(api, conversationId)
-  useConversationRows(aw, config, qc)
+  // A change of the shown automation conversation (its automation started a turn) reads it again: the new
+  // turn is then followed live, and reading it marks it read.
+  const onRowChange = useCallback(
+    (id: string) => {
+      if (id !== shownId.current) return
+      const c = qc.getQueryData<Conversation[]>(keys.conversations)?.find((x) => x.id === id)
+      if (c?.automation_id && c.unread) void qc.invalidateQueries({ queryKey: keys.conversation(id) })
+    },
+    [qc],
+  )
+  useConversationRows(aw, config, qc, onRowChange)
 
   // Effects of live events: console toasts and theme changes happen once, when the event arrives.
   const onEvent = useCallback(
@@ -151,7 +167,14 @@ export function ChatScreen({
   const runningTurn = [...messages].reverse().find((m) => m.role === "assistant" && m.status === "running" && !stream.turns[m.turn_id]?.complete)?.turn_id ?? null
 
   const send = useCallback(
-    async (text: string, files: File[]): Promise<boolean> => {
+    async (text: string, files: File[], asMessage = false): Promise<boolean> => {
+      // A message that reads like an automation is offered as one first (the agent cannot make automations).
+      const asks = asMessage || files.length > 0 ? null : readsLikeAutomation(text)
+      if (asks) {
+        setOffer({ ...asks, text })
+        setAutomationsOpen(true)
+        return false
+      }
       const problem = checkAttachments(files, limits, text.length)
       if (problem) {
         toast("error", problem)
@@ -195,7 +218,7 @@ export function ChatScreen({
         setDrawer(false)
         return
       }
-      if (settingsOpen || details || document.querySelector("dialog[open]")) return
+      if (settingsOpen || automationsOpen || details || document.querySelector("dialog[open]")) return
       if (runningTurn) {
         e.preventDefault()
         stop()
@@ -203,7 +226,7 @@ export function ChatScreen({
     }
     window.addEventListener("keydown", onKey)
     return () => window.removeEventListener("keydown", onKey)
-  }, [drawer, settingsOpen, details, runningTurn, stop])
+  }, [drawer, settingsOpen, automationsOpen, details, runningTurn, stop])
 
   const current = conversations.data?.find((c) => c.id === conversationId)
   return (
@@ -218,6 +241,11 @@ export function ChatScreen({
         onSettings={() => {
           setDrawer(false)
           setSettingsOpen(true)
+        }}
+        onAutomations={() => {
+          setDrawer(false)
+          setOffer(null)
+          setAutomationsOpen(true)
         }}
         onSignOut={onSignOut}
         open={drawer}
@@ -248,6 +276,7 @@ export function ChatScreen({
           onDetails={setDetails}
         />
         <Composer
+          key={composerKey}
           limits={limits}
           running={runningTurn !== null}
           stopping={stopping !== null && stopping === runningTurn}
@@ -257,6 +286,28 @@ export function ChatScreen({
         />
       </main>
       {settingsOpen && <SettingsSheet onClose={() => setSettingsOpen(false)} />}
+      {automationsOpen && (
+        <AutomationsSheet
+          offer={offer}
+          project={config.project}
+          onClose={() => {
+            setAutomationsOpen(false)
+            setOffer(null)
+          }}
+          onOpenConversation={(id) => {
+            setAutomationsOpen(false)
+            if (offer) setComposerKey((k) => k + 1)
+            setOffer(null)
+            void qc.invalidateQueries({ queryKey: keys.conversations })
+            navigate(id)
+          }}
+          onSendInstead={(text) => {
+            setAutomationsOpen(false)
+            setOffer(null)
+            void send(text, [], true).then((ok) => ok && setComposerKey((k) => k + 1))
+          }}
+        />
+      )}
       {details && <DetailsSheet message={details} onClose={() => setDetails(null)} />}
     </div>
   )

@@ -9,8 +9,9 @@ import { useSession } from "../lib/session"
 export const TITLE_MAX = 120
 
 /**
- * ConversationItem is one conversation in the sidebar: a link to it, and its rename (in place: Enter or leaving
- * the field saves, Esc cancels) and delete buttons.
+ * ConversationItem is one conversation in the sidebar: a link to it (an automation's marked, with a dot once the
+ * automation has acted since the user last read it), and its rename (in place: Enter or leaving the field saves,
+ * Esc cancels) and delete buttons.
  */
 export function ConversationItem({
   conversation: c,
@@ -58,7 +59,12 @@ export function ConversationItem({
   }
 
   return (
-    <li className={active ? "active" : ""} data-conversation-id={c.id}>
+    <li
+      className={`${active ? "active" : ""}${c.automation_id ? " automation-conversation" : ""}${c.unread ? " unread" : ""}`}
+      data-conversation-id={c.id}
+      data-automation-id={c.automation_id || undefined}
+      data-unread={c.unread ? "true" : undefined}
+    >
       {editing ? (
         <input
           ref={input}
@@ -89,7 +95,18 @@ export function ConversationItem({
           }}
           onDoubleClick={start}
         >
+          {c.automation_id && (
+            <span className="automation-mark" title="An automation's conversation">
+              <span aria-hidden="true">⚡</span>
+              <span className="visually-hidden">Automation: </span>
+            </span>
+          )}
           {title}
+          {c.unread && (
+            <span className="unread-mark" title="The automation has acted since you last looked">
+              <span className="visually-hidden"> (new activity)</span>
+            </span>
+          )}
         </a>
       )}
       <button

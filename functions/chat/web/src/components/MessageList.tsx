@@ -4,11 +4,12 @@ import { emptyTurn, type TurnView } from "../lib/events"
 import { clarifyEnvelopes, parseClarifyAnswers } from "../lib/protocols"
 import { AssistantMessage } from "./AssistantMessage"
 import { EmptyState } from "./EmptyState"
+import { NoticeMessage } from "./NoticeMessage"
 import { UserMessage } from "./UserMessage"
 
 /**
  * MessageList shows a conversation's messages (or the first screen of a new chat), following new content
- * while the user is at (or near) its end. A user message that answers a clarify form is shown in words with
+ * while the user is at (or near) its end. chat's own notices (an automation's) are shown as notes. A user message that answers a clarify form is shown in words with
  * the form's questions, and the form it answers is filled back in.
  */
 export function MessageList({
@@ -48,6 +49,7 @@ export function MessageList({
     >
       {!conversationId && <EmptyState onPick={onSend} disabled={running} />}
       {messages.map((m, i) => {
+        if (m.role === "notice") return <NoticeMessage key={m.id} message={m} />
         if (m.role === "user") {
           const answers = parseClarifyAnswers(m.content)
           const before = answers ? messages.slice(0, i).reverse().find((x) => x.role === "assistant") : undefined

@@ -15,7 +15,12 @@ export function OAuthCallback() {
     completeMcpOAuth(window.location.search)
       .then(async (c) => {
         await api.saveMcpConnection(c.id, { name: c.name, url: c.url, description: c.description ?? "", tokens: c.tokens, client_info: c.client_info })
-        sessionStorage.setItem(FLASH_KEY, JSON.stringify({ message: `Connected ${c.name}`, settings: true }))
+        // Automations whose refresh failed on this connection are subscribed again with the new grant.
+        const again = await api.automationsReconnected(c.id).catch(() => null)
+        const retried = again?.automations.filter((a) => a.connection_id === c.id) ?? []
+        const failing = retried.filter((a) => a.refresh_error).length
+        const note = retried.length === 0 ? "" : failing === 0 ? ` (its automations run again)` : ` (${failing} of its automations still fail: see Automations)`
+        sessionStorage.setItem(FLASH_KEY, JSON.stringify({ message: `Connected ${c.name}${note}`, settings: retried.length === 0 }))
         // another path: its <base href> differs, so the root is loaded again
         window.location.replace(conversationURL(conversationFromHash(c.returnTo)))
       })

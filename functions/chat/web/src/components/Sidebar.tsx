@@ -14,8 +14,8 @@ export function matches(title: string, search: string): boolean {
 }
 
 /**
- * Sidebar lists the user's conversations (searched by title, renamed in place, deleted after a confirmation),
- * and holds the new chat, the settings, the theme and sign-out. Below 720 px it is a drawer the header's menu
+ * Sidebar lists the user's conversations (searched by title, renamed in place, deleted after a confirmation;
+ * an automation's marked), and holds the new chat, the automations, the settings, the theme and sign-out. Below 720 px it is a drawer the header's menu
  * button opens: focus goes into it, Esc or the backdrop closes it, and focus returns to the menu button.
  */
 export function Sidebar({
@@ -26,6 +26,7 @@ export function Sidebar({
   onTheme,
   onNavigate,
   onSettings,
+  onAutomations,
   onSignOut,
   open,
   onClose,
@@ -37,6 +38,7 @@ export function Sidebar({
   onTheme: (t: Theme) => void
   onNavigate: (id: string | null, replace?: boolean) => void
   onSettings: () => void
+  onAutomations: () => void
   onSignOut: () => void
   open: boolean
   onClose: () => void
@@ -64,6 +66,9 @@ export function Sidebar({
           <span aria-hidden="true">×</span>
         </button>
       </div>
+      <button type="button" id="open-automations" className="automations-button" onClick={onAutomations}>
+        <span aria-hidden="true">⚡</span> Automations
+      </button>
       <input
         type="search"
         id="conversation-search"

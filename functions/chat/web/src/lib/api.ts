@@ -13,7 +13,8 @@ export type ChatConfig = {
   build_id?: string
 }
 
-export type Conversation = { id: string; title: string; created_at: string; updated_at: string }
+/** A conversation; an automation's conversation carries its id, and `unread` once the automation has acted. */
+export type Conversation = { id: string; title: string; created_at: string; updated_at: string; automation_id?: string; unread?: boolean }
 
 /** An attachment's metadata as chat stores it; `thumbnail` is a small data: image the page made for an image. */
 export type AttachmentMeta = { name: string; mime: string; size: number; thumbnail?: string }
@@ -23,7 +24,8 @@ export type Usage = { prompt_tokens: number; completion_tokens: number; total_to
 
 export type Message = {
   id: string
-  role: "user" | "assistant"
+  /** notice: a message of chat itself (an automation created, paused by its rate limit) */
+  role: "user" | "assistant" | "notice"
   content: string
   status: "done" | "running" | "failed" | "stopped"
   turn_id: string
@@ -40,6 +42,32 @@ export type McpConnection = { id: string; name: string; url: string; description
 export type ProgressEvent = { seq: number; time: string; event: TurnEvent }
 /** Whether the engine (turn's GET /ready, read by chat) can run turns, and what it says. */
 export type EngineStatus = { ready: boolean; status: number; detail: string; checks?: Record<string, unknown> }
+
+/** What an automation has cost: the turns it started (and the events its rate limit refused), their tokens. */
+export type AutomationUsage = { turns: number; limited: number; prompt_tokens: number; completion_tokens: number; total_tokens: number }
+
+/** An automation (docs/chat.md "Automations"): an event of an MCP events server and what the agent does then. */
+export type Automation = {
+  id: string
+  conversation_id: string
+  connection_id: string
+  event: string
+  arguments: Record<string, string>
+  instruction: string
+  status: "active" | "paused"
+  pause_reason: "" | "user" | "rate_limit"
+  refresh_before: string
+  refreshed_at: string
+  refresh_error: string
+  usage: AutomationUsage
+  created_at: string
+}
+
+/** An event an MCP events server offers (its events/list entry): the arguments it takes are its inputSchema. */
+export type EventType = { name: string; description: string; inputSchema?: JSONSchema }
+export type JSONSchema = { type?: string; properties?: Record<string, JSONSchema & { description?: string; pattern?: string; enum?: string[] }>; required?: string[] }
+
+export type NewAutomation = { connection_id: string; event: string; arguments: Record<string, string>; instruction: string }
 
 /** An answer of chat that is not 2xx, with its error body. */
 export class APIError extends Error {
@@ -155,5 +183,27 @@ export class ChatAPI {
   }
   deleteMcpConnection(id: string) {
     return this.call<{ deleted: boolean }>("DELETE", `api/mcp/connections/${encodeURIComponent(id)}`)
+  }
+  automations() {
+    return this.call<{ automations: Automation[] }>("GET", "api/automations")
+  }
+  automationEvents(connectionId: string) {
+    return this.call<{ events: EventType[] }>("GET", `api/automations/events?connection_id=${encodeURIComponent(connectionId)}`)
+  }
+  createAutomation(a: NewAutomation) {
+    return this.call<{ automation: Automation }>("POST", "api/automations", a)
+  }
+  pauseAutomation(id: string) {
+    return this.call<{ automation: Automation }>("POST", `api/automations/${encodeURIComponent(id)}/pause`, {})
+  }
+  resumeAutomation(id: string) {
+    return this.call<{ automation: Automation }>("POST", `api/automations/${encodeURIComponent(id)}/resume`, {})
+  }
+  deleteAutomation(id: string) {
+    return this.call<{ deleted: boolean; unsubscribed: boolean; reason?: string }>("DELETE", `api/automations/${encodeURIComponent(id)}`)
+  }
+  /** automationsReconnected subscribes again the automations of a connection the user has just reconnected. */
+  automationsReconnected(connectionId: string) {
+    return this.call<{ automations: Automation[] }>("POST", "api/automations/reconnected", { connection_id: connectionId })
   }
 }

@@ -13,6 +13,8 @@ export const keys = {
   memories: ["memories"] as const,
   mcp: ["mcp"] as const,
   engine: ["engine"] as const,
+  automations: ["automations"] as const,
+  automationEvents: (connectionId: string) => ["automation-events", connectionId] as const,
 }
 
 export type ConversationData = { conversation: Conversation; messages: Message[] }
@@ -62,6 +64,21 @@ export function useEngine(api: ChatAPI) {
   return useQuery({ queryKey: keys.engine, queryFn: () => api.engine(), staleTime: 0 })
 }
 
+/** useAutomations is the user's automations, read again each time the automations sheet opens. */
+export function useAutomations(api: ChatAPI) {
+  return useQuery({ queryKey: keys.automations, queryFn: async () => (await api.automations()).automations, staleTime: 0 })
+}
+
+/** useAutomationEvents is events/list of a connection: only the events its token may use (none for null). */
+export function useAutomationEvents(api: ChatAPI, connectionId: string | null) {
+  return useQuery({
+    queryKey: keys.automationEvents(connectionId ?? ""),
+    queryFn: async () => (await api.automationEvents(connectionId ?? "")).events,
+    enabled: connectionId !== null && connectionId !== "",
+    staleTime: 60_000,
+  })
+}
+
 /**
  * onQueryError calls report with each failed read of the cache (and its key), as it fails; it returns the
  * unsubscribe function.
@@ -108,5 +125,6 @@ export async function refreshAfterTurn(qc: QueryClient, conversationId: string |
     qc.invalidateQueries({ queryKey: keys.conversations }),
     qc.invalidateQueries({ queryKey: keys.memories }),
     qc.invalidateQueries({ queryKey: keys.mcp }),
+    qc.invalidateQueries({ queryKey: keys.automations }),
   ])
 }
