@@ -84,6 +84,11 @@ func (c *call) startAutomationTurn(ctx context.Context, a store.Automation, turn
 	if err != nil {
 		return fmt.Errorf("storing the turn's messages: %w", err)
 	}
+	// The turn's start moves the conversation up and marks it unread, before the execution starts: the page
+	// learns it through Realtime, reads the conversation and follows the turn from its first event.
+	if _, err := oc.st.TouchConversation(ctx, a.ConversationID, c.now()); err != nil {
+		c.rt.Error("marking the conversation of automation " + a.ID + " active: " + err.Error())
+	}
 	ex, err := oc.aw.StartExecution(ctx, awclient.Key(oc.key), c.cfg.TurnFunction, body, map[string]string{
 		"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
 	})
@@ -97,10 +102,6 @@ func (c *call) startAutomationTurn(ctx context.Context, a store.Automation, turn
 	}
 	if err := oc.st.SetExecution(ctx, asst.ID, ex.ID); err != nil {
 		c.rt.Error("recording execution " + ex.ID + " of turn " + turnID + ": " + err.Error())
-	}
-	// The turn's start moves the conversation up and marks it unread (the page learns it through Realtime).
-	if _, err := oc.st.TouchConversation(ctx, a.ConversationID, c.now()); err != nil {
-		c.rt.Error("marking the conversation of automation " + a.ID + " active: " + err.Error())
 	}
 	return nil
 }

@@ -138,7 +138,7 @@ func TestAutomationFromCreateToDelete(t *testing.T) {
 		t.Fatalf("the automation's secret is not sealed at rest:\n%s", rows)
 	}
 	var conv conversationBody
-	if s, b := f.call("GET", "/api/conversations/"+a.ConversationID, nil, &conv); s != 200 || conv.Conversation.Title != "Automation: tablesdb.row.created on tickets" ||
+	if s, b := f.call("GET", "/api/conversations/"+a.ConversationID, nil, &conv); s != 200 || conv.Conversation.Title != "New rows in tickets" ||
 		len(conv.Messages) != 1 || conv.Messages[0].Role != "notice" || !strings.Contains(conv.Messages[0].Content, "Triage the new ticket") {
 		t.Fatalf("the automation's conversation: %d %s", s, b)
 	}

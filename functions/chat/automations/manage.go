@@ -107,18 +107,28 @@ func (s *Service) checkNotOwn(event string, args map[string]string) error {
 	return nil
 }
 
-// Title is an automation conversation's title: the event and what it watches.
+// Title is an automation conversation's title: what it watches, in words ("New rows in support_tickets").
 func Title(event string, args map[string]string) string {
-	var on []string
+	what := map[string]string{
+		"tablesdb.row.created": "New rows in %s", "tablesdb.row.updated": "Rows updated in %s", "tablesdb.row.deleted": "Rows deleted in %s",
+		"storage.file.created": "New files in %s", "functions.execution.failed": "Failed executions of %s",
+		"functions.deployment.completed": "Deployments of %s", "sites.deployment.completed": "Deployments of the site %s",
+	}[event]
+	var on string
 	for _, k := range []string{"table_id", "bucket_id", "function_id", "site_id"} {
-		if v := args[k]; v != "" {
-			on = append(on, v)
+		if on = args[k]; on != "" {
+			break
 		}
 	}
-	if len(on) == 0 {
-		return "Automation: " + event
+	switch {
+	case event == "users.user.created":
+		return "New users"
+	case what != "" && on != "":
+		return fmt.Sprintf(what, on)
+	case on != "":
+		return event + " on " + on
 	}
-	return "Automation: " + event + " on " + strings.Join(on, ", ")
+	return event
 }
 
 // Create makes a new automation of userID: its conversation, its row (the secret sealed), then the

@@ -108,6 +108,32 @@ func (p *page) shot(name string) {
 	}
 }
 
+// connectEvents connects the staged mcp-events as "Events" from the settings, through the stand-in's OAuth 2.1
+// authorization server, entirely in the browser: discovery from mcp-events' 401, its protected-resource
+// metadata, the authorization server's metadata, dynamic registration, the stand-in's login and consent pages
+// (the demo user, a Console account and project member), the callback, the code exchange with PKCE.
+func (p *page) connectEvents(mcpURL string) {
+	p.t.Helper()
+	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
+	p.wait("the settings", `!!document.querySelector("#mcp-add input[name=mcp_url]")`)
+	p.do("adding the MCP server", browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Events"),
+		browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_url]`), mcpURL),
+		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)))
+	p.wait("the authorization server's sign-in page (or the page's error)", `document.querySelector("form#login #email") || document.querySelector("#mcp-add .error")`)
+	if e := p.eval(`document.querySelector("#mcp-add .error")?.textContent ?? ""`); e != "" {
+		p.fail("connecting mcp-events: the page says %s", e)
+	}
+	p.do("signing in at the authorization server", browser.Type(chromedp.ID("email"), localappwrite.DemoUserEmail),
+		browser.Type(chromedp.ID("password"), localappwrite.DemoUserPassword), chromedp.Click(chromedp.ID("sign-in")))
+	p.wait("the consent page", `document.querySelector("#account")?.textContent === `+js(localappwrite.DemoUserEmail))
+	if res := p.eval(`[...document.querySelectorAll("code.resource")].map(c => c.textContent).join(" ")`); res != mcpURL {
+		p.t.Errorf("the consent is for the resource %q, want %q", res, mcpURL)
+	}
+	p.do("authorizing", chromedp.Click(chromedp.ID("authorize")))
+	p.wait("the connected server after the OAuth round trip", `!!document.querySelector('#mcp-connections li[data-connection-id="events"] .pill-done')`)
+	p.wait("the connection toast", `[...document.querySelectorAll(".toast-message")].some(t => t.textContent.startsWith("Connected Events"))`)
+}
+
 // js quotes a Go string for JavaScript.
 func js(s string) string {
 	b, _ := json.Marshal(s)
@@ -252,24 +278,7 @@ func TestChatPage(t *testing.T) {
 	// PKCE; the tokens then live in chat's row, never in the page.
 	mcpURL := st.URLs["mcp-events"] + "/mcp"
 	dir.mcpProject.Store(d.ProjectID)
-	p.do("opening the settings", chromedp.Click(chromedp.ID("open-settings")))
-	p.wait("the settings", `!!document.querySelector("#mcp-add input[name=mcp_url]")`)
-	p.do("adding the MCP server", browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_name]`), "Events"),
-		browser.Type(chromedp.CSS(`#mcp-add input[name=mcp_url]`), mcpURL),
-		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)))
-	p.wait("the authorization server's sign-in page (or the page's error)", `document.querySelector("form#login #email") || document.querySelector("#mcp-add .error")`)
-	if e := p.eval(`document.querySelector("#mcp-add .error")?.textContent ?? ""`); e != "" {
-		p.fail("connecting mcp-events: the page says %s", e)
-	}
-	p.do("signing in at the authorization server", browser.Type(chromedp.ID("email"), localappwrite.DemoUserEmail),
-		browser.Type(chromedp.ID("password"), localappwrite.DemoUserPassword), chromedp.Click(chromedp.ID("sign-in")))
-	p.wait("the consent page", `document.querySelector("#account")?.textContent === `+js(localappwrite.DemoUserEmail))
-	if res := p.eval(`[...document.querySelectorAll("code.resource")].map(c => c.textContent).join(" ")`); res != mcpURL {
-		t.Errorf("the consent is for the resource %q, want %q", res, mcpURL)
-	}
-	p.do("authorizing", chromedp.Click(chromedp.ID("authorize")))
-	p.wait("the connected server after the OAuth round trip", `!!document.querySelector('#mcp-connections li[data-connection-id="events"] .pill-done')`)
-	p.wait("the connection toast", `[...document.querySelectorAll(".toast-message")].some(t => t.textContent === "Connected Events")`)
+	p.connectEvents(mcpURL)
 	if loc := p.eval(`location.href`); loc != chatURL+"#c="+convID {
 		t.Errorf("after the OAuth callback the page is at %s, want %s", loc, chatURL+"#c="+convID)
 	}

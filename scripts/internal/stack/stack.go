@@ -92,6 +92,8 @@ type Stack struct {
 	exited map[*exec.Cmd]chan struct{}
 	// reserved release the ports the stack reserved (ReservePort), once its processes have ended.
 	reserved []func()
+	// caFile holds the stand-in's https certificate (SAFEHTTP_CA_FILE of every function).
+	caFile string
 }
 
 // Start stages and builds the functions (cached by Go's build cache), starts the stand-in and the
@@ -168,13 +170,31 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	// (real Appwrite refuses them with 400: PublicDomain) is the one place the dev stack turns on.
 	awOpts := opts.Appwrite
 	awOpts.AllowLoopbackWebhookURLs = true
+	// Function domains over https too, as Appwrite serves them: chat's is its automations' events callback,
+	// and mcp-events takes https callbacks only. The functions trust its certificate (SAFEHTTP_CA_FILE).
+	awOpts.HTTPS = true
 	run, err := localappwrite.Start(ctx, opts.AppwriteAddr, awOpts)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("local Appwrite on %s: %w", opts.AppwriteAddr, err)
 	}
 	s.Appwrite = run
-	if s.Demo, err = run.Server.SeedDemo(localappwrite.DemoOptions{FunctionURLs: urls}); err != nil {
+	s.caFile = filepath.Join(stateDir, "appwrite-ca.pem")
+	if err := os.WriteFile(s.caFile, run.CertPEM, 0o600); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	rawJSON, err := os.ReadFile(filepath.Join(root, "appwrite.json"))
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	schedules, err := staging.Schedules(rawJSON)
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if s.Demo, err = run.Server.SeedDemo(localappwrite.DemoOptions{FunctionURLs: urls, Schedules: schedules}); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("seeding the local Appwrite: %w", err)
 	}
@@ -266,6 +286,9 @@ func (s *Stack) FunctionEnv(name string) []string {
 		"APPWRITE_FUNCTION_RUNTIME_VERSION=1.26",
 		// Local receivers and models live on loopback; production keeps the strict default.
 		"SAFEHTTP_ALLOW=127.0.0.0/8,::1/128",
+		// The stand-in's https certificate (function domains over https: chat's events callback). A test that
+		// needs its own roots sets the variable again under "*" (the later value wins).
+		"SAFEHTTP_CA_FILE=" + s.caFile,
 	}
 	events := []string{
 		"SEAL_KEYS=" + s.Secrets.SealKeys,
@@ -284,7 +307,9 @@ func (s *Stack) FunctionEnv(name string) []string {
 		// chat keeps its tables in the demo database, whose conversations table is the one title is
 		// triggered by; it creates what is missing on first use.
 		env = append(env, "AGENT_API_KEY="+s.Secrets.SessionKey, "CHAT_SEAL_KEYS="+s.Secrets.ChatSealKeys, "CHAT_DATABASE_ID="+d.DatabaseID,
-			"TURN_PROGRESS_DATABASE="+d.DatabaseID, "TURN_PROGRESS_TABLE="+d.ProgressTableID)
+			"TURN_PROGRESS_DATABASE="+d.DatabaseID, "TURN_PROGRESS_TABLE="+d.ProgressTableID,
+			// Automations: events come back to chat's https domain; the local mcp-events is plain http.
+			"CHAT_PUBLIC_URL="+s.Appwrite.SecureDomainURL("chat"), "SAFEHTTP_ALLOW_HTTP=true")
 	case "mcp-events":
 		env = append(env, events...)
 		env = append(env,

@@ -61,3 +61,24 @@ func StagedAppwriteJSON(raw []byte, chatDatabase string) ([]byte, error) {
 	}
 	return append(out, '\n'), nil
 }
+
+// Schedules reads the functions' cron schedules from the repository's appwrite.json (raw): id to schedule,
+// for the functions that have one. The local stack gives them to the stand-in, which runs them.
+func Schedules(raw []byte) (map[string]string, error) {
+	var doc struct {
+		Functions []struct {
+			ID       string `json:"$id"`
+			Schedule string `json:"schedule"`
+		} `json:"functions"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("appwrite.json: %w", err)
+	}
+	out := map[string]string{}
+	for _, f := range doc.Functions {
+		if f.Schedule != "" {
+			out[f.ID] = f.Schedule
+		}
+	}
+	return out, nil
+}

@@ -21,6 +21,7 @@ type appwriteFunction struct {
 	Events        []string `json:"events"`
 	Scopes        []string `json:"scopes"`
 	Timeout       int      `json:"timeout"`
+	Schedule      string   `json:"schedule"`
 	Enabled       *bool    `json:"enabled"`
 	Logging       *bool    `json:"logging"`
 	Entrypoint    string   `json:"entrypoint"`
@@ -38,7 +39,9 @@ var wantScopes = map[string][]string{
 	"title":           {"rows.read", "rows.write"},
 	"mcp-events":      {},
 	"webhook-ingress": {"executions.write"},
-	// chat creates its tables on first use, keeps its rows and reads the turn's execution status.
+	// chat creates its tables on first use, keeps its rows, reads the turn's execution status and starts turns:
+	// an automation's turn with its own key (executions.write), for the owner named in progress.user_id, so it
+	// needs no users.write to make the owner a JWT (docs/deploy.md).
 	"chat": {"databases.read", "databases.write", "tables.read", "tables.write", "rows.read", "rows.write", "executions.read", "executions.write"},
 }
 
@@ -87,6 +90,14 @@ func TestAppwriteJSONDescribesTheStagedFunctions(t *testing.T) {
 		if !slices.Equal(f.Events, wantEvents) {
 			t.Errorf("%s: events %v, want %v", f.ID, f.Events, wantEvents)
 		}
+		// Only chat runs on a schedule: every 5 minutes it refreshes its automations' subscriptions before
+		// they lapse (docs/chat.md "Automations"; automations.DefaultRefreshAhead is 15 minutes).
+		if want := map[string]string{"chat": "*/5 * * * *"}[f.ID]; f.Schedule != want {
+			t.Errorf("%s: schedule %q, want %q", f.ID, f.Schedule, want)
+		}
+	}
+	if got, err := staging.Schedules(data); err != nil || len(got) != 1 || got["chat"] != "*/5 * * * *" {
+		t.Errorf("Schedules: %v %v", got, err)
 	}
 }
 

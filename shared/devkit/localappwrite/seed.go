@@ -22,6 +22,9 @@ type DemoOptions struct {
 	FunctionSecret string
 	// TokenTTL is the lifetime of the demo user's OAuth token (24 h).
 	TokenTTL time.Duration
+	// Schedules are the functions' cron schedules by name, as appwrite.json gives them (the stack reads it):
+	// the stand-in runs them as Appwrite does (RunScheduled).
+	Schedules map[string]string
 }
 
 // Demo is what SeedDemo created: everything scripts and tests need to reach it. It is what
@@ -154,7 +157,7 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	for _, n := range names {
 		// Scopes and timeouts as appwrite.json declares them: the fewest each function needs.
 		spec := FunctionSpec{ID: n, Name: n, URL: opts.FunctionURLs[n], Secret: opts.FunctionSecret,
-			Scopes: demoFunctionScopes[n], Execute: []string{"any"}, Timeout: 30}
+			Scopes: demoFunctionScopes[n], Execute: []string{"any"}, Timeout: 30, Schedule: opts.Schedules[n]}
 		switch n {
 		case "webhook-ingress":
 			spec.Timeout = 60

@@ -26,6 +26,29 @@ export function AutomationsSheet({
   const automations = useAutomations(api)
   const connections = useMcpConnections(api).data ?? []
   const list = automations.data ?? []
+  // An offer puts the form first; otherwise the list comes first and the form after it.
+  const form = (
+    <section aria-labelledby="new-automation-heading">
+      <h3 id="new-automation-heading">New automation</h3>
+      <AutomationForm key={offer?.text ?? ""} offer={offer} project={project} onCreated={(a) => onOpenConversation(a.conversation_id)} />
+    </section>
+  )
+  const listSection = (
+    <section aria-labelledby="automations-heading">
+      <h3 id="automations-heading">Your automations</h3>
+      <ul className="list" id="automation-list">
+        {list.map((a) => (
+          <AutomationItem
+            key={a.id}
+            automation={a}
+            connection={connections.find((c) => c.id === a.connection_id)}
+            onOpen={() => onOpenConversation(a.conversation_id)}
+          />
+        ))}
+        {list.length === 0 && <li className="muted">{automations.isPending ? "Loading…" : "No automation yet."}</li>}
+      </ul>
+    </section>
+  )
   return (
     <aside className="sheet" id="automations" aria-label="Automations">
       <header>
@@ -45,24 +68,17 @@ export function AutomationsSheet({
           </button>
         </div>
       )}
-      <section aria-labelledby="new-automation-heading">
-        <h3 id="new-automation-heading">New automation</h3>
-        <AutomationForm key={offer?.text ?? ""} offer={offer} project={project} onCreated={(a) => onOpenConversation(a.conversation_id)} />
-      </section>
-      <section aria-labelledby="automations-heading">
-        <h3 id="automations-heading">Your automations</h3>
-        <ul className="list" id="automation-list">
-          {list.map((a) => (
-            <AutomationItem
-              key={a.id}
-              automation={a}
-              connection={connections.find((c) => c.id === a.connection_id)}
-              onOpen={() => onOpenConversation(a.conversation_id)}
-            />
-          ))}
-          {list.length === 0 && <li className="muted">{automations.isPending ? "Loading…" : "No automation yet."}</li>}
-        </ul>
-      </section>
+      {offer ? (
+        <>
+          {form}
+          {listSection}
+        </>
+      ) : (
+        <>
+          {listSection}
+          {form}
+        </>
+      )}
     </aside>
   )
 }

@@ -93,11 +93,10 @@ export function ChatScreen({
 
   const conversations = useConversations(api, qc)
   const conversation = useConversation(api, conversationId)
-  // A change of the shown automation conversation (its automation started a turn) reads it again: the new
-  // turn is then followed live, and reading it marks it read.
+  // An automation conversation whose automation started a turn is read again: at once when it is shown (the
+  // new turn is then followed live, and reading it marks it read), else when it is next opened.
   const onRowChange = useCallback(
     (id: string) => {
-      if (id !== shownId.current) return
       const c = qc.getQueryData<Conversation[]>(keys.conversations)?.find((x) => x.id === id)
       if (c?.automation_id && c.unread) void qc.invalidateQueries({ queryKey: keys.conversation(id) })
     },
@@ -269,6 +268,7 @@ export function ChatScreen({
         </header>
         <MessageList
           conversationId={conversationId}
+          automation={!!current?.automation_id}
           messages={messages}
           live={stream.turns}
           running={runningTurn !== null}

@@ -1,9 +1,11 @@
 import { useEffect, useRef } from "react"
 import type { Message } from "../lib/api"
 import { emptyTurn, type TurnView } from "../lib/events"
+import { parseEventMessage } from "../lib/automations"
 import { clarifyEnvelopes, parseClarifyAnswers } from "../lib/protocols"
 import { AssistantMessage } from "./AssistantMessage"
 import { EmptyState } from "./EmptyState"
+import { AutomationEventMessage } from "./AutomationEventMessage"
 import { NoticeMessage } from "./NoticeMessage"
 import { UserMessage } from "./UserMessage"
 
@@ -14,6 +16,7 @@ import { UserMessage } from "./UserMessage"
  */
 export function MessageList({
   conversationId,
+  automation,
   messages,
   live,
   running,
@@ -21,6 +24,8 @@ export function MessageList({
   onDetails,
 }: {
   conversationId: string | null
+  /** the conversation is an automation's: its user messages are the events that started its turns */
+  automation: boolean
   messages: Message[]
   live: Readonly<Record<string, TurnView>>
   running: boolean
@@ -50,6 +55,8 @@ export function MessageList({
       {!conversationId && <EmptyState onPick={onSend} disabled={running} />}
       {messages.map((m, i) => {
         if (m.role === "notice") return <NoticeMessage key={m.id} message={m} />
+        const ev = automation && m.role === "user" ? parseEventMessage(m.content) : null
+        if (ev) return <AutomationEventMessage key={m.id} message={m} event={ev} />
         if (m.role === "user") {
           const answers = parseClarifyAnswers(m.content)
           const before = answers ? messages.slice(0, i).reverse().find((x) => x.role === "assistant") : undefined

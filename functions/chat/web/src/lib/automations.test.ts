@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { Automation } from "./api"
-import { argumentFields, describeArguments, guessEvent, readsLikeAutomation, stateOf, tokens } from "./automations"
+import { argumentFields, describeArguments, guessEvent, parseEventMessage, readsLikeAutomation, stateOf, tokens } from "./automations"
 
 describe("readsLikeAutomation", () => {
   it("splits the issue's examples and guesses the event", () => {
@@ -53,6 +53,12 @@ describe("the form and the list", () => {
       ["function_id", true],
       ["status", false],
     ])
+    const table = argumentFields({
+      name: "tablesdb.row.created",
+      description: "",
+      inputSchema: { properties: { database_id: {}, project_id: {}, table_id: {} }, required: ["database_id", "project_id", "table_id"] },
+    })
+    expect(table.map((f) => f.name)).toEqual(["project_id", "database_id", "table_id"])
     expect(fields[0]?.pattern).toBe("^x$")
     expect(fields[2]?.options).toEqual(["ready", "failed"])
     expect(argumentFields(undefined)).toEqual([])
@@ -67,5 +73,23 @@ describe("the form and the list", () => {
     expect(stateOf(a)).toEqual({ label: "active", tone: "done" })
     expect(stateOf({ ...a, refresh_error: "token refused" })).toEqual({ label: "refresh failed", tone: "failed" })
     expect(stateOf({ ...a, status: "paused", pause_reason: "rate_limit" }).label).toBe("paused by its rate limit")
+  })
+})
+
+describe("parseEventMessage", () => {
+  it("reads chat's message of an automation's turn back", () => {
+    const text =
+      "Automation event: tablesdb.row.created at 2026-12-05T10:00:00Z\n- project_id: p\n- row_id: r1\n\nInstruction: Triage it.\n\n(This turn was started by the user's automation…)"
+    expect(parseEventMessage(text)).toEqual({
+      name: "tablesdb.row.created",
+      at: "2026-12-05T10:00:00Z",
+      fields: [
+        ["project_id", "p"],
+        ["row_id", "r1"],
+      ],
+      instruction: "Triage it.",
+    })
+    expect(parseEventMessage("Automation event: e\n\nInstruction: x")).toEqual({ name: "e", at: "", fields: [], instruction: "x" })
+    expect(parseEventMessage("hello\n- a: b")).toBeNull()
   })
 })

@@ -51,7 +51,7 @@ export function guessEvent(when: string): { event: string; arguments: Record<str
 /** A field of the automation form: one argument of the event's inputSchema. */
 export type ArgumentField = { name: string; required: boolean; description: string; pattern?: string; options?: string[] }
 
-/** argumentFields lists the arguments an event takes, required ones first, in the schema's order otherwise. */
+/** argumentFields lists the arguments an event takes: project_id, then the other required ones, then the rest. */
 export function argumentFields(ev: EventType | undefined): ArgumentField[] {
   const schema: JSONSchema = ev?.inputSchema ?? {}
   const required = new Set(schema.required ?? [])
@@ -62,7 +62,21 @@ export function argumentFields(ev: EventType | undefined): ArgumentField[] {
     ...(p.pattern ? { pattern: p.pattern } : {}),
     ...(p.enum ? { options: p.enum } : {}),
   }))
-  return [...fields.filter((f) => f.required), ...fields.filter((f) => !f.required)]
+  const rank = (f: ArgumentField) => (f.name === "project_id" ? 0 : f.required ? 1 : 2)
+  return fields.sort((a, b) => rank(a) - rank(b))
+}
+
+/** An automation's event as its turn's message carries it (chat's EventMessage, docs/chat.md "Automations"). */
+export type EventMessage = { name: string; at: string; fields: [string, string][]; instruction: string }
+
+/** parseEventMessage reads an automation turn's message back (null for any other message). */
+export function parseEventMessage(content: string): EventMessage | null {
+  const head = /^Automation event: (\S+)(?: at (\S+))?\n/.exec(content)
+  if (!head) return null
+  const fields: [string, string][] = []
+  for (const m of content.matchAll(/^- (\w+): (.*)$/gm)) fields.push([m[1] ?? "", m[2] ?? ""])
+  const instruction = /^Instruction: (.*)$/m.exec(content)?.[1] ?? ""
+  return { name: head[1] ?? "", at: head[2] ?? "", fields, instruction }
 }
 
 /** describeArguments is an automation's arguments in a line: "main / tickets" for a table, else key value. */
