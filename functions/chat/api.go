@@ -50,6 +50,7 @@ func invalid(format string, args ...any) *apiError {
 // call is one authenticated API request.
 type call struct {
 	rt   openruntimes.Context
+	req  *http.Request // the request as the mux matched it: PathValue reads the route's wildcards
 	cfg  Config
 	ctx  context.Context
 	aw   *awclient.Client
@@ -60,97 +61,138 @@ type call struct {
 	now  func() time.Time
 }
 
-type handlerFunc func(c *call, args []string) (int, any, *apiError)
+// handlerFunc answers one route for a signed-in user: the status and body of a success, or the error.
+type handlerFunc func(c *call) (int, any, *apiError)
 
-// route is one API route: method, path segments after /api/ ("*" is an argument) and its handler.
-type route struct {
-	method string
-	segs   []string
-	h      handlerFunc
+// routes is the API: a net/http ServeMux pattern per route ({id} is an argument, read with PathValue), each
+// for a signed-in user. GET /api/config, which needs no JWT, is added by newAPIMux.
+var routes = []struct {
+	pattern string
+	h       handlerFunc
+}{
+	{"GET /api/me", getMe},
+	{"GET /api/conversations", listConversations},
+	{"GET /api/conversations/{id}", getConversation},
+	{"PATCH /api/conversations/{id}", renameConversation},
+	{"DELETE /api/conversations/{id}", deleteConversation},
+	{"POST /api/turns", postTurn},
+	{"GET /api/turns/{id}/events", getTurnEvents},
+	{"POST /api/turns/{id}/stop", stopTurn},
+	{"GET /api/engine", getEngine},
+	{"GET /api/settings", getSettings},
+	{"PUT /api/settings", putSettings},
+	{"GET /api/memories", listMemories},
+	{"DELETE /api/memories/{id}", deleteMemory},
+	{"GET /api/mcp/connections", listMCP},
+	{"PUT /api/mcp/connections/{id}", putMCP},
+	{"DELETE /api/mcp/connections/{id}", deleteMCP},
 }
 
-var routes = []route{
-	{"GET", []string{"me"}, getMe},
-	{"GET", []string{"conversations"}, listConversations},
-	{"GET", []string{"conversations", "*"}, getConversation},
-	{"PATCH", []string{"conversations", "*"}, renameConversation},
-	{"DELETE", []string{"conversations", "*"}, deleteConversation},
-	{"POST", []string{"turns"}, postTurn},
-	{"GET", []string{"turns", "*", "events"}, getTurnEvents},
-	{"POST", []string{"turns", "*", "stop"}, stopTurn},
-	{"GET", []string{"engine"}, getEngine},
-	{"GET", []string{"settings"}, getSettings},
-	{"PUT", []string{"settings"}, putSettings},
-	{"GET", []string{"memories"}, listMemories},
-	{"DELETE", []string{"memories", "*"}, deleteMemory},
-	{"GET", []string{"mcp", "connections"}, listMCP},
-	{"PUT", []string{"mcp", "connections", "*"}, putMCP},
-	{"DELETE", []string{"mcp", "connections", "*"}, deleteMCP},
-}
+// apiMux routes every API request. It is built once and never changed; each request's state travels in its
+// exchange (the http.ResponseWriter the mux hands to the handler).
+var apiMux = newAPIMux()
 
-// match finds the route of method and path: the handler and its arguments, or whether the path is known
-// with another method.
-func match(method, path string) (handlerFunc, []string, bool) {
-	segs := strings.Split(strings.Trim(strings.TrimPrefix(path, "/api"), "/"), "/")
-	known := false
+func newAPIMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /api/config", handler(http.MethodGet, func(x *exchange, _ *http.Request) openruntimes.Response {
+		return x.answer(http.StatusOK, configBody(x.cfg), nil)
+	}))
 	for _, r := range routes {
-		if len(r.segs) != len(segs) {
-			continue
-		}
-		var args []string
-		ok := true
-		for i, s := range r.segs {
-			if s == "*" {
-				v, err := url.PathUnescape(segs[i])
-				if err != nil || v == "" {
-					ok = false
-					break
-				}
-				args = append(args, v)
-			} else if s != segs[i] {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		if r.method == method {
-			return r.h, args, true
-		}
-		known = true
+		method, _, _ := strings.Cut(r.pattern, " ")
+		mux.Handle(r.pattern, handler(method, func(x *exchange, req *http.Request) openruntimes.Response {
+			return x.signedIn(req, r.h)
+		}))
 	}
-	return nil, nil, known
+	return mux
 }
 
+// exchange is one API request on its way through apiMux: the runtime's request, the configuration, and the
+// answer. It is the http.ResponseWriter of the mux: chat's handlers set res; the mux's own handlers (an
+// unknown path, a known path with another method, a path that is not clean) only write a status, which
+// api turns into chat's JSON error.
+type exchange struct {
+	rt     openruntimes.Context
+	cfg    Config
+	now    func() time.Time
+	res    *openruntimes.Response
+	status int
+	header http.Header
+}
+
+// Header implements http.ResponseWriter for the mux's own handlers (what they set is not sent).
+func (x *exchange) Header() http.Header {
+	if x.header == nil {
+		x.header = http.Header{}
+	}
+	return x.header
+}
+
+// WriteHeader implements http.ResponseWriter: the mux's own handlers answer with this status.
+func (x *exchange) WriteHeader(status int) {
+	if x.status == 0 {
+		x.status = status
+	}
+}
+
+// Write implements http.ResponseWriter: the mux's own text is replaced by chat's JSON error.
+func (x *exchange) Write(b []byte) (int, error) {
+	x.WriteHeader(http.StatusOK)
+	return len(b), nil
+}
+
+// handler adapts an API handler to the mux. A ServeMux "GET" pattern also matches HEAD; the API has no HEAD
+// route, so a method other than the route's is answered as by a known path with another method.
+func handler(method string, h func(x *exchange, req *http.Request) openruntimes.Response) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		x := w.(*exchange)
+		if req.Method != method {
+			x.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		res := h(x, req)
+		x.res = &res
+	})
+}
+
+// answer is the JSON answer of a success (status and body) or of e.
+func (x *exchange) answer(status int, body any, e *apiError) openruntimes.Response {
+	if e != nil {
+		if e.status >= 500 {
+			x.rt.Error(fmt.Sprintf("%s %s: %d %s: %s", x.rt.Req.Method, x.rt.Req.Path, e.status, e.code, e.message))
+		}
+		return fnhttp.Error(x.rt, e.status, e.code, e.message)
+	}
+	r := fnhttp.JSON(x.rt, status, body)
+	r.Headers["cache-control"] = "no-store"
+	return r
+}
+
+// api answers a request under /api: apiMux finds the route in the path with its slashes at either end
+// trimmed (so /api/me/ is /api/me); a path no route has is 404, a route's path with another method 405.
 func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes.Response {
-	answer := func(status int, body any, e *apiError) openruntimes.Response {
-		if e != nil {
-			if e.status >= 500 {
-				rt.Error(fmt.Sprintf("%s %s: %d %s: %s", rt.Req.Method, rt.Req.Path, e.status, e.code, e.message))
-			}
-			return fnhttp.Error(rt, e.status, e.code, e.message)
-		}
-		r := fnhttp.JSON(rt, status, body)
-		r.Headers["cache-control"] = "no-store"
-		return r
+	x := &exchange{rt: rt, cfg: cfg, now: now}
+	path := "/api/" + strings.Trim(strings.TrimPrefix(rt.Req.Path, "/api"), "/")
+	req := &http.Request{Method: rt.Req.Method, URL: &url.URL{Path: path}, Header: http.Header{}}
+	apiMux.ServeHTTP(x, req)
+	switch {
+	case x.res != nil:
+		return *x.res
+	case x.status == http.StatusMethodNotAllowed:
+		return x.answer(0, nil, fail(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", rt.Req.Method, rt.Req.Path))
+	default: // 404, or the redirect of a path with . or .. segments: no route has it
+		return x.answer(0, nil, fail(http.StatusNotFound, "not_found", "no route for %s %s", rt.Req.Method, rt.Req.Path))
 	}
-	if rt.Req.Method == http.MethodGet && strings.TrimSuffix(rt.Req.Path, "/") == "/api/config" {
-		return answer(http.StatusOK, configBody(cfg), nil)
-	}
-	h, args, known := match(rt.Req.Method, rt.Req.Path)
-	if h == nil {
-		if known {
-			return answer(0, nil, fail(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", rt.Req.Method, rt.Req.Path))
-		}
-		return answer(0, nil, fail(http.StatusNotFound, "not_found", "no route for %s %s", rt.Req.Method, rt.Req.Path))
-	}
+}
+
+// signedIn authenticates the request with the user's JWT and runs h as that user.
+func (x *exchange) signedIn(req *http.Request, h handlerFunc) openruntimes.Response {
+	rt, cfg := x.rt, x.cfg
 	jwt, ok := fnhttp.BearerToken(rt.Req.Headers["authorization"])
 	if !ok {
-		return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "sign in: send the JWT of account.createJWT() as Authorization: Bearer <jwt>"))
+		return x.answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "sign in: send the JWT of account.createJWT() as Authorization: Bearer <jwt>"))
 	}
 	if cfg.Endpoint == "" || cfg.ProjectID == "" {
-		return answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID are not set: chat runs as an Appwrite function"))
+		return x.answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID are not set: chat runs as an Appwrite function"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
@@ -160,17 +202,16 @@ func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes
 		if s := appwriterest.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
 			var ae *appwriterest.Error
 			errors.As(err, &ae)
-			return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "Appwrite refused the JWT (%s: %s): sign in again", ae.Type, ae.Message))
+			return x.answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "Appwrite refused the JWT (%s: %s): sign in again", ae.Type, ae.Message))
 		}
-		return answer(0, nil, fail(http.StatusBadGateway, "appwrite_error", "reading the account from Appwrite failed: %v", err))
+		return x.answer(0, nil, fail(http.StatusBadGateway, "appwrite_error", "reading the account from Appwrite failed: %v", err))
 	}
 	key := rt.Req.Headers["x-appwrite-key"]
 	if key == "" {
-		return answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json and call it on its function domain"))
+		return x.answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json and call it on its function domain"))
 	}
-	c := &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), jwt: jwt, user: user, now: now}
-	status, body, e := h(c, args)
-	return answer(status, body, e)
+	c := &call{rt: rt, req: req, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), jwt: jwt, user: user, now: x.now}
+	return x.answer(h(c))
 }
 
 // fromStore turns a store or Appwrite error into an answer.
@@ -201,11 +242,11 @@ func configBody(cfg Config) map[string]any {
 	}
 }
 
-func getMe(c *call, _ []string) (int, any, *apiError) {
+func getMe(c *call) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"user": map[string]string{"id": c.user.ID, "name": c.user.Name, "email": c.user.Email}}, nil
 }
 
-func listConversations(c *call, _ []string) (int, any, *apiError) {
+func listConversations(c *call) (int, any, *apiError) {
 	list, err := c.st.Conversations(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "conversations", "")
@@ -237,15 +278,17 @@ func (c *call) conversationWithMessages(id string) (store.Conversation, []store.
 	return conv, msgs, nil
 }
 
-func getConversation(c *call, args []string) (int, any, *apiError) {
-	conv, msgs, e := c.conversationWithMessages(args[0])
+func getConversation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	conv, msgs, e := c.conversationWithMessages(id)
 	if e != nil {
 		return 0, nil, e
 	}
 	return http.StatusOK, map[string]any{"conversation": conv, "messages": msgs}, nil
 }
 
-func renameConversation(c *call, args []string) (int, any, *apiError) {
+func renameConversation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
 	var in struct {
 		Title *string `json:"title"`
 	}
@@ -262,9 +305,9 @@ func renameConversation(c *call, args []string) (int, any, *apiError) {
 	if n := utf8.RuneCountInString(title); n > TitleMaxChars {
 		return 0, nil, invalid("title exceeds %d characters (got %d)", TitleMaxChars, n)
 	}
-	conv, err := c.st.RenameConversation(c.ctx, c.user.ID, args[0], title)
+	conv, err := c.st.RenameConversation(c.ctx, c.user.ID, id, title)
 	if err != nil {
-		return 0, nil, fromStore(err, "conversation", args[0])
+		return 0, nil, fromStore(err, "conversation", id)
 	}
 	return http.StatusOK, map[string]any{"conversation": conv}, nil
 }
@@ -272,9 +315,10 @@ func renameConversation(c *call, args []string) (int, any, *apiError) {
 // TitleMaxChars is the longest title a user may give a conversation.
 const TitleMaxChars = 120
 
-func deleteConversation(c *call, args []string) (int, any, *apiError) {
-	if err := c.st.DeleteConversation(c.ctx, c.user.ID, args[0]); err != nil {
-		return 0, nil, fromStore(err, "conversation", args[0])
+func deleteConversation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	if err := c.st.DeleteConversation(c.ctx, c.user.ID, id); err != nil {
+		return 0, nil, fromStore(err, "conversation", id)
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
@@ -302,7 +346,7 @@ func decodeBody(c *call, v any) *apiError {
 	return nil
 }
 
-func postTurn(c *call, _ []string) (int, any, *apiError) {
+func postTurn(c *call) (int, any, *apiError) {
 	var in turnBody
 	if e := decodeBody(c, &in); e != nil {
 		return 0, nil, e
@@ -559,8 +603,8 @@ func (c *call) turnEnded(m store.Message) bool {
 	return err == nil && c.now().Sub(started) > TurnDeadline
 }
 
-func getTurnEvents(c *call, args []string) (int, any, *apiError) {
-	tid := args[0]
+func getTurnEvents(c *call) (int, any, *apiError) {
+	tid := c.req.PathValue("id")
 	after := int64(0)
 	if v := c.rt.Req.Query["after"]; v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -597,7 +641,7 @@ func settingsBody(s store.AgentSettings) map[string]any {
 	return map[string]any{"model": s.Model, "base_url": s.BaseURL, "api_key_set": s.HasAPIKey}
 }
 
-func getSettings(c *call, _ []string) (int, any, *apiError) {
+func getSettings(c *call) (int, any, *apiError) {
 	s, err := c.st.Settings(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "settings", "")
@@ -605,7 +649,7 @@ func getSettings(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, settingsBody(s), nil
 }
 
-func putSettings(c *call, _ []string) (int, any, *apiError) {
+func putSettings(c *call) (int, any, *apiError) {
 	var in struct {
 		Model   *string `json:"model"`
 		BaseURL *string `json:"base_url"`
@@ -649,7 +693,7 @@ func putSettings(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, settingsBody(s), nil
 }
 
-func listMemories(c *call, _ []string) (int, any, *apiError) {
+func listMemories(c *call) (int, any, *apiError) {
 	mems, err := c.st.Memories(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "memories", "")
@@ -657,13 +701,14 @@ func listMemories(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"memories": mems}, nil
 }
 
-func deleteMemory(c *call, args []string) (int, any, *apiError) {
-	ok, err := c.st.ForgetMemory(c.ctx, c.user.ID, args[0])
+func deleteMemory(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	ok, err := c.st.ForgetMemory(c.ctx, c.user.ID, id)
 	if err != nil {
-		return 0, nil, fromStore(err, "memory", args[0])
+		return 0, nil, fromStore(err, "memory", id)
 	}
 	if !ok {
-		return 0, nil, notFound("memory", args[0])
+		return 0, nil, notFound("memory", id)
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
@@ -678,7 +723,7 @@ func connectionBody(mc store.MCPConnection) map[string]any {
 		"connected": mc.Connected, "updated_at": mc.UpdatedAt}
 }
 
-func listMCP(c *call, _ []string) (int, any, *apiError) {
+func listMCP(c *call) (int, any, *apiError) {
 	conns, err := c.st.MCPConnections(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "MCP connections", "")
@@ -690,8 +735,8 @@ func listMCP(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"connections": out}, nil
 }
 
-func putMCP(c *call, args []string) (int, any, *apiError) {
-	id := args[0]
+func putMCP(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
 	if !connectionID.Match(id) {
 		return 0, nil, invalid("the connection id must be 2 to 36 characters of a-z, 0-9, _ and -, starting with a letter (got '%s')", id)
 	}
@@ -736,9 +781,10 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func deleteMCP(c *call, args []string) (int, any, *apiError) {
-	if err := c.st.DeleteMCPConnection(c.ctx, c.user.ID, args[0]); err != nil {
-		return 0, nil, fromStore(err, "MCP connection", args[0])
+func deleteMCP(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	if err := c.st.DeleteMCPConnection(c.ctx, c.user.ID, id); err != nil {
+		return 0, nil, fromStore(err, "MCP connection", id)
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }

@@ -11,7 +11,7 @@ import (
 // getEngine is GET /api/engine: whether the engine can run turns, from turn's GET /ready read as a synchronous
 // execution with chat's key. It answers 200 whatever turn said (the page shows it): {"ready", "status" (turn's
 // HTTP status, 0 when it could not be reached), "detail" (why it is not ready), "checks" (turn's answer)}.
-func getEngine(c *call, _ []string) (int, any, *apiError) {
+func getEngine(c *call) (int, any, *apiError) {
 	out := map[string]any{"ready": false, "status": 0, "detail": ""}
 	res, err := c.aw.Execute(c.ctx, c.key, c.cfg.TurnFunction, http.MethodGet, "/ready")
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 // second: its timeline ends with error cancelled (with the partial answer) and complete, and chat stores the
 // message as stopped. A turn that is not the user's is 404, whatever it is; one that has finished answers
 // stopping false and writes nothing.
-func stopTurn(c *call, args []string) (int, any, *apiError) {
-	tid := args[0]
+func stopTurn(c *call) (int, any, *apiError) {
+	tid := c.req.PathValue("id")
 	m, err := c.st.MessageByTurn(c.ctx, c.user.ID, tid)
 	if err != nil {
 		return 0, nil, fromStore(err, "turn", tid)
