@@ -21,7 +21,7 @@ import (
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/seal"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -365,7 +365,7 @@ func postTurn(c *call) (int, any, *apiError) {
 		p := attachment.TooMany(c.cfg.MaxAttachments)
 		return 0, nil, invalid("%s", p.Message)
 	}
-	var atts []turns.Attachment
+	var atts []turnrequest.InlineAttachment
 	var kept []store.Attachment
 	for _, a := range in.Attachments {
 		name := attachment.SanitizeName(a.Name)
@@ -381,18 +381,18 @@ func postTurn(c *call) (int, any, *apiError) {
 		if a.Thumbnail != "" && !validThumbnail(a.Thumbnail) {
 			return 0, nil, invalid("attachment '%s': thumbnail must be a data:image/jpeg, image/png or image/webp base64 URL of at most %d characters", name, store.ThumbnailChars)
 		}
-		atts = append(atts, turns.Attachment{Name: name, Mime: mime, Size: len(data), ContentBase64: a.ContentBase64})
+		atts = append(atts, turnrequest.InlineAttachment{Name: name, Mime: mime, Size: int64(len(data)), ContentBase64: a.ContentBase64})
 		kept = append(kept, store.Attachment{Name: name, Mime: mime, Size: len(data), Thumbnail: a.Thumbnail})
 	}
 	tid := strings.TrimSpace(in.TurnID)
 	if tid == "" {
 		tid = ident.Unique()
-	} else if !turncontract.ValidTurnID(tid) {
+	} else if !turnrequest.ValidTurnID(tid) {
 		return 0, nil, invalid("turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -")
 	}
 
 	var conv store.Conversation
-	var history []turns.HistoryMessage
+	var history []turnrequest.HistoryMessage
 	if in.ConversationID != "" {
 		var msgs []store.Message
 		var e *apiError
@@ -404,11 +404,11 @@ func postTurn(c *call) (int, any, *apiError) {
 			if m.Role == "assistant" && m.Status == store.StatusRunning {
 				return 0, nil, fail(http.StatusConflict, "conflict", "a turn is already running in this conversation (turn '%s'): wait for its complete event", m.TurnID)
 			}
-			history = append(history, turns.HistoryMessage{Role: m.Role, Content: m.Content})
+			history = append(history, turnrequest.HistoryMessage{Role: m.Role, Content: m.Content})
 		}
 	}
-	req := turns.Request{Message: message, History: turns.History(history), Attachments: atts, Async: true,
-		Progress: turns.Progress{TurnID: tid, Realtime: true}}
+	req := turnrequest.Body{Message: message, History: turns.History(history), Attachments: atts, Async: true,
+		Progress: &turnrequest.Progress{TurnID: tid, Realtime: true}}
 	if e := c.addUserContext(&req); e != nil {
 		return 0, nil, e
 	}
@@ -460,18 +460,18 @@ func postTurn(c *call) (int, any, *apiError) {
 }
 
 // addUserContext adds what the server keeps for the user: memories (the active ones, highest priority first,
-// at most turncontract.MaxMemories), MCP connections with their tokens and the agent settings.
-func (c *call) addUserContext(req *turns.Request) *apiError {
+// at most turnrequest.MaxMemories), MCP connections with their tokens and the agent settings.
+func (c *call) addUserContext(req *turnrequest.Body) *apiError {
 	mems, err := c.st.Memories(c.ctx, c.user.ID)
 	if err != nil {
 		return fromStore(err, "memories", "")
 	}
 	for _, m := range mems {
-		if len(req.Memories) == turncontract.MaxMemories {
+		if len(req.Memories) == turnrequest.MaxMemories {
 			break // Memories sorts by priority: the lowest are left out
 		}
 		if m.Active {
-			req.Memories = append(req.Memories, turns.Memory{Key: m.Key, Content: m.Content, Category: m.Category, Priority: m.Priority})
+			req.Memories = append(req.Memories, turnrequest.Memory{Key: m.Key, Content: m.Content, Category: m.Category, Priority: m.Priority})
 		}
 	}
 	conns, err := c.st.MCPConnections(c.ctx, c.user.ID)
@@ -484,7 +484,7 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 		if err != nil {
 			return fromStore(err, "MCP connection", mc.ID)
 		}
-		req.MCPConnections = append(req.MCPConnections, turns.MCPConnection{ID: mc.ID, Name: mc.Name, URL: mc.URL,
+		req.MCPConnections = append(req.MCPConnections, turnrequest.MCPConnection{ID: mc.ID, Name: mc.Name, URL: mc.URL,
 			Description: mc.Description, Tokens: tokens, ClientInfo: clientInfo})
 	}
 	s, err := c.st.Settings(c.ctx, c.user.ID)
@@ -496,7 +496,7 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 		return fromStore(err, "settings", "")
 	}
 	if s.Model != "" || key != "" || s.BaseURL != "" {
-		req.LLM = &turns.LLM{Model: s.Model, APIKey: key, BaseURL: s.BaseURL}
+		req.LLM = &turnrequest.LLM{Model: s.Model, APIKey: key, BaseURL: s.BaseURL}
 	}
 	return nil
 }
