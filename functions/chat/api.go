@@ -13,16 +13,20 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/functions/chat/turns"
-	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/attachment"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/seal"
 	"appwrite-agent/shared/turnrequest"
 
+	"github.com/appwrite/sdk-for-go/account"
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/functions"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/query"
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
@@ -57,8 +61,29 @@ type call struct {
 	key  string // the execution's API key (x-appwrite-key)
 	st   *store.Store
 	jwt  string
-	user awclient.Account
+	user user
 	now  func() time.Time
+}
+
+// user is the signed-in user: the part of Appwrite's account chat reads.
+type user struct {
+	ID, Name, Email string
+}
+
+// maxAnswer bounds every Appwrite answer chat reads (a conversation's messages and a turn's timeline
+// included).
+const maxAnswer = 32 << 20
+
+// readAccount reads GET /v1/account as the JWT's user: the only way chat learns who is calling.
+func readAccount(ctx context.Context, aw *awclient.Client, jwt string) (user, error) {
+	a, err := awclient.Do(ctx, aw, awclient.JWT(jwt), func(sdk client.Client) (*models.User, error) { return account.New(sdk).Get() })
+	if err != nil {
+		return user{}, err
+	}
+	if a.Id == "" {
+		return user{}, &awclient.Error{Status: http.StatusOK, Type: "invalid_response", Message: "GET /account: the answer has no $id"}
+	}
+	return user{ID: a.Id, Name: a.Name, Email: a.Email}, nil
 }
 
 // handlerFunc answers one route for a signed-in user: the status and body of a success, or the error.
@@ -196,11 +221,11 @@ func (x *exchange) signedIn(req *http.Request, h handlerFunc) openruntimes.Respo
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: Budget})
-	user, err := aw.Account(ctx, jwt)
+	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: Budget}, maxAnswer)
+	u, err := readAccount(ctx, aw, jwt)
 	if err != nil {
-		if s := appwriterest.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
-			var ae *appwriterest.Error
+		if s := awclient.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
+			var ae *awclient.Error
 			errors.As(err, &ae)
 			return x.answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "Appwrite refused the JWT (%s: %s): sign in again", ae.Type, ae.Message))
 		}
@@ -210,7 +235,7 @@ func (x *exchange) signedIn(req *http.Request, h handlerFunc) openruntimes.Respo
 	if key == "" {
 		return x.answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json and call it on its function domain"))
 	}
-	c := &call{rt: rt, req: req, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), jwt: jwt, user: user, now: x.now}
+	c := &call{rt: rt, req: req, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), jwt: jwt, user: u, now: x.now}
 	return x.answer(h(c))
 }
 
@@ -439,8 +464,13 @@ func postTurn(c *call) (int, any, *apiError) {
 	if err != nil {
 		return 0, nil, fromStore(err, "message", "")
 	}
-	ex, err := c.aw.CreateAsyncExecution(c.ctx, c.jwt, c.cfg.TurnFunction, body, map[string]string{
-		"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
+	// The turn runs as the user (their JWT): Appwrite hands turn x-appwrite-user-id and a key of turn's scopes.
+	ex, err := awclient.Do(c.ctx, c.aw, awclient.JWT(c.jwt), func(sdk client.Client) (*models.Execution, error) {
+		f := functions.New(sdk)
+		return f.CreateExecution(c.cfg.TurnFunction, f.WithCreateExecutionBody(string(body)), f.WithCreateExecutionAsync(true),
+			f.WithCreateExecutionPath("/"), f.WithCreateExecutionMethod(http.MethodPost), f.WithCreateExecutionHeaders(map[string]string{
+				"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
+			}))
 	})
 	if err != nil {
 		terr := &store.TurnError{Code: "turn_unavailable", Detail: "Starting the turn failed: " + err.Error()}
@@ -449,12 +479,12 @@ func postTurn(c *call) (int, any, *apiError) {
 		}
 		return 0, nil, fail(http.StatusBadGateway, "appwrite_error", "starting the turn (function '%s') failed: %v", c.cfg.TurnFunction, err)
 	}
-	if err := c.st.SetExecution(c.ctx, asst.ID, ex.ID); err != nil {
-		c.rt.Error("recording execution " + ex.ID + " of turn " + tid + ": " + err.Error())
+	if err := c.st.SetExecution(c.ctx, asst.ID, ex.Id); err != nil {
+		c.rt.Error("recording execution " + ex.Id + " of turn " + tid + ": " + err.Error())
 	}
 	return http.StatusAccepted, map[string]any{
 		"conversation": conv,
-		"turn":         map[string]string{"id": tid, "execution_id": ex.ID, "status": store.StatusRunning},
+		"turn":         map[string]string{"id": tid, "execution_id": ex.Id, "status": store.StatusRunning},
 		"messages":     []store.Message{userMsg, asst},
 	}, nil
 }
@@ -504,7 +534,7 @@ func (c *call) addUserContext(req *turnrequest.Body) *apiError {
 // progressEvents reads the user's progress rows of a turn, in order: only rows whose permissions name this
 // user (a turn id is no secret).
 func (c *call) progressEvents(tid string) ([]turns.Event, error) {
-	rows, err := c.aw.ListRows(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, awclient.Equal("turn_id", tid))
+	rows, err := store.ListRows(c.ctx, c.aw, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, query.Equal("turn_id", tid))
 	if err != nil {
 		return nil, err
 	}
@@ -593,7 +623,9 @@ const TurnDeadline = 16 * time.Minute
 // when its execution is unknown or unreadable, it started more than TurnDeadline ago.
 func (c *call) turnEnded(m store.Message) bool {
 	if m.ExecutionID != "" {
-		ex, err := c.aw.GetExecution(c.ctx, c.key, c.cfg.TurnFunction, m.ExecutionID)
+		ex, err := awclient.Do(c.ctx, c.aw, awclient.Key(c.key), func(sdk client.Client) (*models.Execution, error) {
+			return functions.New(sdk).GetExecution(c.cfg.TurnFunction, m.ExecutionID)
+		})
 		if err == nil {
 			return ex.Status == "completed" || ex.Status == "failed"
 		}

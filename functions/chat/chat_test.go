@@ -510,3 +510,24 @@ func TestOnlyTheUserStopsTheirTurn(t *testing.T) {
 		t.Fatalf("stopping a finished turn: %d %s", s, b)
 	}
 }
+
+// TestIDsThatAreNoAppwriteIDsAreNotFound: an id in the path that Appwrite could not have made (a space, too
+// long, a leading '_') names nothing: 404 not_found before any Appwrite call (the SDK writes ids into its paths
+// unescaped). A '/' in an id reaches chat decoded, as more segments: no route.
+func TestIDsThatAreNoAppwriteIDsAreNotFound(t *testing.T) {
+	f := newChatFixture(t)
+	for _, c := range []struct{ method, path, want string }{
+		{"GET", "/api/conversations/a%20b", "conversation 'a b' not found"},
+		{"PATCH", "/api/conversations/a%20b", "conversation 'a b' not found"},
+		{"DELETE", "/api/conversations/" + strings.Repeat("x", 37), "conversation '" + strings.Repeat("x", 37) + "' not found"},
+		{"GET", "/api/turns/_t1/events", "turn '_t1' not found"},
+		{"POST", "/api/turns/_t1/stop", "turn '_t1' not found"},
+		{"DELETE", "/api/conversations/rows%2Fr1", "no route for DELETE /api/conversations/rows/r1"},
+		{"GET", "/api/turns/t%2F..%2Fx/events", "no route for GET /api/turns/t/../x/events"},
+	} {
+		s, b := f.call(c.method, c.path, map[string]any{"title": "x"}, nil)
+		if s != 404 || !strings.Contains(b, `"error":"not_found"`) || !strings.Contains(b, c.want) {
+			t.Errorf("%s %s: %d %s", c.method, c.path, s, b)
+		}
+	}
+}

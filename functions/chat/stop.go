@@ -5,6 +5,11 @@ import (
 
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/functions/chat/turns"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // stopTurn is POST /api/turns/{turn_id}/stop: it asks a running turn of the user to stop by writing the stop
@@ -29,7 +34,11 @@ func stopTurn(c *call) (int, any, *apiError) {
 		"turn_id": tid, "seq": 0, "type": turns.StopType, "payload": `{"type":"stop"}`,
 		"time": c.now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 	}
-	if _, err := c.aw.CreateRow(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, "unique()", row, []string{`read("user:` + c.user.ID + `")`}); err != nil {
+	_, err = awclient.Do(c.ctx, c.aw, awclient.Key(c.key), func(sdk client.Client) (*models.Row, error) {
+		db := tablesdb.New(sdk)
+		return db.CreateRow(c.cfg.ProgressDatabase, c.cfg.ProgressTable, "unique()", row, db.WithCreateRowPermissions([]string{`read("user:` + c.user.ID + `")`}))
+	})
+	if err != nil {
 		return 0, nil, fail(http.StatusBadGateway, "appwrite_error", "writing the stop row of turn '%s' failed: %v", tid, err)
 	}
 	return http.StatusAccepted, map[string]any{"turn_id": tid, "stopping": true, "status": m.Status}, nil
