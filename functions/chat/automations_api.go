@@ -10,14 +10,18 @@ import (
 	"time"
 
 	"appwrite-agent/functions/chat/automations"
-	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/functions/chat/turns"
 	"appwrite-agent/shared/attachment"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/mcpauth"
 	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/turnrequest"
 
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/functions"
+	"github.com/appwrite/sdk-for-go/models"
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
@@ -44,7 +48,7 @@ func (c *call) automations() *automations.Service {
 // forOwner is c acting for userID: an automation's owner, who is not present.
 func (c *call) forOwner(ctx context.Context, userID string) *call {
 	oc := *c
-	oc.ctx, oc.user, oc.jwt = ctx, awclient.Account{ID: userID}, ""
+	oc.ctx, oc.user, oc.jwt = ctx, user{ID: userID}, ""
 	return &oc
 }
 
@@ -62,14 +66,14 @@ func (c *call) startAutomationTurn(ctx context.Context, a store.Automation, turn
 	if err != nil {
 		return fmt.Errorf("reading the automation's conversation: %w", err)
 	}
-	var history []turns.HistoryMessage
+	var history []turnrequest.HistoryMessage
 	for _, m := range msgs {
 		if m.Status != store.StatusRunning {
-			history = append(history, turns.HistoryMessage{Role: m.Role, Content: m.Content})
+			history = append(history, turnrequest.HistoryMessage{Role: m.Role, Content: m.Content})
 		}
 	}
-	req := turns.Request{Message: message, History: turns.History(history), Async: true,
-		Progress: turns.Progress{TurnID: turnID, Realtime: true, UserID: a.UserID}}
+	req := turnrequest.Body{Message: message, History: turns.History(history), Async: true,
+		Progress: &turnrequest.Progress{TurnID: turnID, Realtime: true, UserID: a.UserID}}
 	if e := oc.addUserContext(&req); e != nil {
 		return errors.New(e.message)
 	}
@@ -89,8 +93,13 @@ func (c *call) startAutomationTurn(ctx context.Context, a store.Automation, turn
 	if _, err := oc.st.TouchConversation(ctx, a.ConversationID, c.now()); err != nil {
 		c.rt.Error("marking the conversation of automation " + a.ID + " active: " + err.Error())
 	}
-	ex, err := oc.aw.StartExecution(ctx, awclient.Key(oc.key), c.cfg.TurnFunction, body, map[string]string{
-		"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
+	// chat's key: the execution has no calling user; progress.user_id names the owner to turn.
+	ex, err := awclient.Do(ctx, oc.aw, awclient.Key(oc.key), func(sdk client.Client) (*models.Execution, error) {
+		f := functions.New(sdk)
+		return f.CreateExecution(c.cfg.TurnFunction, f.WithCreateExecutionBody(string(body)), f.WithCreateExecutionAsync(true),
+			f.WithCreateExecutionPath("/"), f.WithCreateExecutionMethod(http.MethodPost), f.WithCreateExecutionHeaders(map[string]string{
+				"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
+			}))
 	})
 	if err != nil {
 		for _, id := range []string{asst.ID, userMsg.ID} {
@@ -100,8 +109,8 @@ func (c *call) startAutomationTurn(ctx context.Context, a store.Automation, turn
 		}
 		return fmt.Errorf("starting the turn (function '%s'): %w", c.cfg.TurnFunction, err)
 	}
-	if err := oc.st.SetExecution(ctx, asst.ID, ex.ID); err != nil {
-		c.rt.Error("recording execution " + ex.ID + " of turn " + turnID + ": " + err.Error())
+	if err := oc.st.SetExecution(ctx, asst.ID, ex.Id); err != nil {
+		c.rt.Error("recording execution " + ex.Id + " of turn " + turnID + ": " + err.Error())
 	}
 	return nil
 }
@@ -136,7 +145,7 @@ func automationsError(err error, id string) *apiError {
 
 func automationBody(v automations.View) map[string]any { return map[string]any{"automation": v} }
 
-func listAutomations(c *call, _ []string) (int, any, *apiError) {
+func listAutomations(c *call) (int, any, *apiError) {
 	list, err := c.automations().List(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, automationsError(err, "")
@@ -144,7 +153,7 @@ func listAutomations(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"automations": list}, nil
 }
 
-func createAutomation(c *call, _ []string) (int, any, *apiError) {
+func createAutomation(c *call) (int, any, *apiError) {
 	var in automations.Input
 	if e := decodeBody(c, &in); e != nil {
 		return 0, nil, e
@@ -156,7 +165,7 @@ func createAutomation(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusCreated, automationBody(v), nil
 }
 
-func automationEvents(c *call, _ []string) (int, any, *apiError) {
+func automationEvents(c *call) (int, any, *apiError) {
 	id := strings.TrimSpace(c.rt.Req.Query["connection_id"])
 	if id == "" {
 		return 0, nil, invalid("connection_id is required: the MCP connection of the events server")
@@ -168,31 +177,34 @@ func automationEvents(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"events": evs}, nil
 }
 
-func pauseAutomation(c *call, args []string) (int, any, *apiError) {
-	v, err := c.automations().Pause(c.ctx, c.user.ID, args[0])
+func pauseAutomation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	v, err := c.automations().Pause(c.ctx, c.user.ID, id)
 	if err != nil {
-		return 0, nil, automationsError(err, args[0])
+		return 0, nil, automationsError(err, id)
 	}
 	return http.StatusOK, automationBody(v), nil
 }
 
-func resumeAutomation(c *call, args []string) (int, any, *apiError) {
-	v, err := c.automations().Resume(c.ctx, c.user.ID, args[0])
+func resumeAutomation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	v, err := c.automations().Resume(c.ctx, c.user.ID, id)
 	if err != nil {
-		return 0, nil, automationsError(err, args[0])
+		return 0, nil, automationsError(err, id)
 	}
 	return http.StatusOK, automationBody(v), nil
 }
 
-func deleteAutomation(c *call, args []string) (int, any, *apiError) {
-	res, err := c.automations().Delete(c.ctx, c.user.ID, args[0])
+func deleteAutomation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	res, err := c.automations().Delete(c.ctx, c.user.ID, id)
 	if err != nil {
-		return 0, nil, automationsError(err, args[0])
+		return 0, nil, automationsError(err, id)
 	}
 	return http.StatusOK, res, nil
 }
 
-func automationsReconnected(c *call, _ []string) (int, any, *apiError) {
+func automationsReconnected(c *call) (int, any, *apiError) {
 	var in struct {
 		ConnectionID string `json:"connection_id"`
 	}
@@ -219,7 +231,7 @@ func keyCall(rt openruntimes.Context, cfg Config, now func() time.Time, budget t
 		return nil, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
-	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: budget})
+	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: budget}, maxAnswer)
 	return &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), now: now}, cancel, nil
 }
 

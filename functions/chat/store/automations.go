@@ -9,8 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"appwrite-agent/functions/chat/awclient"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/query"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // An automation (docs/chat.md "Automations") is a user's subscription to an event of their MCP events
@@ -49,7 +52,7 @@ const (
 // purposeAutomationSecret is the sealing purpose of an automation's whsec_ secret (secrets.go).
 const purposeAutomationSecret = "chat/automations/secret"
 
-var automationColumns = []awclient.Column{
+var automationColumns = []column{
 	{Key: "user_id", Type: "string", Size: 36, Required: true}, str("conversation_id", 36), str("connection_id", 36),
 	str("event", 128), str("arguments", ArgumentsChars), str("instruction", InstructionChars), str("status", 16),
 	str("pause_reason", 16), str("secret", 512), str("subscription_id", 64), {Key: "subscribed", Type: "boolean"},
@@ -57,7 +60,7 @@ var automationColumns = []awclient.Column{
 	{Key: "generation", Type: "integer"},
 }
 
-var automationRunColumns = []awclient.Column{
+var automationRunColumns = []column{
 	{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "automation_id", Type: "string", Size: 36, Required: true},
 	str("webhook_id", 256), str("window", 64), str("status", 16),
 	{Key: "prompt_tokens", Type: "integer"}, {Key: "completion_tokens", Type: "integer"}, {Key: "total_tokens", Type: "integer"},
@@ -90,7 +93,7 @@ type Automation struct {
 	secret string
 }
 
-func automationOf(r awclient.Row) Automation {
+func automationOf(r Row) Automation {
 	a := Automation{ID: r.ID, UserID: r.Str("user_id"), ConversationID: r.Str("conversation_id"), ConnectionID: r.Str("connection_id"),
 		Event: r.Str("event"), Instruction: r.Str("instruction"), Status: r.Str("status"), PauseReason: r.Str("pause_reason"),
 		SubscriptionID: r.Str("subscription_id"), Subscribed: r.Bool("subscribed"), RefreshBefore: r.Str("refresh_before"),
@@ -132,13 +135,16 @@ func (s *Store) Automation(ctx context.Context, userID, id string) (Automation, 
 // AutomationByID reads an automation whoever owns it: a delivery names it by id alone, and proves itself
 // with the automation's secret.
 func (s *Store) AutomationByID(ctx context.Context, id string) (Automation, error) {
-	var r awclient.Row
+	if !awclient.ValidID(id) {
+		return Automation{}, ErrNotFound
+	}
+	var r Row
 	err := s.do(ctx, func() error {
 		var err error
-		r, err = s.aw.GetRow(ctx, s.key, s.database, Automations, id)
+		r, err = rowCall(ctx, s.aw, s.key, func(db *tablesdb.TablesDB) (*models.Row, error) { return db.GetRow(s.database, Automations, id) })
 		return err
 	})
-	if t := appwriterest.TypeOf(err); t == "row_not_found" || t == "document_not_found" {
+	if t := awclient.TypeOf(err); t == "row_not_found" || t == "document_not_found" {
 		return Automation{}, ErrNotFound
 	}
 	if err != nil {
@@ -158,10 +164,10 @@ func (s *Store) Automations(ctx context.Context, userID string) ([]Automation, e
 
 // AllAutomations lists every user's automations, for the scheduled run.
 func (s *Store) AllAutomations(ctx context.Context) ([]Automation, error) {
-	var rows []awclient.Row
+	var rows []Row
 	err := s.do(ctx, func() error {
 		var err error
-		rows, err = s.aw.ListRows(ctx, s.key, s.database, Automations)
+		rows, err = ListRows(ctx, s.aw, s.key, s.database, Automations)
 		return err
 	})
 	if err != nil {
@@ -170,7 +176,7 @@ func (s *Store) AllAutomations(ctx context.Context) ([]Automation, error) {
 	return automationsOf(rows), nil
 }
 
-func automationsOf(rows []awclient.Row) []Automation {
+func automationsOf(rows []Row) []Automation {
 	out := make([]Automation, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, automationOf(r))
@@ -222,7 +228,7 @@ func (s *Store) UpdateAutomation(ctx context.Context, id string, u AutomationUpd
 		data["generation"] = *u.Generation
 	}
 	r, err := s.update(ctx, Automations, id, data)
-	if appwriterest.TypeOf(err) == "row_not_found" {
+	if awclient.TypeOf(err) == "row_not_found" {
 		return Automation{}, ErrNotFound
 	}
 	if err != nil {
@@ -241,7 +247,7 @@ func (s *Store) DeleteAutomation(ctx context.Context, userID, id string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := s.list(ctx, AutomationRuns, userID, awclient.Equal("automation_id", id))
+	runs, err := s.list(ctx, AutomationRuns, userID, query.Equal("automation_id", id))
 	if err != nil {
 		return err
 	}
@@ -254,7 +260,7 @@ func (s *Store) DeleteAutomation(ctx context.Context, userID, id string) error {
 		return err
 	}
 	if a.ConversationID != "" {
-		if _, err := s.update(ctx, Conversations, a.ConversationID, map[string]any{"automation_id": ""}); err != nil && appwriterest.TypeOf(err) != "row_not_found" {
+		if _, err := s.update(ctx, Conversations, a.ConversationID, map[string]any{"automation_id": ""}); err != nil && awclient.TypeOf(err) != "row_not_found" {
 			return err
 		}
 	}
@@ -275,7 +281,7 @@ func (s *Store) ClaimRun(ctx context.Context, a Automation, webhookID, window st
 	id := RunID(a.ID, webhookID)
 	_, err := s.create(ctx, AutomationRuns, id, map[string]any{"user_id": a.UserID, "automation_id": a.ID,
 		"webhook_id": cut(webhookID, 256), "window": window, "status": RunStarted}, []string{})
-	if t := appwriterest.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
+	if t := awclient.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
 		return id, ErrDuplicate
 	}
 	return id, err
@@ -284,7 +290,7 @@ func (s *Store) ClaimRun(ctx context.Context, a Automation, webhookID, window st
 // RunPosition is how many runs of an automation in window were recorded before runID (in the database's
 // order: Appwrite's $sequence, then the creation time and the id), and how many there are in all.
 func (s *Store) RunPosition(ctx context.Context, userID, automationID, window, runID string) (before, total int, err error) {
-	rows, err := s.list(ctx, AutomationRuns, userID, awclient.Equal("automation_id", automationID), awclient.Equal("window", window))
+	rows, err := s.list(ctx, AutomationRuns, userID, query.Equal("automation_id", automationID), query.Equal("window", window))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -310,7 +316,7 @@ func (s *Store) RunPosition(ctx context.Context, userID, automationID, window, r
 
 // sequence is a row's $sequence: Appwrite's insertion counter, a string in its answers (Response/Model/Row.php),
 // read as a number too.
-func sequence(r awclient.Row) int64 {
+func sequence(r Row) int64 {
 	switch v := r.Data["$sequence"].(type) {
 	case float64:
 		return int64(v)
@@ -411,7 +417,7 @@ func (s *Store) AddNotice(ctx context.Context, userID, conversationID, id, text 
 		"user_id": userID, "conversation_id": conversationID, "role": RoleNotice, "content": cut(text, ContentChars),
 		"status": StatusDone, "turn_id": "", "attachments": "[]", "timeline": "[]",
 	}, readOnly(userID))
-	if t := appwriterest.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
+	if t := awclient.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
 		return nil
 	}
 	return err
@@ -423,10 +429,10 @@ func NoticeID(automationID, key string) string { return derivedID("n", automatio
 // RunningTurns lists every user's assistant messages still running, by conversation: what a scheduled run
 // may have to store (one read for all automations).
 func (s *Store) RunningTurns(ctx context.Context) (map[string][]Message, error) {
-	var rows []awclient.Row
+	var rows []Row
 	err := s.do(ctx, func() error {
 		var err error
-		rows, err = s.aw.ListRows(ctx, s.key, s.database, Messages, awclient.Equal("status", StatusRunning))
+		rows, err = ListRows(ctx, s.aw, s.key, s.database, Messages, query.Equal("status", StatusRunning))
 		return err
 	})
 	if err != nil {

@@ -6,33 +6,8 @@ import (
 
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/stdwebhooks"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 )
-
-// ProgressBody is the request's "progress" field: where the engine publishes the timeline while the turn
-// runs. Realtime and Webhook may both be set.
-type ProgressBody struct {
-	// TurnID names the turn in every published event (rows and webhook batches). Optional: the execution id
-	// (x-appwrite-execution-id), else a random id, is used. A browser that sets it can filter its
-	// subscription before the execution exists.
-	TurnID string `json:"turn_id,omitempty"`
-	// Realtime writes the events as rows of the configured progress table, readable only by the calling user.
-	Realtime bool `json:"realtime,omitempty"`
-	// UserID names the user the Realtime rows are for when the execution has no calling user: a server that
-	// holds the session key starts a turn for a user who is not present (chat's automations). Taken only from
-	// a caller that sent the session key, and never against the execution's own user (docs/turn.md).
-	UserID string `json:"user_id,omitempty"`
-	// Webhook posts signed batches to a URL.
-	Webhook *WebhookBody `json:"webhook,omitempty"`
-}
-
-// WebhookBody is the webhook sink of a request.
-type WebhookBody struct {
-	// URL receives the batches (https, public address).
-	URL string `json:"url"`
-	// Secret signs them with Standard Webhooks ("whsec_" + base64 of 24 to 64 bytes).
-	Secret string `json:"secret"`
-}
 
 // Progress is the validated progress field.
 type Progress struct {
@@ -68,7 +43,7 @@ const (
 // userID is an Appwrite id (custom id rules): ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$.
 var userID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9._-"), MaxRest: 35}
 
-func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
+func parseProgress(b *turnrequest.Progress, async bool) (*Progress, *Error) {
 	if b == nil {
 		if async {
 			return nil, invalid("%s", MsgAsyncNeedsSink)
@@ -76,7 +51,7 @@ func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
 		return nil, nil
 	}
 	p := &Progress{TurnID: strings.TrimSpace(b.TurnID), Realtime: b.Realtime}
-	if p.TurnID != "" && !turncontract.ValidTurnID(p.TurnID) {
+	if p.TurnID != "" && !turnrequest.ValidTurnID(p.TurnID) {
 		return nil, invalid("%s", MsgTurnID)
 	}
 	if p.UserID = strings.TrimSpace(b.UserID); p.UserID != "" {
