@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/shared/devkit/webhookreceiver"
+	"appwrite-agent/shared/eventsclient"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
 	"github.com/appwrite/sdk-for-go/id"

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/scriptedllm"
 	"appwrite-agent/shared/devkit/webhookreceiver"
+	"appwrite-agent/shared/eventsclient"
 )
 
 var (

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/webhookreceiver"
+	"appwrite-agent/shared/eventsclient"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
 	"github.com/appwrite/sdk-for-go/id"

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/testclock"
 	"appwrite-agent/shared/devkit/webhookreceiver"
+	"appwrite-agent/shared/eventsclient"
 
 	"github.com/appwrite/sdk-for-go/appwrite"
 	"github.com/appwrite/sdk-for-go/id"

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
 	"appwrite-agent/shared/devkit/testclock"
+	"appwrite-agent/shared/eventsclient"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"

@@ -30,11 +30,11 @@ import (
 	"syscall"
 	"time"
 
-	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/runtimebuild"
+	"appwrite-agent/shared/eventsclient"
 )
 
 // Config sizes one run.
