@@ -102,8 +102,10 @@ func (c *call) startAutomationTurn(ctx context.Context, a store.Automation, turn
 			}))
 	})
 	if err != nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
 		for _, id := range []string{asst.ID, userMsg.ID} {
-			if derr := oc.st.DeleteMessage(context.WithoutCancel(ctx), id); derr != nil {
+			if derr := oc.st.DeleteMessage(dctx, id); derr != nil {
 				c.rt.Error("removing message " + id + " of a turn that did not start: " + derr.Error())
 			}
 		}

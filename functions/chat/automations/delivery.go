@@ -144,16 +144,28 @@ func (s *Service) window(a store.Automation) string {
 	return s.now().UTC().Format("2006-01-02T15") + "/" + strconv.FormatInt(a.Generation, 10)
 }
 
+// cleanupTime bounds what a delivery still writes after its own time ran out (forgetting a run, pausing).
+const cleanupTime = 5 * time.Second
+
+// afterwards is ctx without its cancellation, with cleanupTime of its own: what a delivery must finish even
+// when the ingress has given up on it.
+func afterwards(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTime)
+}
+
 // forget drops a run whose turn did not start, so the delivery's retry can start it.
 func (s *Service) forget(ctx context.Context, runID string) {
-	if err := s.st.DeleteRun(context.WithoutCancel(ctx), runID); err != nil {
+	ctx, cancel := afterwards(ctx)
+	defer cancel()
+	if err := s.st.DeleteRun(ctx, runID); err != nil {
 		s.log("automations: forgetting run " + runID + ": " + err.Error())
 	}
 }
 
 // pauseForLimit pauses a for the rate limit and says so in its conversation, once per window.
 func (s *Service) pauseForLimit(ctx context.Context, a store.Automation, runID, window string) {
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := afterwards(ctx)
+	defer cancel()
 	if err := s.st.SetRunStatus(ctx, runID, store.RunLimited); err != nil {
 		s.log("automations: marking run " + runID + " limited: " + err.Error())
 	}

@@ -159,6 +159,8 @@ func printStack(w io.Writer, st *stack.Stack, scripted bool) {
 	fmt.Fprintf(w, "    demo user        %s <%s>, OAuth token in %s\n", d.UserID, d.UserEmail, filepath.Join(st.StateDir, "stack.json"))
 	fmt.Fprintf(w, "    OAuth issuer     %s   (JWKS %s)\n", d.Issuer, d.JWKSURL)
 	fmt.Fprintf(w, "    connect a client MCP server URL %s/mcp; sign in as %s / %s (docs/events.md, \"Connect a client\")\n", st.URLs["mcp-events"], d.UserEmail, localappwrite.DemoUserPassword)
+	fmt.Fprintf(w, "    automations      chat's events callback %s/api/events/<id> (https; certificate in %s); chat runs every 5 minutes (docs/chat.md, \"Automations\")\n",
+		st.Appwrite.SecureDomainURL("chat"), filepath.Join(st.StateDir, "appwrite-ca.pem"))
 	fmt.Fprintf(w, "    admin            %s   (see docs/local-appwrite.md)\n", d.AdminURL)
 	if strings.TrimSpace(os.Getenv("AGENT_API_KEY")) != "" {
 		fmt.Fprintf(w, "  %-16s X-Session-API-Key for turn and title (chat sends it): AGENT_API_KEY from your shell\n", "session key")

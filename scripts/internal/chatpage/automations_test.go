@@ -1,14 +1,11 @@
 package chatpage
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,7 +14,6 @@ import (
 	"time"
 
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/devkit/browser"
 	"appwrite-agent/shared/devkit/localappwrite"
@@ -105,24 +101,7 @@ func (a *automator) reply(r scriptedllm.Request, _ int) scriptedllm.Reply {
 // clock) moves refreshBefore forward; pausing removes the webhook and stops turns; resumed, a burst of 50 rows
 // ends paused after the limit with the notice; deleting removes the webhook. At a phone's width too.
 func TestAutomationsInThePage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole stack and a browser")
-	}
-	if why := os.Getenv("CHAT_WEB_UNBUILT"); why != "" {
-		t.Skip(why)
-	}
-	root, err := staging.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	web := filepath.Join(root, "functions", "chat", "web")
-	if _, err := os.Stat(filepath.Join(web, "dist", "index.html")); err != nil {
-		t.Skip("the chat page is not built (scripts/build-chat-web builds it; scripts/test runs it first)")
-	}
-	axeJS, err := os.ReadFile(filepath.Join(web, "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatalf("axe-core (a dev dependency of the page, installed by scripts/build-chat-web): %v", err)
-	}
+	root, axe := needPage(t)
 	ctx := browser.New(t, 8*time.Minute)
 	model := scriptedllm.New()
 	defer model.Close()
@@ -133,29 +112,15 @@ func TestAutomationsInThePage(t *testing.T) {
 	// stand-in mints then are not "not yet valid" for mcp-events (30 s of leeway).
 	clk := testclock.Wall()
 	clk.Set(time.Now().Add(-5 * time.Minute))
-	llm := func(m string) []string {
-		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
-	}
-	var logs bytes.Buffer
-	st, err := stack.Start(context.Background(), stack.Options{
+	st := startStack(t, stack.Options{
 		Env: map[string][]string{
-			"turn":  append(llm(turnModel), "SAFEHTTP_ALLOW_HTTP=true"), // the staged mcp-events is plain http on loopback
-			"title": llm(titleModel),
+			"turn":  append(modelEnv(model, turnModel), "SAFEHTTP_ALLOW_HTTP=true"), // the staged mcp-events is plain http on loopback
+			"title": modelEnv(model, titleModel),
 			// Every scheduled run refreshes: the staged functions keep the wall clock, only the stand-in's moves.
 			"chat": {"CHAT_AUTOMATION_REFRESH_AHEAD=2h"},
 		},
-		Output:   &logs,
 		Appwrite: localappwrite.Options{Clock: clk.Now},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Stop()
-	defer func() {
-		if t.Failed() {
-			t.Logf("stack output:\n%s", logs.String())
-		}
-	}()
 	d := st.Demo
 	aw := st.Appwrite.Server
 	const table = "support_tickets"
@@ -186,7 +151,6 @@ func TestAutomationsInThePage(t *testing.T) {
 	}
 	chatURL := aw.DomainURL("chat") + "/"
 	p := &page{t: t, ctx: ctx, root: root}
-	axe := string(axeJS)
 
 	p.do("opening the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(chatURL))
 	p.wait("the sign-in form", `!!document.querySelector("#signin input[name=email]")`)

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/browser"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/scriptedllm"
@@ -148,19 +147,7 @@ func js(s string) string {
 // lives and leads to the sign-in form when it does not; then a second user signs up in the same tab and
 // attaches files through the picker (signUpAndAttach). One browser, one tab, one stack.
 func TestChatPage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole stack and a browser")
-	}
-	if why := os.Getenv("CHAT_WEB_UNBUILT"); why != "" {
-		t.Skip(why)
-	}
-	root, err := staging.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "functions", "chat", "web", "dist", "index.html")); err != nil {
-		t.Skip("the chat page is not built (scripts/build-chat-web builds it; scripts/test runs it first)")
-	}
+	root, _ := needPage(t)
 	ctx := browser.New(t, 4*time.Minute)
 
 	model := scriptedllm.New()
@@ -170,32 +157,18 @@ func TestChatPage(t *testing.T) {
 	defer dir.releaseAll() // a failing test must not leave the model's replies blocked
 	widgets := newOAuthMCP(t)
 	clk := testclock.Wall() // the stand-in's clock: the browser reads the wall clock; the test moves JWT and session expiry
-	llm := func(m string) []string {
-		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
-	}
 	// A smaller attachment limit than the engine's default (10 MB), so chat's own refusal can be reached:
 	// a request with more than 10 MB decoded is already over Appwrite's 12 MiB router limit as base64.
 	// The page reads the limit from chat's /api/config.
 	const maxBytes = "ATTACHMENTS_MAX_BYTES=1000000"
-	var logs bytes.Buffer
-	st, err := stack.Start(context.Background(), stack.Options{
+	st := startStack(t, stack.Options{
 		Env: map[string][]string{
-			"turn":  append(llm(turnModel), "SAFEHTTP_ALLOW_HTTP=true", maxBytes), // the staged mcp-events is plain http on loopback
-			"title": llm(titleModel),
+			"turn":  append(modelEnv(model, turnModel), "SAFEHTTP_ALLOW_HTTP=true", maxBytes), // the staged mcp-events is plain http on loopback
+			"title": modelEnv(model, titleModel),
 			"chat":  {maxBytes},
 		},
-		Output:   &logs,
 		Appwrite: localappwrite.Options{Clock: clk.Now},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Stop()
-	defer func() {
-		if t.Failed() {
-			t.Logf("stack output:\n%s", logs.String())
-		}
-	}()
 	d := st.Demo
 	aw := st.Appwrite.Server
 	const email, password = "ada@example.com", "correct horse battery"

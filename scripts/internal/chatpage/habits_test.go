@@ -1,19 +1,15 @@
 package chatpage
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"appwrite-agent/scripts/internal/stack"
-	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/devkit/browser"
 	"appwrite-agent/shared/devkit/localappwrite"
@@ -98,46 +94,15 @@ func (p *page) axe(what, script string) {
 // clipboard, the phone drawer at 390 x 844 and nothing scrolling sideways at 360, and axe-core on the
 // sign-in form, the chat, the settings and the drawer. It logs the first-token figure of docs/benchmarks.md.
 func TestChatHabits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole stack and a browser")
-	}
-	if why := os.Getenv("CHAT_WEB_UNBUILT"); why != "" {
-		t.Skip(why)
-	}
-	root, err := staging.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	web := filepath.Join(root, "functions", "chat", "web")
-	if _, err := os.Stat(filepath.Join(web, "dist", "index.html")); err != nil {
-		t.Skip("the chat page is not built (scripts/build-chat-web builds it; scripts/test runs it first)")
-	}
-	axeJS, err := os.ReadFile(filepath.Join(web, "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatalf("axe-core (a dev dependency of the page, installed by scripts/build-chat-web): %v", err)
-	}
+	root, axe := needPage(t)
 	ctx := browser.New(t, 4*time.Minute)
 	model := scriptedllm.New()
 	defer model.Close()
 	h := &habits{routerSeen: map[string]scriptedllm.Reply{}}
 	model.SetHandler(h.reply)
-	llm := func(m string) []string {
-		return []string{"LLM_API_KEY=scripted", "LLM_MODEL=" + m, "LLM_BASE_URL=" + model.BaseURL()}
-	}
-	var logs bytes.Buffer
-	st, err := stack.Start(context.Background(), stack.Options{
-		Env:    map[string][]string{"turn": llm(turnModel), "title": llm(titleModel)},
-		Output: &logs,
+	st := startStack(t, stack.Options{
+		Env: map[string][]string{"turn": modelEnv(model, turnModel), "title": modelEnv(model, titleModel)},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Stop()
-	defer func() {
-		if t.Failed() {
-			t.Logf("stack output:\n%s", logs.String())
-		}
-	}()
 	d := st.Demo
 	aw := st.Appwrite.Server
 	const email, password = "lin@example.com", "correct horse battery"
@@ -146,7 +111,6 @@ func TestChatHabits(t *testing.T) {
 	}
 	chatURL := aw.DomainURL("chat") + "/"
 	p := &page{t: t, ctx: ctx, root: root}
-	axe := string(axeJS)
 
 	// The sign-in form.
 	p.do("opening the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(chatURL))
