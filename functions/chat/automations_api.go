@@ -135,6 +135,8 @@ func automationsError(err error, id string) *apiError {
 			return invalid("the events server refused the automation: %s", re.Message)
 		case -32012, -32024:
 			return fail(http.StatusForbidden, "forbidden", "the events server refused the automation: %s", re.Message)
+		case -32013, -32025: // ResourceExhausted: the project's webhooks, or the challenges to chat's host
+			return fail(http.StatusTooManyRequests, "rate_limited", "the events server cannot take another subscription now: %s", re.Message)
 		}
 		return fail(http.StatusBadGateway, "mcp_error", "%v", err)
 	}

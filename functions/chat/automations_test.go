@@ -486,6 +486,8 @@ func TestAutomationRefusals(t *testing.T) {
 			"arguments": map[string]string{"project_id": "p"}}, 422, "unknown event users.user.created"},
 		{"the server's refusal", map[string]any{"connection_id": "events", "event": "tablesdb.row.created", "instruction": "x",
 			"arguments": map[string]string{"project_id": "p"}}, 422, "table_id is required"},
+		{"the project's webhooks used up", map[string]any{"connection_id": "events", "event": "tablesdb.row.created", "instruction": "x",
+			"arguments": map[string]string{"project_id": "p", "database_id": "main", "table_id": "full"}}, 429, "cannot have more webhooks"},
 		{"no such connection", map[string]any{"connection_id": "nope", "event": "tablesdb.row.created", "instruction": "x", "arguments": ticketArgs}, 409, "no such MCP connection"},
 	} {
 		if s, b := f.call("POST", "/api/automations", c.body, nil); s != c.status || !strings.Contains(b, c.want) {

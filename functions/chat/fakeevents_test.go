@@ -156,6 +156,9 @@ func (f *fakeEvents) method(r *http.Request, method string, raw json.RawMessage)
 		if p.Name != "tablesdb.row.created" {
 			return nil, map[string]any{"code": -32011, "message": "unknown event " + p.Name, "data": map[string]any{"kind": "event"}}
 		}
+		if p.Arguments["table_id"] == "full" { // the project's plan allows no more webhooks (Cloud's 403)
+			return nil, map[string]any{"code": -32013, "message": "this project cannot have more webhooks: unsubscribe from another event or upgrade the plan", "data": map[string]any{"limit": "webhooks", "max": 5}}
+		}
 		if p.Arguments["table_id"] == "" {
 			return nil, map[string]any{"code": -32602, "message": "arguments: table_id is required", "data": map[string]any{"field": "arguments"}}
 		}

@@ -696,9 +696,10 @@ func formatOptionalTime(t time.Time) string {
 }
 
 // RunScheduled starts every delayed execution due at or before until, and one scheduled execution of each
-// function whose cron schedule has an occurrence due by then (the server's ticker calls it each second with
-// the current time; tests call it with a later time to skip the wait, or after moving the clock), and returns
-// how many it started. They run on the queue: Flush waits for them.
+// function whose cron schedule has an occurrence due by until and by the server's clock (the server's ticker
+// calls it each second with the current time; tests call it with a later time to start delayed executions
+// without waiting, or after moving the clock to run a schedule), and returns how many it started. They run on
+// the queue: Flush waits for them.
 //
 // A function's schedule runs as Appwrite's schedule-functions task and functions worker run it
 // (Tasks/ScheduleFunctions.php, Workers/Functions.php 1.9.6): one execution per occurrence, none for
@@ -713,9 +714,10 @@ func (s *Server) RunScheduled(until time.Time) int {
 	n := 0
 	for _, pr := range s.projects {
 		for _, fn := range pr.functions {
-			if fn.cron != nil && !fn.nextRun.IsZero() && !fn.nextRun.After(until) {
-				// The next occurrence after the run (not after until, which a test may set far ahead).
-				fn.nextRun = fn.cron.next(earliest(until, s.now()))
+			// A schedule runs by the server's clock: until may lie far ahead (to start every delayed execution
+			// at once) without running a schedule whose time has not come.
+			if due := earliest(until, s.now()); fn.cron != nil && !fn.nextRun.IsZero() && !fn.nextRun.After(due) {
+				fn.nextRun = fn.cron.next(due)
 				if s.startScheduleLocked(pr, fn) {
 					n++
 				}

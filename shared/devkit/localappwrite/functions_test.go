@@ -392,3 +392,29 @@ func TestFunctionSchedules(t *testing.T) {
 		t.Fatalf("%d requests after the schedule was removed", len(got))
 	}
 }
+
+// TestSchedulesRunByTheClock: RunScheduled with a time far ahead (what the admin endpoint and the load harness
+// use to start every delayed execution at once) runs no schedule whose time has not come by the server's clock.
+func TestSchedulesRunByTheClock(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 10, 1, 30, 0, time.UTC))
+	f := newFixture(t, Options{Clock: clock.Now})
+	rt := runtimeStub(t, 200)
+	if err := f.s.RegisterFunction(testProject, FunctionSpec{ID: "cron", URL: rt.ts.URL, Timeout: 30, Schedule: "*/5 * * * *"}); err != nil {
+		t.Fatal(err)
+	}
+	far := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	for range 3 {
+		f.s.RunScheduled(far)
+	}
+	f.flush(t)
+	if n := len(rt.all()); n != 0 {
+		t.Fatalf("%d executions before the schedule's time", n)
+	}
+	clock.Set(time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC))
+	f.s.RunScheduled(far)
+	f.s.RunScheduled(far)
+	f.flush(t)
+	if n := len(rt.all()); n != 1 {
+		t.Fatalf("%d executions at 10:05, want 1", n)
+	}
+}
