@@ -11,11 +11,11 @@ package eventcatalog
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
-
-	"appwrite-agent/shared/ident"
+	"sync"
 )
 
 // Event names of the catalog: appwrite/mcp's names (docs/events.md "Catalog"), so that one name means one
@@ -65,11 +65,11 @@ const MaxIDLength = 36
 // IDPattern is Appwrite's custom-id alphabet: a letter or digit, then letters, digits, '.', '_' or '-'.
 const IDPattern = `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$`
 
-// idPattern is IDPattern, checked without a regular expression.
-var idPattern = ident.Pattern{First: ident.Chars("a-zA-Z0-9"), Rest: ident.Chars("a-zA-Z0-9._-"), MaxRest: MaxIDLength - 1}
+// idPattern is IDPattern, compiled on first use.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(IDPattern) })
 
 // ValidID reports whether s is a valid Appwrite resource or project id.
-func ValidID(s string) bool { return idPattern.Match(s) }
+func ValidID(s string) bool { return idPattern().MatchString(s) }
 
 // Target names what events/subscribe reads, with the caller's token, to authorize a subscription.
 type Target string
@@ -528,7 +528,7 @@ func (e Event) ValidateArgs(raw json.RawMessage) (map[string]string, error) {
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, fmt.Errorf("arguments.%s: must be a string", a)
 		}
-		if !idPattern.Match(s) {
+		if !ValidID(s) {
 			return nil, fmt.Errorf("arguments.%s: must be an Appwrite id (1-%d characters of a-z, A-Z, 0-9, '.', '_', '-', not starting with a symbol)", a, MaxIDLength)
 		}
 		out[a] = s

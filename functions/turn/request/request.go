@@ -3,6 +3,7 @@
 package request
 
 import (
+	"appwrite-agent/shared/protocol/memory"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/attachment"
-	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/llm"
 	"appwrite-agent/shared/turncontract"
 )
@@ -133,9 +133,6 @@ func invalid(format string, args ...any) *Error {
 	return &Error{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf(format, args...)}
 }
 
-// memoryKey is ^[a-z][a-z0-9_.-]{1,127}$.
-var memoryKey = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_.-"), MinRest: 1, MaxRest: 127}
-
 // Parse decodes and validates body. Unknown fields are ignored, as pydantic does.
 func Parse(body []byte, lim Limits) (Turn, *Error) {
 	if lim.MaxAttachments <= 0 {
@@ -220,7 +217,7 @@ func validateMemories(in []Memory) ([]Memory, *Error) {
 	var out []Memory
 	for i, m := range in {
 		m.Key = strings.TrimSpace(m.Key)
-		if !memoryKey.Match(m.Key) {
+		if !memory.ValidKey(m.Key) {
 			return nil, invalid("memories[%d].key must match ^[a-z][a-z0-9_.-]{1,127}$ (got '%s')", i, m.Key)
 		}
 		m.Content = strings.TrimSpace(m.Content)

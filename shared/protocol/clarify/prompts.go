@@ -1,9 +1,10 @@
 package clarify
 
 import (
+	"regexp"
 	"strconv"
+	"sync"
 
-	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
 )
@@ -258,11 +259,11 @@ func optionalBool(raw *pyjson.Value, key string, def bool) (bool, error) {
 	return *b, nil
 }
 
-// idPattern is IDPattern.
-var idPattern = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_.-"), MaxRest: MaxIDLength - 1}
+// idPattern is IDPattern, compiled on first use.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(IDPattern) })
 
 // ValidID reports whether s matches IDPattern.
-func ValidID(s string) bool { return idPattern.Match(s) }
+func ValidID(s string) bool { return idPattern().MatchString(s) }
 
 func requireID(v pyjson.Value, ctx string) (string, error) {
 	if v.Kind() != pyjson.String || !ValidID(pyjson.Strip(v.Text())) {
