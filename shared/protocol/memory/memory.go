@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
@@ -279,7 +280,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pyjson.Len(content) > MaxContent {
+	if utf8.RuneCountInString(content) > MaxContent {
 		return nil, fail("content exceeds 8192 characters")
 	}
 	category, err := optionalStr(raw, "category")
