@@ -12,11 +12,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
+
+	"appwrite-agent/shared/awclient"
 )
 
 // Event names of the catalog: appwrite/mcp's names (docs/events.md "Catalog"), so that one name means one
@@ -66,11 +66,8 @@ const MaxIDLength = 36
 // IDPattern is Appwrite's custom-id alphabet: a letter or digit, then letters, digits, '.', '_' or '-'.
 const IDPattern = `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$`
 
-// idPattern is IDPattern, compiled on first use.
-var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(IDPattern) })
-
-// ValidID reports whether s is a valid Appwrite resource or project id.
-func ValidID(s string) bool { return idPattern().MatchString(s) }
+// ValidID reports whether s is a valid Appwrite resource or project id (IDPattern: awclient.ValidID).
+func ValidID(s string) bool { return awclient.ValidID(s) }
 
 // Target names what events/subscribe reads, with the caller's token, to authorize a subscription.
 type Target string

@@ -8,7 +8,10 @@
 // bytes are contract; docs/CONVENTIONS.md "Texts" says which texts are, and which are ours.
 package pyjson
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Kind is the Python type a decoded JSON value has.
 type Kind uint8
@@ -166,9 +169,9 @@ func SetMember(members []Member, key string, val Value) []Member {
 func (v Value) Clone() Value {
 	switch v.kind {
 	case Array:
-		return ArrayValue(append([]Value(nil), v.Elems()...))
+		return ArrayValue(slices.Clone(v.Elems()))
 	case Object:
-		return ObjectValue(append([]Member(nil), v.Members()...))
+		return ObjectValue(slices.Clone(v.Members()))
 	}
 	return v
 }
