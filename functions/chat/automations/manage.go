@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"appwrite-agent/functions/chat/store"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventsclient"
 	"appwrite-agent/shared/ident"
 )
@@ -58,11 +61,8 @@ type Input struct {
 // MaxArguments bounds an automation's arguments (the catalog's events take at most four).
 const MaxArguments = 8
 
-// argValue is an Appwrite id, what every argument of the catalog is.
-var argValue = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9._-"), MaxRest: 35}
-
-// argName is an argument's name: snake case.
-var argName = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_"), MaxRest: 63}
+// argName is what an argument's name must match (snake case), compiled on first use.
+var argName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`) })
 
 // check validates in and refuses chat's own tables and functions.
 func (s *Service) check(in *Input) error {
@@ -80,10 +80,10 @@ func (s *Service) check(in *Input) error {
 		return invalid("arguments: at most %d", MaxArguments)
 	}
 	for k, v := range in.Arguments {
-		if !argName.Match(k) {
+		if !argName().MatchString(k) {
 			return invalid("arguments: '%s' is not an argument name", k)
 		}
-		if !argValue.Match(v) {
+		if !awclient.ValidID(v) { // every argument of the catalog is an Appwrite id
 			return invalid("arguments.%s must be an Appwrite id: 1 to 36 characters of a-z, A-Z, 0-9, ., _ and -, starting with a letter or a digit", k)
 		}
 	}

@@ -3,10 +3,11 @@ package mcptools
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
+	"sync"
 
 	"appwrite-agent/functions/turn/timeline"
-	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/mcpauth"
 	"appwrite-agent/shared/turnrequest"
 )
@@ -25,8 +26,8 @@ const (
 	MsgBadURL = "url must be http:// or https://"
 )
 
-// connID is ^[a-z][a-z0-9_-]{1,63}$.
-var connID = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_-"), MinRest: 1, MaxRest: 63}
+// connID is what a connection id must match, compiled on first use.
+var connID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{1,63}$`) })
 
 // server is a validated connection: the reference's resolve_server.
 type server struct {
@@ -40,7 +41,7 @@ func resolveServer(c turnrequest.MCPConnection) (server, error) {
 		return server{ID: BuiltinID, Name: BuiltinName, URL: BuiltinURL, Description: BuiltinDescription}, nil
 	}
 	sid := strings.ToLower(strings.TrimSpace(c.ID))
-	if !connID.Match(sid) {
+	if !connID().MatchString(sid) {
 		return server{ID: sid}, errors.New(MsgBadID)
 	}
 	builtin := c.ID == BuiltinID

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/stdwebhooks"
 	"appwrite-agent/shared/turnrequest"
 )
@@ -40,9 +40,6 @@ const (
 	MsgWebhookSecret    = "progress.webhook.secret must be whsec_ followed by the base64 of 24 to 64 random bytes"
 )
 
-// userID is an Appwrite id (custom id rules): ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$.
-var userID = ident.Pattern{First: ident.Chars("A-Za-z0-9"), Rest: ident.Chars("A-Za-z0-9._-"), MaxRest: 35}
-
 func parseProgress(b *turnrequest.Progress, async bool) (*Progress, *Error) {
 	if b == nil {
 		if async {
@@ -55,7 +52,7 @@ func parseProgress(b *turnrequest.Progress, async bool) (*Progress, *Error) {
 		return nil, invalid("%s", MsgTurnID)
 	}
 	if p.UserID = strings.TrimSpace(b.UserID); p.UserID != "" {
-		if !userID.Match(p.UserID) {
+		if !awclient.ValidID(p.UserID) { // an Appwrite user id
 			return nil, invalid("%s", MsgUserID)
 		}
 		if !p.Realtime {
