@@ -515,11 +515,15 @@ func (f *automationFixture) renewJWT() {
 	}
 }
 
-// keyRequest calls the stand-in's API with an API key.
+// keyRequest calls the stand-in's API with an API key (a nil body sends none).
 func keyRequest(t *testing.T, endpoint, key, method, path string, body any) (int, string) {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, endpoint+path, strings.NewReader(string(b)))
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(method, endpoint+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Appwrite-Project", "p")
 	req.Header.Set("X-Appwrite-Key", key)

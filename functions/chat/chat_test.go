@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -221,19 +222,11 @@ func (f *chatFixture) rows(db, table string) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	req, _ := http.NewRequest("GET", f.turn.endpoint+"/tablesdb/"+db+"/tables/"+table+"/rows", nil)
-	req.Header.Set("X-Appwrite-Project", "p")
-	req.Header.Set("X-Appwrite-Key", key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
+	status, b := keyRequest(f.t, f.turn.endpoint, key, "GET", "/tablesdb/"+db+"/tables/"+table+"/rows", nil)
+	if status != 200 {
+		f.t.Fatalf("listing %s: %d %s", table, status, b)
 	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 {
-		f.t.Fatalf("listing %s: %d %s", table, res.StatusCode, b)
-	}
-	return string(b)
+	return b
 }
 
 func (f *chatFixture) settle() {
@@ -508,17 +501,10 @@ func TestOnlyTheUserStopsTheirTurn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, _ := http.NewRequest("GET", f.turn.endpoint+`/tablesdb/main/tables/turn_progress/rows?queries[]=`+
-			`{"method":"equal","attribute":"type","values":["stop"]}`, nil)
-		req.Header.Set("X-Appwrite-Project", "p")
-		req.Header.Set("X-Appwrite-Key", key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
+		_, b := keyRequest(t, f.turn.endpoint, key, "GET", `/tablesdb/main/tables/turn_progress/rows?queries[]=`+
+			url.QueryEscape(`{"method":"equal","attribute":"type","values":["stop"]}`), nil)
 		var out struct{ Rows []map[string]any }
-		_ = json.NewDecoder(res.Body).Decode(&out)
+		_ = json.Unmarshal([]byte(b), &out)
 		return out.Rows
 	}
 	s, b := f.callAs(bob, "POST", "/api/turns/story-1/stop", map[string]any{}, nil)

@@ -239,28 +239,25 @@ func timeToolTurn() []scriptedllm.Reply {
 	}
 }
 
-// TestAsyncTurnWatchedThroughRealtime is the browser's path: alice subscribes to the progress rows, creates
-// an async execution with her session, and renders the turn from the Realtime events; bob, subscribed to the
-// same channel, receives none of it.
-func TestAsyncTurnWatchedThroughRealtime(t *testing.T) {
+// aliceWatches is the browser's side of an async turn for alice: her browser and bob's subscribe to the
+// progress rows, start creates the turn's execution (given alice's session), and alice renders the time
+// tool's turn from rows readable by her alone while bob, on the same channel, receives none of them.
+func aliceWatches(t *testing.T, turnID string, start func(st *stack, alice string)) {
+	t.Helper()
 	st := newStack(t, timeToolTurn()...)
 	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
 	alice, _ := st.aw.CreateSession(progProject, "alice")
 	bob, _ := st.aw.CreateSession(progProject, "bob")
-	a := openBrowser(t, st, alice, "turn-alice-1")
+	a := openBrowser(t, st, alice, turnID)
 	b := openBrowser(t, st, bob, "")
-	status, ex := st.execute(t, alice, true, map[string]any{"message": "what time is it?", "async": true,
-		"progress": map[string]any{"realtime": true, "turn_id": "turn-alice-1"}})
-	if status != http.StatusAccepted || ex["status"] != "waiting" {
-		t.Fatalf("execution %d %v", status, ex)
-	}
+	start(st, alice)
 	rows := a.watch()
 	evs := withoutUsage(decodeRows(t, rows))
 	if evs[len(evs)-3].Type() != timeline.TypeDone || evs[len(evs)-3].Str("answer") != "It is late." {
 		t.Fatalf("timeline %v", evs)
 	}
 	for _, r := range rows {
-		if r.TurnID != "turn-alice-1" || len(r.Perms) != 1 || r.Perms[0] != `read("user:alice")` || r.Time == "" {
+		if r.TurnID != turnID || len(r.Perms) != 1 || r.Perms[0] != `read("user:alice")` || r.Time == "" {
 			t.Fatalf("row %+v", r)
 		}
 	}
@@ -283,51 +280,43 @@ func TestAsyncTurnWatchedThroughRealtime(t *testing.T) {
 	must(t, st.aw.Flush(ctx))
 }
 
+// TestAsyncTurnWatchedThroughRealtime is the browser's path: alice subscribes to the progress rows, creates
+// an async execution with her session, and renders the turn from the Realtime events; bob, subscribed to the
+// same channel, receives none of it.
+func TestAsyncTurnWatchedThroughRealtime(t *testing.T) {
+	aliceWatches(t, "turn-alice-1", func(st *stack, alice string) {
+		status, ex := st.execute(t, alice, true, map[string]any{"message": "what time is it?", "async": true,
+			"progress": map[string]any{"realtime": true, "turn_id": "turn-alice-1"}})
+		if status != http.StatusAccepted || ex["status"] != "waiting" {
+			t.Fatalf("execution %d %v", status, ex)
+		}
+	})
+}
+
 // TestTurnForAUserWhoIsNotThere is chat's automations' path (docs/turn.md, "progress.user_id"): a server
 // holding the session key creates the execution with an API key, so the execution has no calling user, and
 // names the user in progress.user_id. alice's browser renders the turn from rows only she can read; bob,
 // subscribed to the same channel, receives none of them. The same request without the session key (turn in
 // unauthenticated mode) is refused before any model call (TestProgressRefusalsComeBeforeAnyModelCall).
 func TestTurnForAUserWhoIsNotThere(t *testing.T) {
-	st := newStack(t, timeToolTurn()...)
-	st.model.PushDiverted(scriptedllm.Reply{Content: "Late"}) // the conversation title
-	alice, _ := st.aw.CreateSession(progProject, "alice")
-	bob, _ := st.aw.CreateSession(progProject, "bob")
-	a := openBrowser(t, st, alice, "turn-for-alice")
-	b := openBrowser(t, st, bob, "")
-	key, err := st.aw.CreateKey(progProject, []string{"executions.write"})
-	must(t, err)
-	body, _ := json.Marshal(map[string]any{"message": "what time is it?", "async": true,
-		"progress": map[string]any{"realtime": true, "turn_id": "turn-for-alice", "user_id": "alice"}})
-	payload, _ := json.Marshal(map[string]any{"body": string(body), "async": true, "path": "/", "method": "POST",
-		"headers": map[string]string{"x-session-api-key": testKey, "content-type": "application/json"}})
-	req, _ := http.NewRequest("POST", st.api.URL+"/v1/functions/turn/executions", bytes.NewReader(payload))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Appwrite-Project", progProject)
-	req.Header.Set("X-Appwrite-Key", key)
-	res, err := http.DefaultClient.Do(req)
-	must(t, err)
-	res.Body.Close()
-	if res.StatusCode != http.StatusAccepted {
-		t.Fatalf("execution with an API key: %d", res.StatusCode)
-	}
-	rows := a.watch()
-	evs := withoutUsage(decodeRows(t, rows))
-	if evs[len(evs)-3].Type() != timeline.TypeDone || evs[len(evs)-3].Str("answer") != "It is late." {
-		t.Fatalf("timeline %v", evs)
-	}
-	for _, r := range rows {
-		if r.TurnID != "turn-for-alice" || len(r.Perms) != 1 || r.Perms[0] != `read("user:alice")` {
-			t.Fatalf("row %+v", r)
+	aliceWatches(t, "turn-for-alice", func(st *stack, _ string) {
+		key, err := st.aw.CreateKey(progProject, []string{"executions.write"})
+		must(t, err)
+		body, _ := json.Marshal(map[string]any{"message": "what time is it?", "async": true,
+			"progress": map[string]any{"realtime": true, "turn_id": "turn-for-alice", "user_id": "alice"}})
+		payload, _ := json.Marshal(map[string]any{"body": string(body), "async": true, "path": "/", "method": "POST",
+			"headers": map[string]string{"x-session-api-key": testKey, "content-type": "application/json"}})
+		req, _ := http.NewRequest("POST", st.api.URL+"/v1/functions/turn/executions", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Appwrite-Project", progProject)
+		req.Header.Set("X-Appwrite-Key", key)
+		res, err := http.DefaultClient.Do(req)
+		must(t, err)
+		res.Body.Close()
+		if res.StatusCode != http.StatusAccepted {
+			t.Fatalf("execution with an API key: %d", res.StatusCode)
 		}
-	}
-	b.send(map[string]string{"type": "ping"})
-	if m := b.read(); m.Type != "pong" {
-		t.Fatalf("bob received %s %s", m.Type, m.Data)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must(t, st.aw.Flush(ctx))
+	})
 }
 
 func writeCA(t *testing.T, r *webhookreceiver.Receiver) string {
