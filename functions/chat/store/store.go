@@ -16,68 +16,34 @@ import (
 	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/seal"
+	"appwrite-agent/shared/tables"
 )
 
-// Table ids in the chat database.
+// Table ids in the chat database (shared/tables, which scripts/deploy creates them from too).
 const (
-	Conversations  = "conversations"
-	Messages       = "messages"
-	Memories       = "memories"
-	Settings       = "settings"
-	MCPConnections = "mcp_connections"
+	Conversations  = tables.Conversations
+	Messages       = tables.Messages
+	Memories       = tables.Memories
+	Settings       = tables.Settings
+	MCPConnections = tables.MCPConnections
 )
 
 // Sizes of the text columns.
 const (
 	// FirstMessageChars is the conversation's first message (what title reads), cut to this many characters.
-	FirstMessageChars = 4000
+	FirstMessageChars = tables.FirstMessageChars
 	// ContentChars bounds a message's text.
-	ContentChars = 1_000_000
+	ContentChars = tables.ContentChars
 	// TimelineChars bounds a turn's stored timeline (JSON).
-	TimelineChars = 5_000_000
+	TimelineChars = tables.TimelineChars
 	// AttachmentsChars bounds a message's attachments (JSON, thumbnails included).
-	AttachmentsChars = 100_000
+	AttachmentsChars = tables.AttachmentsChars
 	// UsageChars bounds a turn's usage (JSON).
-	UsageChars = 65_536
+	UsageChars = tables.UsageChars
 )
 
 // ErrNotFound is a row that does not exist or belongs to another user.
 var ErrNotFound = errors.New("not found")
-
-// table is one table of the schema.
-type table struct {
-	id, name string
-	columns  []awclient.Column
-}
-
-func str(key string, size int) awclient.Column {
-	return awclient.Column{Key: key, Type: "string", Size: size}
-}
-
-// schema is the chat database. Every table has row security on and no table permission.
-var schema = []table{
-	{Conversations, "Conversations", []awclient.Column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("title", 256), str("message", FirstMessageChars),
-		{Key: "active_at", Type: "datetime"},
-	}},
-	{Messages, "Messages", []awclient.Column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "conversation_id", Type: "string", Size: 36, Required: true},
-		{Key: "role", Type: "string", Size: 16, Required: true}, str("content", ContentChars), str("status", 16),
-		str("turn_id", 36), str("execution_id", 36), str("attachments", AttachmentsChars), str("timeline", TimelineChars),
-		str("error", 10_000), str("usage", UsageChars),
-	}},
-	{Memories, "Memories", []awclient.Column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "key", Type: "string", Size: 128, Required: true},
-		str("content", 8192), str("category", 16), {Key: "priority", Type: "integer"}, {Key: "active", Type: "boolean"},
-	}},
-	{Settings, "Agent settings", []awclient.Column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("model", 256), str("base_url", 2048), str("api_key", 4096),
-	}},
-	{MCPConnections, "MCP connections", []awclient.Column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "connection_id", Type: "string", Size: 36, Required: true},
-		str("name", 256), str("url", 2048), str("description", 2048), str("tokens", 65_536), str("client_info", 65_536),
-	}},
-}
 
 // Store is the chat's data in one database, reached with one API key.
 type Store struct {
@@ -99,13 +65,14 @@ func (s *Store) Ensure(ctx context.Context) error {
 	if err := s.aw.CreateDatabase(ctx, s.key, s.database, "Chat"); err != nil && appwriterest.TypeOf(err) != "database_already_exists" {
 		return fmt.Errorf("create database %q: %w", s.database, err)
 	}
+	schema := tables.Chat()
 	for _, t := range schema {
-		if err := s.aw.CreateTable(ctx, s.key, s.database, t.id, t.name); err != nil && appwriterest.TypeOf(err) != "table_already_exists" {
-			return fmt.Errorf("create table %q: %w", t.id, err)
+		if err := s.aw.CreateTable(ctx, s.key, s.database, t.ID, t.Name); err != nil && appwriterest.TypeOf(err) != "table_already_exists" {
+			return fmt.Errorf("create table %q: %w", t.ID, err)
 		}
-		for _, c := range t.columns {
-			if err := s.aw.CreateColumn(ctx, s.key, s.database, t.id, c); err != nil && appwriterest.TypeOf(err) != "column_already_exists" {
-				return fmt.Errorf("create column %s.%s: %w", t.id, c.Key, err)
+		for _, c := range t.Columns {
+			if err := s.aw.CreateColumn(ctx, s.key, s.database, t.ID, awclient.Column(c)); err != nil && appwriterest.TypeOf(err) != "column_already_exists" {
+				return fmt.Errorf("create column %s.%s: %w", t.ID, c.Key, err)
 			}
 		}
 	}
@@ -122,17 +89,17 @@ func (s *Store) Ensure(ctx context.Context) error {
 // columnPoll is how often Ensure looks whether new columns are available.
 const columnPoll = 200 * time.Millisecond
 
-func (s *Store) waitColumns(ctx context.Context, t table) error {
+func (s *Store) waitColumns(ctx context.Context, t tables.Table) error {
 	for {
-		cols, err := s.aw.TableColumns(ctx, s.key, s.database, t.id)
+		cols, err := s.aw.TableColumns(ctx, s.key, s.database, t.ID)
 		if err != nil {
-			return fmt.Errorf("read table %q: %w", t.id, err)
+			return fmt.Errorf("read table %q: %w", t.ID, err)
 		}
 		pending := ""
-		for _, c := range t.columns {
+		for _, c := range t.Columns {
 			if st := cols[c.Key]; st != "available" {
 				if st == "failed" || st == "stuck" {
-					return fmt.Errorf("column %s.%s is %s in Appwrite: delete it and retry", t.id, c.Key, st)
+					return fmt.Errorf("column %s.%s is %s in Appwrite: delete it and retry", t.ID, c.Key, st)
 				}
 				pending = c.Key
 			}
@@ -142,7 +109,7 @@ func (s *Store) waitColumns(ctx context.Context, t table) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("column %s.%s is not available yet: %w", t.id, pending, ctx.Err())
+			return fmt.Errorf("column %s.%s is not available yet: %w", t.ID, pending, ctx.Err())
 		case <-time.After(columnPoll):
 		}
 	}
