@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"appwrite-agent/scripts/internal/deploy"
+	"appwrite-agent/scripts/internal/staging"
+	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/devkit/scriptedllm"
+)
+
+// appwriteOnlyProject is the empty project of -appwrite-only.
+const appwriteOnlyProject = "deploy"
+
+// appwriteOnlyStack is .dev/stack.json of -appwrite-only: what scripts/deploy needs to deploy to the stand-in.
+type appwriteOnlyStack struct {
+	Endpoint  string `json:"endpoint"`
+	ProjectID string `json:"projectId"`
+	APIKey    string `json:"apiKey"`
+	// Issuer is the OAuth issuer MCP clients sign in at (the demo user, demo@example.com / demo-password).
+	Issuer string `json:"issuer"`
+	// AdminURL is the stand-in's admin API (docs/local-appwrite.md).
+	AdminURL string `json:"adminUrl"`
+}
+
+// runAppwriteOnly starts only the Appwrite stand-in at addr, with an empty project (no functions) and an API
+// key with deploy's scopes, writes .dev/stack.json and prints the scripts/deploy line to run against it (with
+// scripted, the scripted demo model's settings in it), then waits until ctx ends.
+func runAppwriteOnly(ctx context.Context, out io.Writer, addr string, aw localappwrite.Options, scripted bool) error {
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		return err
+	}
+	// The deployed webhook-ingress is on a loopback function domain (<id>.functions.localhost): the
+	// stand-in-only allowance lets webhooks point at it, as the dev stack does.
+	aw.AllowLoopbackWebhookURLs = true
+	if aw.Logf == nil {
+		aw.Logf = func(string, ...any) {}
+	}
+	run, err := localappwrite.Start(ctx, addr, aw)
+	if err != nil {
+		return fmt.Errorf("local Appwrite on %s: %w", addr, err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = run.Shutdown(sctx)
+	}()
+	key, err := run.Server.SeedEmptyProject(appwriteOnlyProject, "Deploy", deploy.Scopes())
+	if err != nil {
+		return err
+	}
+	st := appwriteOnlyStack{Endpoint: run.Server.Endpoint(), ProjectID: appwriteOnlyProject, APIKey: key,
+		Issuer: run.Server.Issuer(), AdminURL: run.URL + localappwrite.AdminPrefix}
+	path := filepath.Join(root, ".dev", "stack.json")
+	if err := writePrivateJSON(path, st); err != nil {
+		return err
+	}
+	env, flags := "", ""
+	if scripted {
+		model := scriptedllm.New()
+		model.SetHandler(scriptedllm.Demo())
+		defer model.Close()
+		env = "LLM_API_KEY=scripted "
+		flags = " -llm-model gpt-4o-mini -llm-base-url " + model.BaseURL()
+		fmt.Fprintf(out, "model: scripted demo model at %s (no key needed)\n", model.BaseURL())
+	}
+	fmt.Fprintf(out, "\n  appwrite         %s   (empty project %q; plays %s; functions domains *.%s)\n", st.Endpoint, appwriteOnlyProject, profileLine(run.Server), run.Server.FunctionsDomain())
+	fmt.Fprintf(out, "    API key          scopes %s (in %s)\n", strings.Join(deploy.Scopes(), ", "), path)
+	fmt.Fprintf(out, "    MCP sign-in      %s / %s at %s\n", localappwrite.DemoUserEmail, localappwrite.DemoUserPassword, st.Issuer)
+	fmt.Fprintf(out, "    admin            %s   (see docs/local-appwrite.md)\n", st.AdminURL)
+	fmt.Fprintf(out, "\ndeploy to it with:\n\n  %sscripts/deploy -endpoint %s -project %s -key %s%s\n\n", env, st.Endpoint, appwriteOnlyProject, key, flags)
+	fmt.Fprintln(out, "running (Ctrl-C stops the stand-in and everything deployed to it)")
+	<-ctx.Done()
+	fmt.Fprintln(out, "\nstopping...")
+	return nil
+}
+
+// writePrivateJSON writes v to path, readable by the owner only (it holds a key).
+func writePrivateJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
