@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"appwrite-agent/scripts/internal/deploy"
-	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/scriptedllm"
 )
@@ -31,13 +30,9 @@ type appwriteOnlyStack struct {
 }
 
 // runAppwriteOnly starts only the Appwrite stand-in at addr, with an empty project (no functions) and an API
-// key with deploy's scopes, writes .dev/stack.json and prints the scripts/deploy line to run against it (with
-// scripted, the scripted demo model's settings in it), then waits until ctx ends.
-func runAppwriteOnly(ctx context.Context, out io.Writer, addr string, aw localappwrite.Options, scripted bool) error {
-	root, err := staging.FindRoot(".")
-	if err != nil {
-		return err
-	}
+// key with deploy's scopes, writes stack.json into devDir and prints the scripts/deploy line to run against it
+// (with scripted, the scripted demo model's settings in it), then waits until ctx ends.
+func runAppwriteOnly(ctx context.Context, out io.Writer, addr, devDir string, aw localappwrite.Options, scripted bool) error {
 	// The deployed webhook-ingress is on a loopback function domain (<id>.functions.localhost): the
 	// stand-in-only allowance lets webhooks point at it, as the dev stack does.
 	aw.AllowLoopbackWebhookURLs = true
@@ -59,7 +54,7 @@ func runAppwriteOnly(ctx context.Context, out io.Writer, addr string, aw localap
 	}
 	st := appwriteOnlyStack{Endpoint: run.Server.Endpoint(), ProjectID: appwriteOnlyProject, APIKey: key,
 		Issuer: run.Server.Issuer(), AdminURL: run.URL + localappwrite.AdminPrefix}
-	path := filepath.Join(root, ".dev", "stack.json")
+	path := filepath.Join(devDir, "stack.json")
 	if err := writePrivateJSON(path, st); err != nil {
 		return err
 	}

@@ -68,7 +68,11 @@ func main() {
 	}
 	aw := localappwrite.Options{Profile: prof, WebhookLimit: *webhookLimit}
 	if *appwriteOnly {
-		if err := runAppwriteOnly(ctx, os.Stdout, *appwriteAddr, aw, *model == "scripted"); err != nil && !errors.Is(err, context.Canceled) {
+		root, err := staging.FindRoot(".")
+		if err == nil {
+			err = runAppwriteOnly(ctx, os.Stdout, *appwriteAddr, filepath.Join(root, ".dev"), aw, *model == "scripted")
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "dev:", err)
 			os.Exit(1)
 		}

@@ -91,7 +91,11 @@ func (d *deployer) printPlan() {
 		fp := p.fns[name]
 		switch {
 		case fp.current == nil:
-			fmt.Fprintf(w, "  %-16s create (%s, timeout %d s, scopes %s)\n", name, fp.spec.Runtime, fp.spec.Timeout, strings.Join(fp.spec.Scopes, " "))
+			scopes := strings.Join(fp.spec.Scopes, " ")
+			if scopes == "" {
+				scopes = "none"
+			}
+			fmt.Fprintf(w, "  %-16s create (%s, timeout %d s, scopes %s)\n", name, fp.spec.Runtime, fp.spec.Timeout, scopes)
 		case len(fp.changes) > 0:
 			fmt.Fprintf(w, "  %-16s update: %s\n", name, strings.Join(fp.changes, "; "))
 		default:

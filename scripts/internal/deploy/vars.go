@@ -148,6 +148,8 @@ func (d *deployer) planVars(existing map[string][]models.Variable, urls function
 		for _, w := range d.derivedVars(urls, progressTable)[fn] {
 			s := &varStep{fn: fn, key: w.key, value: w.value, secret: w.secret, readable: true}
 			switch v := find(fn, w.key); {
+			case v == nil && w.override:
+				s.action, s.why = varCreate, "the value given to this run"
 			case v == nil:
 				s.action, s.why = varCreate, "set by deploy"
 			case v.Value == w.value && !v.Secret:
