@@ -26,7 +26,9 @@ func TestAppwriteOnly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out lockedBuffer
 	done := make(chan error, 1)
-	go func() { done <- runAppwriteOnly(ctx, &out, addr, dir, localappwrite.Options{Profile: localappwrite.ProfileCloud}, false) }()
+	go func() {
+		done <- runAppwriteOnly(ctx, &out, addr, dir, localappwrite.Options{Profile: localappwrite.ProfileCloud}, false)
+	}()
 	waitCtx, stopWaiting := context.WithTimeout(ctx, time.Minute) // a safety ceiling on the signal wait
 	defer stopWaiting()
 	if !out.waitFor(waitCtx, "running (Ctrl-C") {
