@@ -317,7 +317,7 @@ type deploymentInfo struct {
 
 // Upload is POST /v1/functions/{id}/deployments (multipart `code`, `activate`), sent as chunks of at most
 // uploadChunk bytes, each with content-range and x-appwrite-id: the id deploy chose, which Appwrite takes for
-// an upload with a content-range (Deployments/Create.php:170-180, 1.9.6); the SDK sends a small archive
+// an upload with a content-range (Deployments/Create.php:169-178, 1.9.6); the SDK sends a small archive
 // without either, so Appwrite makes the id. The build then activates the deployment when it is ready.
 func (a *appwriteAPI) Upload(ctx context.Context, fid, id string, archive []byte) (deploymentInfo, error) {
 	var out deploymentInfo

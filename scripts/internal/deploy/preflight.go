@@ -19,7 +19,7 @@ const Runtime = "go-1.26"
 // has it without changing anything.
 //
 // Appwrite checks a route's scope in its api init hook, before the route's params are validated
-// (app/controllers/shared/api.php:443-447 and utopia-php/http 2.0.0-rc9 Http.php:620-647, 1.9.6): a key
+// (app/controllers/shared/api.php:443-447 and utopia-php/http 2.0.0-rc9 Http.php:624-646, 1.9.6): a key
 // without the scope gets 401 general_unauthorized_scope "… (role: applications) missing scopes ([…])" from any
 // of the route's requests, while a key with it gets the route's own answer. A read is sent as it is; a
 // write is sent with an empty body, which Appwrite refuses with 400 (a required param is missing) after the

@@ -248,7 +248,7 @@ func (c *call) specification(name, def string) (string, *APIError) {
 	return spec, nil
 }
 
-// functionSettings reads the params create and update share (Modules/Functions/Http/Functions/Create.php:83-114,
+// functionSettings reads the params create and update share (Modules/Functions/Http/Functions/Create.php:82-117,
 // Update.php:75-105, 1.9.6), in their order: name (required, at most 128), runtime (create: required; one of
 // the runtime catalog, runtimes.go; update: optional, empty keeps the function's), execute (at most 100 roles),
 // events (at most 100, each a valid event and none a functions.* event), schedule (cron, stored only), timeout
@@ -258,7 +258,7 @@ func (c *call) specification(name, def string) (string, *APIError) {
 // into both (Request/Filters/V21.php:113-116); in a newer format it is an undeclared param and dropped.
 // Omitted optional params take their defaults, as Appwrite's update does. fn is only written when every param
 // is valid. It reports whether a setting a build depends on changed (name, entrypoint, commands, runtime:
-// Update.php:269-277, which then stores live false).
+// Update.php:244-253, which then stores live false).
 func (s *Server) functionSettings(c *call, fn *function, create bool) (rebuild bool, _ *APIError) {
 	if c.legacyBefore(1, 9, 0) && c.has("specification") {
 		c.params["buildSpecification"], c.params["runtimeSpecification"] = c.params["specification"], c.params["specification"]
@@ -353,9 +353,9 @@ func (s *Server) functionSettings(c *call, fn *function, create bool) (rebuild b
 
 // createFunction copies POST /v1/functions (Modules/Functions/Http/Functions/Create.php, 1.9.6): functionId
 // (custom id or unique()), then the shared settings; a runtime _APP_FUNCTIONS_RUNTIMES does not list
-// (Options.FunctionsRuntimes) is 404 function_runtime_unsupported `Runtime "<id>" is not supported` (:240-244),
-// a taken id 409 function_already_exists (:285-287). The function is live, has no deployment, and no domain
-// rule: a request format of 1.7.0 or later makes none (:298-395), so a domain is the caller's to create through
+// (Options.FunctionsRuntimes) is 404 function_runtime_unsupported `Runtime "<id>" is not supported` (:209-213),
+// a taken id 409 function_already_exists (:265-266). The function is live, has no deployment, and no domain
+// rule: a request format of 1.7.0 or later makes none (:316-395), so a domain is the caller's to create through
 // POST /v1/proxy/rules/function (rules.go).
 func (s *Server) createFunction(c *call) (int, any, *APIError) {
 	id, err := c.customID("functionId")
@@ -382,7 +382,7 @@ func (s *Server) createFunction(c *call) (int, any, *APIError) {
 
 // updateFunction copies PUT /v1/functions/{functionId} (Modules/Functions/Http/Functions/Update.php, 1.9.6):
 // "live" becomes false when the name, entrypoint, commands or runtime change and true otherwise
-// (:269-277, :285), whatever it was before.
+// (:244-253, :285), whatever it was before.
 func (s *Server) updateFunction(c *call) (int, any, *APIError) {
 	fn := c.pr.functions[c.r.PathValue("functionId")]
 	if fn == nil {

@@ -405,8 +405,8 @@ func TestDeploymentErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An update without an entrypoint keeps the function's (Update.php:180-182); the name and commands changed,
-	// so the function is no longer live (:269-277).
+	// An update without an entrypoint keeps the function's (Update.php:179-181); the name and commands changed,
+	// so the function is no longer live (:244-253).
 	if upd.Name != "renamed" || upd.Timeout != 60 || upd.Commands != "make" || upd.Entrypoint != "main.go" || len(upd.Events) != 0 ||
 		upd.Specification != "s-0.5vcpu-512mb" || upd.Logging || upd.Scopes[0] != "rows.read" || upd.Live {
 		t.Fatalf("update %+v", upd)
@@ -468,7 +468,7 @@ func TestFunctionSpecifications(t *testing.T) {
 		t.Fatalf("stored: %d %v", code, body)
 	}
 	// An update that keeps name, entrypoint, commands and runtime leaves the function live, one that renames
-	// it does not (Functions/Update.php:269-277).
+	// it does not (Functions/Update.php:244-253).
 	if _, err := fs.CreateVariable("legacy", "K", "v"); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func knownRuntimes() []string {
 }
 
 // runtimeOffered reports whether id passes _APP_FUNCTIONS_RUNTIMES (Options.FunctionsRuntimes): every
-// runtime when the list is empty (Functions/Create.php:240-244, Runtimes/XList.php:58-66, 1.9.6).
+// runtime when the list is empty (Functions/Create.php:209-213, Runtimes/XList.php:57-63, 1.9.6).
 func (s *Server) runtimeOffered(id string) bool {
 	return len(s.opts.FunctionsRuntimes) == 0 || slices.Contains(s.opts.FunctionsRuntimes, id)
 }

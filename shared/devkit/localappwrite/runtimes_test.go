@@ -38,7 +38,7 @@ func TestRuntimesList(t *testing.T) {
 }
 
 // TestScopeCheckedBeforeParams: Appwrite checks a route's scope in the api init hook, before the route's params
-// are validated (utopia-php/http 2.0.0-rc9 Http.php:620-647), so a write with no params is a harmless probe of
+// are validated (utopia-php/http 2.0.0-rc9 Http.php:624-646), so a write with no params is a harmless probe of
 // a key's scopes: 401 naming the scope when the key lacks it, the param error when it has it; an unknown key is
 // a guest.
 func TestScopeCheckedBeforeParams(t *testing.T) {
