@@ -103,17 +103,7 @@ func Do(ctx context.Context, hc *http.Client, r Request, out any) error {
 		return &Error{Err: fmt.Errorf("%s %s: read answer: %w", r.Method, r.URL, err)}
 	}
 	if res.StatusCode >= 300 {
-		e := &Error{Status: res.StatusCode}
-		var b struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-		}
-		if json.Unmarshal(raw, &b) == nil {
-			e.Type, e.Message = b.Type, b.Message
-		} else {
-			e.Message = strings.TrimSpace(string(raw[:min(len(raw), 200)]))
-		}
-		return e
+		return ErrorOf(res.StatusCode, raw)
 	}
 	if out == nil || len(raw) == 0 {
 		return nil // an answer nobody decodes is read only as far as the bound
@@ -125,4 +115,20 @@ func Do(ctx context.Context, hc *http.Client, r Request, out any) error {
 		return &Error{Status: res.StatusCode, Type: "invalid_response", Message: "the answer is not the expected JSON: " + err.Error()}
 	}
 	return nil
+}
+
+// ErrorOf is the *Error of an answer of status (300 or more) whose body is raw: Appwrite's type and message
+// ({"message","code","type"}), or the start of a body that is not that JSON.
+func ErrorOf(status int, raw []byte) *Error {
+	e := &Error{Status: status}
+	var b struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(raw, &b) == nil {
+		e.Type, e.Message = b.Type, b.Message
+	} else {
+		e.Message = strings.TrimSpace(string(raw[:min(len(raw), 200)]))
+	}
+	return e
 }

@@ -68,3 +68,11 @@ func (p *Pattern) Match(s string) bool {
 	}
 	return true
 }
+
+// appwriteID is Appwrite's custom id (utopia-php/database's UID/Key validator behind CustomId): 1 to 36
+// characters of a-z A-Z 0-9 . - _, not starting with a special character.
+var appwriteID = Pattern{First: Chars("a-zA-Z0-9"), Rest: Chars("a-zA-Z0-9._-"), MaxRest: 35}
+
+// AppwriteID reports whether s is an id Appwrite takes as a custom id (of a project, a function, a
+// database, a deployment, ...).
+func AppwriteID(s string) bool { return appwriteID.Match(s) }

@@ -3,6 +3,7 @@ package ident_test
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"appwrite-agent/shared/ident"
@@ -78,14 +79,25 @@ func BenchmarkMatch(b *testing.B) {
 // TestUnique: an id is 20 lowercase hex characters that Appwrite takes as a custom id, and two are never the
 // same.
 func TestUnique(t *testing.T) {
-	appwriteID := ident.Pattern{First: ident.Chars("a-zA-Z0-9"), Rest: ident.Chars("a-zA-Z0-9._-"), MaxRest: 35}
 	hex := ident.Pattern{First: ident.Chars("0-9a-f"), Rest: ident.Chars("0-9a-f"), MinRest: 19, MaxRest: 19}
 	seen := map[string]bool{}
 	for range 1000 {
 		id := ident.Unique()
-		if !hex.Match(id) || !appwriteID.Match(id) || seen[id] {
+		if !hex.Match(id) || !ident.AppwriteID(id) || seen[id] {
 			t.Fatalf("id %q (seen before: %v)", id, seen[id])
 		}
 		seen[id] = true
+	}
+}
+
+// TestAppwriteID: Appwrite's custom id rule.
+func TestAppwriteID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"turn": true, "mcp-events": true, "a": true, "A.b_c-d": true, strings.Repeat("x", 36): true,
+		"": false, "-chat": false, ".x": false, "_x": false, strings.Repeat("x", 37): false, "a b": false, "é": false,
+	} {
+		if got := ident.AppwriteID(id); got != want {
+			t.Errorf("AppwriteID(%q) = %v", id, got)
+		}
 	}
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -55,7 +53,7 @@ func runAppwriteOnly(ctx context.Context, out io.Writer, addr, devDir string, aw
 	st := appwriteOnlyStack{Endpoint: run.Server.Endpoint(), ProjectID: appwriteOnlyProject, APIKey: key,
 		Issuer: run.Server.Issuer(), AdminURL: run.URL + localappwrite.AdminPrefix}
 	path := filepath.Join(devDir, "stack.json")
-	if err := writePrivateJSON(path, st); err != nil {
+	if err := localappwrite.WriteStackJSON(path, st); err != nil {
 		return err
 	}
 	env, flags := "", ""
@@ -76,20 +74,4 @@ func runAppwriteOnly(ctx context.Context, out io.Writer, addr, devDir string, aw
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping...")
 	return nil
-}
-
-// writePrivateJSON writes v to path, readable by the owner only (it holds a key).
-func writePrivateJSON(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

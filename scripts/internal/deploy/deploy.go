@@ -20,9 +20,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/scripts/internal/staging"
+	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/loopback"
 )
 
@@ -55,7 +57,7 @@ type Options struct {
 	Root string
 	// StateDir keeps the server keys deploy generated, per project (mode 0600; default <Root>/.deploy).
 	StateDir string
-	// Log receives the progress lines (os.Stderr when nil).
+	// Log receives the progress lines, one whole line per Write (os.Stderr when nil).
 	Log io.Writer
 	// HTTPClient calls the API and the functions' domains (a client that dials localhost names on loopback,
 	// loopback.Client, when nil).
@@ -135,7 +137,7 @@ type Incomplete struct {
 
 func (e *Incomplete) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "deploy stopped: %v\n", e.Err)
+	fmt.Fprintf(&b, "stopped halfway: %v\n", e.Err)
 	b.WriteString("Done:\n")
 	if len(e.Done) == 0 {
 		b.WriteString("  (nothing)\n")
@@ -204,13 +206,13 @@ func (o *Options) defaults() error {
 	if !strings.HasSuffix(u.Path, "/v1") {
 		return refuse("-endpoint %q does not end in /v1: Appwrite's API endpoint is its base URL with /v1, such as https://fra.cloud.appwrite.io/v1.", o.Endpoint)
 	}
-	if !validID(o.Project) {
+	if !ident.AppwriteID(o.Project) {
 		return refuse("-project %q is not an Appwrite project id (at most 36 of a-z, A-Z, 0-9, '.', '-', '_', not starting with a special character).", o.Project)
 	}
 	if o.ChatDatabase == "" {
 		o.ChatDatabase = staging.DefaultChatDatabase
 	}
-	if !validID(o.ChatDatabase) {
+	if !ident.AppwriteID(o.ChatDatabase) {
 		return refuse("-chat-database %q is not an Appwrite id.", o.ChatDatabase)
 	}
 	if o.FunctionsDomain != "" && !validHostname(o.FunctionsDomain) {
@@ -261,19 +263,6 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// validID is Appwrite's custom id rule.
-func validID(id string) bool {
-	if id == "" || len(id) > 36 || !isAlnum(id[0]) {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !isAlnum(c) && c != '.' && c != '-' && c != '_' {
-			return false
-		}
-	}
-	return true
-}
-
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
@@ -299,9 +288,10 @@ func validHostname(h string) bool {
 
 // deployer is one run.
 type deployer struct {
-	opts Options
-	log  io.Writer
-	api  *appwriteAPI
+	opts  Options
+	log   io.Writer
+	logMu sync.Mutex
+	api   *appwriteAPI
 
 	// set by preflight
 	version  string
@@ -321,11 +311,16 @@ type deployer struct {
 	done, notDone []string
 	results       map[string]FunctionSummary
 	uploaded      []string
-	manual        []string
 	notes         []string
 }
 
-func (d *deployer) logf(format string, args ...any) { fmt.Fprintf(d.log, format+"\n", args...) }
+// logf writes one progress line; the build watchers write from their goroutines, so lines are written whole,
+// one at a time.
+func (d *deployer) logf(format string, args ...any) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	fmt.Fprintf(d.log, format+"\n", args...)
+}
 
 // endpointURL is the parsed endpoint.
 func (d *deployer) endpointURL() *url.URL {

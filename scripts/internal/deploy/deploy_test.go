@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,24 +21,6 @@ import (
 )
 
 const testProject = "deploytest"
-
-// lockedBuffer collects deploy's progress lines, which the build watchers write from several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // standIn is a running stand-in with an empty project and a key with deploy's scopes.
 type standIn struct {
@@ -70,7 +51,7 @@ func startStandIn(t *testing.T, opts localappwrite.Options) *standIn {
 }
 
 // options are a run's options against s, with a short poll interval and a state folder of the test's own.
-func (s *standIn) options(t *testing.T, log *lockedBuffer) Options {
+func (s *standIn) options(t *testing.T, log *bytes.Buffer) Options {
 	t.Helper()
 	root, err := staging.FindRoot(".")
 	if err != nil {
@@ -157,7 +138,7 @@ func TestBadInputsAreRefusedBeforeAnyChange(t *testing.T) {
 		{"bad functions domain", func(o *Options) { o.FunctionsDomain = "https://fra.appwrite.run" }, []string{"-functions-domain"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var log lockedBuffer
+			var log bytes.Buffer
 			o := s.options(t, &log)
 			staged := false
 			o.Stage = func(context.Context, string, string, string) error { staged = true; return nil }

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ const fakeMain = `package handler
 // %s version %d
 
 import (
+	"bytes"
 	"os"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -78,7 +80,7 @@ func needGo(t *testing.T) {
 	}
 }
 
-func mustRun(t *testing.T, o Options, log *lockedBuffer) *Summary {
+func mustRun(t *testing.T, o Options, log *bytes.Buffer) *Summary {
 	t.Helper()
 	sum, err := Run(context.Background(), o)
 	if err != nil {
@@ -110,7 +112,7 @@ func statuses(s *Summary) map[string]string {
 func TestDeployLifecycle(t *testing.T) {
 	needGo(t)
 	s := startStandIn(t, localappwrite.Options{Builds: 5})
-	var log lockedBuffer
+	var log bytes.Buffer
 	fake := &fakeStage{versions: map[string]int{}}
 	o := s.options(t, &log)
 	o.Stage, o.LLMAPIKey, o.LLMModel = fake.stage, "sk-test-key", "gpt-test"
@@ -266,7 +268,7 @@ func failedVariables(t *testing.T, o Options, aw *localappwrite.Server) {
 		t.Fatalf("want an incomplete run, got %v", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{"deploy stopped: set chat's variables", "Done:\n  ✓ create function turn", "✓ set webhook-ingress's variables",
+	for _, want := range []string{"stopped halfway: set chat's variables", "Done:\n  ✓ create function turn", "✓ set webhook-ingress's variables",
 		"Not done:\n  · set chat's variables", "· create database chat", "· deploy turn (new function)", "Run the same command again to finish"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the error lacks %q:\n%s", want, msg)
@@ -279,7 +281,7 @@ func failedVariables(t *testing.T, o Options, aw *localappwrite.Server) {
 
 // failedUpload changes chat and mcp-events and fails chat's upload once: mcp-events is deployed, chat is not,
 // and the error says so; the next run deploys chat alone.
-func failedUpload(t *testing.T, o Options, aw *localappwrite.Server, fake *fakeStage, log *lockedBuffer) {
+func failedUpload(t *testing.T, o Options, aw *localappwrite.Server, fake *fakeStage, log *bytes.Buffer) {
 	t.Helper()
 	fake.bump("chat")
 	fake.bump("mcp-events")
@@ -307,7 +309,7 @@ func failedUpload(t *testing.T, o Options, aw *localappwrite.Server, fake *fakeS
 // rotateKeys: -rotate-keys prepends a new key to the three key lists and keeps the old ones, on every
 // function that holds them, which are then redeployed; from a machine without the copy of the keys it needs
 // their current value in the environment.
-func rotateKeys(t *testing.T, o Options, aw *localappwrite.Server, log *lockedBuffer) {
+func rotateKeys(t *testing.T, o Options, aw *localappwrite.Server, log *bytes.Buffer) {
 	t.Helper()
 	before, _ := aw.Variables(testProject, "mcp-events")
 	chatBefore, _ := aw.Variables(testProject, "chat")
@@ -345,7 +347,7 @@ func rotateKeys(t *testing.T, o Options, aw *localappwrite.Server, log *lockedBu
 	o.Getenv = func(k string) string { return current[k] }
 	o.DryRun, o.LLMAPIKey = true, "" // nor does it know LLM_API_KEY: given again, it would be written again
 
-	log2 := &lockedBuffer{}
+	log2 := &bytes.Buffer{}
 	o.Log = log2
 	if sum := mustRun(t, o, log2); sum.Functions["mcp-events"].Status != StatusWillDeploy || sum.Functions["turn"].Status != StatusUpToDate ||
 		!strings.Contains(log2.String(), "SEAL_KEYS (secret)  [update: a new key first, the old ones kept (-rotate-keys; from SEAL_KEYS in the environment)]") {

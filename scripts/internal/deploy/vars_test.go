@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"appwrite-agent/shared/ident"
+
 	"github.com/appwrite/sdk-for-go/models"
 )
 
@@ -248,7 +250,7 @@ func TestArchiveIsDeterministic(t *testing.T) {
 		t.Fatal("a mode or content change kept the hash")
 	}
 	id, err := newDeploymentID(a.SHA256, bytes.NewReader([]byte{1, 2, 3, 4}))
-	if err != nil || len(id) != 36 || !validID(id) || !builtFrom(id, a.SHA256) || builtFrom(id, e.SHA256) || builtFrom("", a.SHA256) {
+	if err != nil || len(id) != 36 || !ident.AppwriteID(id) || !builtFrom(id, a.SHA256) || builtFrom(id, e.SHA256) || builtFrom("", a.SHA256) {
 		t.Fatalf("deployment id %q", id)
 	}
 }

@@ -33,24 +33,6 @@ import (
 
 const project = "shop"
 
-// lockedBuffer collects deploy's progress lines (the build watchers write from several goroutines).
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // reply is the scripted model: the router answers at once (FINISH), a call without tools is a title.
 func reply(req scriptedllm.Request, _ int) scriptedllm.Reply {
 	if req.JSON()["response_format"] != nil {
@@ -68,7 +50,7 @@ type world struct {
 	rcv   *webhookreceiver.Receiver
 	sec   string
 	hc    *http.Client
-	log   lockedBuffer
+	log   bytes.Buffer
 	root  string
 	// changed names the functions the stage below changes (a comment added to their main.go).
 	mu      sync.Mutex

@@ -190,9 +190,9 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	}, nil
 }
 
-// WriteStackJSON writes d to path (e.g. ".dev/stack.json"), creating the directory, readable by the owner only
-// (it holds a key and a token).
-func WriteStackJSON(path string, d *Demo) error {
+// WriteStackJSON writes d (a *Demo, or what a dev mode writes instead) to path (e.g. ".dev/stack.json") as
+// JSON, creating the directory, readable by the owner only (it holds a key and a token).
+func WriteStackJSON(path string, d any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

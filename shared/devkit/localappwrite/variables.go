@@ -103,15 +103,25 @@ func (s *Server) listVariables(c *call) (int, any, *APIError) {
 	return http.StatusOK, obj{{"total", len(out)}, {"variables", out}}, nil
 }
 
-// getVariable copies GET /v1/functions/{functionId}/variables/{variableId} (Variables/Get.php, 1.9.6).
-func (s *Server) getVariable(c *call) (int, any, *APIError) {
+// pathVariable is the function and variable the request's path names: 404 function_not_found, then 404
+// variable_not_found.
+func (c *call) pathVariable() (*function, *variable, *APIError) {
 	fn := c.pr.functions[c.r.PathValue("functionId")]
 	if fn == nil {
-		return 0, nil, newErr(ErrFunctionNotFound)
+		return nil, nil, newErr(ErrFunctionNotFound)
 	}
 	v := fn.variable(c.r.PathValue("variableId"))
 	if v == nil {
-		return 0, nil, newErr(ErrVariableNotFound)
+		return nil, nil, newErr(ErrVariableNotFound)
+	}
+	return fn, v, nil
+}
+
+// getVariable copies GET /v1/functions/{functionId}/variables/{variableId} (Variables/Get.php, 1.9.6).
+func (s *Server) getVariable(c *call) (int, any, *APIError) {
+	fn, v, err := c.pathVariable()
+	if err != nil {
+		return 0, nil, err
 	}
 	return http.StatusOK, variableModel(fn, v), nil
 }
@@ -144,13 +154,9 @@ func (s *Server) updateVariable(c *call) (int, any, *APIError) {
 		}
 		secret = &b
 	}
-	fn := c.pr.functions[c.r.PathValue("functionId")]
-	if fn == nil {
-		return 0, nil, newErr(ErrFunctionNotFound)
-	}
-	v := fn.variable(c.r.PathValue("variableId"))
-	if v == nil {
-		return 0, nil, newErr(ErrVariableNotFound)
+	fn, v, apiErr := c.pathVariable()
+	if apiErr != nil {
+		return 0, nil, apiErr
 	}
 	if v.secret && secret != nil && !*secret {
 		return 0, nil, newErr(ErrVariableCannotUnsetSecret)
@@ -178,15 +184,11 @@ func (s *Server) updateVariable(c *call) (int, any, *APIError) {
 // deleteVariable copies DELETE /v1/functions/{functionId}/variables/{variableId} (Variables/Delete.php,
 // 1.9.6): 204.
 func (s *Server) deleteVariable(c *call) (int, any, *APIError) {
-	fn := c.pr.functions[c.r.PathValue("functionId")]
-	if fn == nil {
-		return 0, nil, newErr(ErrFunctionNotFound)
+	fn, v, err := c.pathVariable()
+	if err != nil {
+		return 0, nil, err
 	}
-	i := slices.IndexFunc(fn.vars, func(v *variable) bool { return v.id == c.r.PathValue("variableId") })
-	if i < 0 {
-		return 0, nil, newErr(ErrVariableNotFound)
-	}
-	fn.vars = slices.Delete(fn.vars, i, i+1)
+	fn.vars = slices.DeleteFunc(fn.vars, func(x *variable) bool { return x == v })
 	fn.live = false
 	return http.StatusNoContent, nil, nil
 }
