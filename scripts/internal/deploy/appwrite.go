@@ -294,7 +294,6 @@ func (a *appwriteAPI) CreateColumn(ctx context.Context, db, table string, c tabl
 	case "string":
 		_, err = sdkCall(ctx, op, func() (*models.ColumnString, error) {
 			//lint:ignore SA1019 the string columns of shared/tables, which chat's store creates through the same route on first use
-
 			return d.CreateStringColumn(db, table, c.Key, c.Size, c.Required)
 		})
 	case "integer":
