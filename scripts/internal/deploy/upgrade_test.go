@@ -29,7 +29,6 @@ const fakeMain = `package handler
 // %s version %d
 
 import (
-	"bytes"
 	"os"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
