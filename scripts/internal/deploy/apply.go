@@ -150,6 +150,9 @@ func (d *deployer) writeVars(ctx context.Context, todo []*varStep) error {
 				if s.key != varLLMKey {
 					rec.Value = s.value
 				}
+				for fn, updated := range s.holders {
+					rec.Stored[fn] = updated
+				}
 				st.Secrets[s.key] = rec
 				if err := d.saveState(st); err != nil {
 					return fmt.Errorf("keep %s on this machine: %w", s.key, err)

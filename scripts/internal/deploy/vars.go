@@ -78,6 +78,9 @@ type varStep struct {
 	// readable reports that value is the function's value after the run (false for a secret kept as it is).
 	readable bool
 	why      string
+	// holders are the other functions that already hold a secret's value, by the $updatedAt of their
+	// variable: this machine's record of the value covers them too once it is written.
+	holders map[string]string
 }
 
 // wanted is one variable deploy wants on a function.
@@ -259,6 +262,7 @@ func (d *deployer) planSecret(g secretGroup, find func(fn, key string) *models.V
 				add(fn, varSame, current, "")
 			} else {
 				add(fn, varCreate, current, "the value the other functions have (from "+from+")")
+				steps[len(steps)-1].holders = present
 			}
 		}
 		if current == "" && len(g.functions) > 1 {
