@@ -11,11 +11,12 @@ package eventcatalog
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
-	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/awclient"
 )
 
 // Event names of the catalog: appwrite/mcp's names (docs/events.md "Catalog"), so that one name means one
@@ -65,11 +66,8 @@ const MaxIDLength = 36
 // IDPattern is Appwrite's custom-id alphabet: a letter or digit, then letters, digits, '.', '_' or '-'.
 const IDPattern = `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$`
 
-// idPattern is IDPattern, checked without a regular expression.
-var idPattern = ident.Pattern{First: ident.Chars("a-zA-Z0-9"), Rest: ident.Chars("a-zA-Z0-9._-"), MaxRest: MaxIDLength - 1}
-
-// ValidID reports whether s is a valid Appwrite resource or project id.
-func ValidID(s string) bool { return idPattern.Match(s) }
+// ValidID reports whether s is a valid Appwrite resource or project id (IDPattern: awclient.ValidID).
+func ValidID(s string) bool { return awclient.ValidID(s) }
 
 // Target names what events/subscribe reads, with the caller's token, to authorize a subscription.
 type Target string
@@ -114,7 +112,7 @@ type Event struct {
 	// filter reports whether a decoded Appwrite payload belongs to a subscription with these arguments
 	// (Appwrite filters only by event name); project reduces it to the payload fields.
 	filter  func(args map[string]string, p payload) bool
-	project func(p payload, f fieldList) fieldList
+	project func(p payload, f *fields)
 }
 
 // Filter is an optional subscription argument that narrows what is delivered.
@@ -139,7 +137,7 @@ const ScopeAll = "project:all"
 // ScopeRequirements returns every scope requirement of the catalog, the webhook scopes first, each once:
 // every inner list is met by any one of its alternatives (Cloud names).
 func ScopeRequirements() [][]string {
-	out := append([][]string(nil), webhookScopes...)
+	out := slices.Clone(webhookScopes)
 	seen := map[string]bool{}
 	for _, g := range out {
 		seen[strings.Join(g, " ")] = true
@@ -184,9 +182,7 @@ func rowPayload(extra map[string]map[string]any) map[string]map[string]any {
 		"created_at": ts("When the row was created."),
 		"updated_at": ts("When the row was last updated."),
 	}
-	for k, v := range extra {
-		p[k] = v
-	}
+	maps.Copy(p, extra)
 	return p
 }
 
@@ -374,7 +370,7 @@ func lookupIn(list []Event, name string) *Event {
 }
 
 // All returns the catalog in its fixed order.
-func All() []Event { return append([]Event(nil), events...) }
+func All() []Event { return slices.Clone(events) }
 
 // Lookup returns the event called name: a catalog event, or a legacy one (RenamedTo set).
 func Lookup(name string) (Event, bool) {
@@ -419,7 +415,7 @@ func (e Event) PayloadSchema() map[string]any {
 	return map[string]any{
 		"type":                 "object",
 		"properties":           props,
-		"required":             append([]string(nil), e.PayloadRequired...),
+		"required":             slices.Clone(e.PayloadRequired),
 		"additionalProperties": false,
 	}
 }
@@ -455,7 +451,7 @@ func Unmet(requirements [][]string, granted map[string]bool) [][]string {
 
 // unmet is Unmet of e's requirements, webhook scopes first.
 func (e Event) unmet(scopes map[string]bool) [][]string {
-	return Unmet(append(append([][]string(nil), webhookScopes...), e.Scopes...), scopes)
+	return Unmet(slices.Concat(webhookScopes, e.Scopes), scopes)
 }
 
 // MissingScopes returns the scope requirements (each "a or b") that scopes do not satisfy, webhook scopes
@@ -528,7 +524,7 @@ func (e Event) ValidateArgs(raw json.RawMessage) (map[string]string, error) {
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, fmt.Errorf("arguments.%s: must be a string", a)
 		}
-		if !idPattern.Match(s) {
+		if !ValidID(s) {
 			return nil, fmt.Errorf("arguments.%s: must be an Appwrite id (1-%d characters of a-z, A-Z, 0-9, '.', '_', '-', not starting with a symbol)", a, MaxIDLength)
 		}
 		out[a] = s

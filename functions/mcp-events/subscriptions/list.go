@@ -2,11 +2,12 @@ package subscriptions
 
 import (
 	"context"
+	"maps"
 	"sort"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 )
 
@@ -41,7 +42,7 @@ type Listed struct {
 // Other principals' subscriptions in the same project are never shown.
 func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *mcperr.Error) {
 	proj := s.o.Appwrite.Project(project, c.Principal.Token)
-	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
+	hooks, err := proj.Client.ListWebhooks(ctx, proj.Auth, IDPrefix)
 	if err != nil {
 		return nil, mapAppwrite(err, "webhook", project)
 	}
@@ -78,7 +79,7 @@ func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *
 }
 
 // listedByLabel is webhook w as listed from its label, when the label is principal's.
-func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal string, now time.Time) (Listed, bool) {
+func (s *Service) listedByLabel(w *awclient.Webhook, project, principal string, now time.Time) (Listed, bool) {
 	l, ok := parseLabel(w.Name)
 	if !ok {
 		return Listed{}, false
@@ -88,16 +89,14 @@ func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal strin
 		return Listed{}, false
 	}
 	full := map[string]string{eventcatalog.ArgProject: project}
-	for k, v := range args {
-		full[k] = v
-	}
+	maps.Copy(full, args)
 	return listed(w, l.Event, full, "", l.Expiry, l.VerifiedAt, l.PrevUntil, now), true
 }
 
 // listed is webhook w as list_subscriptions shows it, from what its envelope or its label says: args with
 // project_id, the callback URL ("" when only the label was read), the expiry, when it was verified (zero:
 // never) and until when its previous secret is valid (zero: no rotation).
-func listed(w *appwriteapi.Webhook, event string, args map[string]string, callbackURL string, expiry, verifiedAt, prevUntil, now time.Time) Listed {
+func listed(w *awclient.Webhook, event string, args map[string]string, callbackURL string, expiry, verifiedAt, prevUntil, now time.Time) Listed {
 	l := Listed{
 		ID: w.ID, Event: event, Arguments: args, CallbackURL: callbackURL,
 		ExpiresAt: expiry.UTC().Format(time.RFC3339), Expired: !now.Before(expiry),

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 )
 
 // step is one change of the run, said in the words of the Done / Not done lists.
@@ -81,7 +81,7 @@ func (d *deployer) apply(ctx context.Context) error {
 				}
 				steps = append(steps, step{"add the columns " + strings.Join(keys, ", ") + " to " + dp.id + "/" + tp.table.ID, func(ctx context.Context) error {
 					for _, c := range cols {
-						if err := d.api.CreateColumn(ctx, dp.id, tp.table.ID, c); err != nil && appwriterest.TypeOf(err) != "column_already_exists" {
+						if err := d.api.CreateColumn(ctx, dp.id, tp.table.ID, c); err != nil && awclient.TypeOf(err) != "column_already_exists" {
 							return err
 						}
 					}

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"appwrite-agent/scripts/internal/staging"
-	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/loopback"
 )
 
@@ -206,13 +206,13 @@ func (o *Options) defaults() error {
 	if !strings.HasSuffix(u.Path, "/v1") {
 		return refuse("-endpoint %q does not end in /v1: Appwrite's API endpoint is its base URL with /v1, such as https://fra.cloud.appwrite.io/v1.", o.Endpoint)
 	}
-	if !ident.AppwriteID(o.Project) {
+	if !awclient.ValidID(o.Project) {
 		return refuse("-project %q is not an Appwrite project id (at most 36 of a-z, A-Z, 0-9, '.', '-', '_', not starting with a special character).", o.Project)
 	}
 	if o.ChatDatabase == "" {
 		o.ChatDatabase = staging.DefaultChatDatabase
 	}
-	if !ident.AppwriteID(o.ChatDatabase) {
+	if !awclient.ValidID(o.ChatDatabase) {
 		return refuse("-chat-database %q is not an Appwrite id.", o.ChatDatabase)
 	}
 	if o.FunctionsDomain != "" && !validHostname(o.FunctionsDomain) {

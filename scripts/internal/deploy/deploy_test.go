@@ -5,14 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"appwrite-agent/scripts/internal/stack"
 	"appwrite-agent/scripts/internal/staging"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/loopback"
 
@@ -79,12 +80,13 @@ func (s *standIn) functionsOf(t *testing.T) []string {
 // says what is wrong and what to do, before anything is changed (and before anything is staged).
 func TestBadInputsAreRefusedBeforeAnyChange(t *testing.T) {
 	s := startStandIn(t, localappwrite.Options{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A port nothing listens on, held from other tests until this one ends (stack.ReservePort).
+	port, release, err := stack.ReservePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedPort := ln.Addr().String()
-	_ = ln.Close()
+	t.Cleanup(release)
+	closedPort := "127.0.0.1:" + strconv.Itoa(port)
 	readOnly, err := s.run.Server.CreateKey(testProject, []string{"functions.read", "rules.read", "rules.write", "databases.read", "databases.write", "tables.read", "tables.write"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,9 +176,9 @@ func TestScopesProbedWithoutChange(t *testing.T) {
 	s := startStandIn(t, localappwrite.Options{})
 	api := newAppwriteAPI(s.run.Server.Endpoint(), testProject, s.key, &http.Client{Timeout: time.Minute})
 	for _, n := range (&deployer{opts: Options{ChatDatabase: "chat"}}).scopeNeeds() {
-		err := api.Probe(context.Background(), n.method, n.path)
-		if st := appwriterest.StatusOf(err); err != nil && (st == 401 || st == 0 || st >= 500) {
-			t.Errorf("%s %s with every scope: %v", n.method, n.path, err)
+		err := api.Probe(context.Background(), n.method, n.path...)
+		if st := awclient.StatusOf(err); err != nil && (st == 401 || st == 0 || st >= 500) {
+			t.Errorf("%s %v with every scope: %v", n.method, n.path, err)
 		}
 	}
 	if fns := s.functionsOf(t); len(fns) != 0 {

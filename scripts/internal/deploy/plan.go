@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/tables"
 
 	"github.com/appwrite/sdk-for-go/models"
@@ -70,7 +70,7 @@ func (d *deployer) plan(ctx context.Context) error {
 		p.fns[name] = fp
 		f, err := d.api.Function(ctx, name)
 		switch {
-		case appwriterest.TypeOf(err) == "function_not_found":
+		case awclient.TypeOf(err) == "function_not_found":
 		case err != nil:
 			return refuse("reading the project failed: %v", err)
 		default:
@@ -180,7 +180,7 @@ func (d *deployer) planDatabase(ctx context.Context, db string, want []tables.Ta
 	dp := &dbPlan{id: db, name: "Chat"}
 	err := d.api.Database(ctx, db)
 	switch {
-	case appwriterest.TypeOf(err) == "database_not_found":
+	case awclient.TypeOf(err) == "database_not_found":
 		dp.create = true
 	case err != nil:
 		return nil, refuse("reading the project failed: %v", err)
@@ -194,7 +194,7 @@ func (d *deployer) planDatabase(ctx context.Context, db string, want []tables.Ta
 		}
 		info, err := d.api.Table(ctx, db, t.ID)
 		switch {
-		case appwriterest.TypeOf(err) == "table_not_found":
+		case awclient.TypeOf(err) == "table_not_found":
 			tp.create = true
 			continue
 		case err != nil:

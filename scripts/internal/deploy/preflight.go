@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/tables"
 )
 
@@ -27,21 +27,22 @@ const Runtime = "go-1.26"
 // Console's), so this is how deploy knows, before any change, every scope the key lacks.
 type scopeNeed struct {
 	scope, purpose string
-	method, path   string
+	method         string
+	path           []string // the route's segments below /v1
 }
 
 // scopeNeeds are the scopes deploy needs, in the order they are reported.
 func (d *deployer) scopeNeeds() []scopeNeed {
 	db := d.opts.ChatDatabase
 	return []scopeNeed{
-		{"functions.read", "read the functions, their variables and deployments", http.MethodGet, "/functions/turn"},
-		{"functions.write", "create and update the functions, set their variables and upload their code", http.MethodPost, "/functions"},
-		{"rules.read", "read the functions' domains", http.MethodGet, "/proxy/rules"},
-		{"rules.write", "give each function its domain when it has none", http.MethodPost, "/proxy/rules/function"},
-		{"databases.read", "find the chat database", http.MethodGet, "/tablesdb/" + db},
-		{"databases.write", "create the chat database", http.MethodPost, "/tablesdb"},
-		{"tables.read", "find the chat's tables and turn's progress table", http.MethodGet, "/tablesdb/" + db + "/tables/" + tables.Conversations},
-		{"tables.write", "create those tables and their columns", http.MethodPost, "/tablesdb/" + db + "/tables"},
+		{"functions.read", "read the functions, their variables and deployments", http.MethodGet, []string{"functions", "turn"}},
+		{"functions.write", "create and update the functions, set their variables and upload their code", http.MethodPost, []string{"functions"}},
+		{"rules.read", "read the functions' domains", http.MethodGet, []string{"proxy", "rules"}},
+		{"rules.write", "give each function its domain when it has none", http.MethodPost, []string{"proxy", "rules", "function"}},
+		{"databases.read", "find the chat database", http.MethodGet, []string{"tablesdb", db}},
+		{"databases.write", "create the chat database", http.MethodPost, []string{"tablesdb"}},
+		{"tables.read", "find the chat's tables and turn's progress table", http.MethodGet, []string{"tablesdb", db, "tables", tables.Conversations}},
+		{"tables.write", "create those tables and their columns", http.MethodPost, []string{"tablesdb", db, "tables"}},
 	}
 }
 
@@ -69,7 +70,7 @@ func (d *deployer) preflight(ctx context.Context) error {
 
 	v, err := d.api.Version(ctx)
 	if err != nil {
-		if appwriterest.StatusOf(err) == 0 && appwriterest.TypeOf(err) == "" {
+		if awclient.StatusOf(err) == 0 && awclient.TypeOf(err) == "" {
 			return refuse("cannot reach Appwrite at %s: %v\nCheck -endpoint (the API's base URL, such as https://fra.cloud.appwrite.io/v1) and that the server is running.", d.opts.Endpoint, err)
 		}
 		return refuse("%s does not answer as an Appwrite API endpoint: %v\nCheck -endpoint: it is the API's base URL, ending in /v1, such as https://fra.cloud.appwrite.io/v1.", d.opts.Endpoint, err)
@@ -84,8 +85,8 @@ func (d *deployer) preflight(ctx context.Context) error {
 	// The project and the key, then every scope.
 	var missing []scopeNeed
 	for _, n := range d.scopeNeeds() {
-		err := d.api.Probe(ctx, n.method, n.path)
-		typ, status := appwriterest.TypeOf(err), appwriterest.StatusOf(err)
+		err := d.api.Probe(ctx, n.method, n.path...)
+		typ, status := awclient.TypeOf(err), awclient.StatusOf(err)
 		switch {
 		case err == nil || (status >= 400 && status < 500 && status != 401):
 			// The route's own answer (a 404 for what does not exist yet, a 400 for the missing params): the key
@@ -100,7 +101,7 @@ func (d *deployer) preflight(ctx context.Context) error {
 		case typ == "general_unauthorized_scope":
 			missing = append(missing, n)
 		default:
-			return refuse("checking the key's scopes, %s %s failed: %v", n.method, n.path, err)
+			return refuse("checking the key's scopes failed: %v", err)
 		}
 	}
 	if len(missing) > 0 {
@@ -129,7 +130,7 @@ func (d *deployer) preflight(ctx context.Context) error {
 }
 
 func messageOf(err error) string {
-	var e *appwriterest.Error
+	var e *awclient.Error
 	if errors.As(err, &e) {
 		return e.Message
 	}

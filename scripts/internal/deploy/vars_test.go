@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/awclient"
 
 	"github.com/appwrite/sdk-for-go/models"
 )
@@ -251,7 +251,7 @@ func TestArchiveIsDeterministic(t *testing.T) {
 		t.Fatal("a mode or content change kept the hash")
 	}
 	id, err := newDeploymentID(a.SHA256, bytes.NewReader([]byte{1, 2, 3, 4}))
-	if err != nil || len(id) != 36 || !ident.AppwriteID(id) || !builtFrom(id, a.SHA256) || builtFrom(id, e.SHA256) || builtFrom("", a.SHA256) {
+	if err != nil || len(id) != 36 || !awclient.ValidID(id) || !builtFrom(id, a.SHA256) || builtFrom(id, e.SHA256) || builtFrom("", a.SHA256) {
 		t.Fatalf("deployment id %q", id)
 	}
 }

@@ -1,7 +1,7 @@
 package staging
 
 import (
-	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/awclient"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -25,7 +25,7 @@ func TitleEvent(chatDatabase string) string {
 // chatDatabase only, so that no other row of the project (turn's progress rows, the user's own tables)
 // starts an execution. Every other key is kept as it is.
 func StagedAppwriteJSON(raw []byte, chatDatabase string) ([]byte, error) {
-	if !ident.AppwriteID(chatDatabase) {
+	if !awclient.ValidID(chatDatabase) {
 		return nil, fmt.Errorf("chat database id %q is not an Appwrite id (at most 36 of a-z, A-Z, 0-9, '.', '-', '_', not starting with a special character)", chatDatabase)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
