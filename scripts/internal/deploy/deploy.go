@@ -122,6 +122,7 @@ type Refusal struct {
 	Reason string
 }
 
+// Error says what is wrong, what to do, and that nothing was changed.
 func (r *Refusal) Error() string { return r.Reason + "\nNothing was changed." }
 
 func refuse(format string, args ...any) error { return &Refusal{Reason: fmt.Sprintf(format, args...)} }
@@ -135,6 +136,7 @@ type Incomplete struct {
 	Done, NotDone []string
 }
 
+// Error says what failed, then what was done and what was not.
 func (e *Incomplete) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stopped halfway: %v\n", e.Err)
@@ -153,6 +155,7 @@ func (e *Incomplete) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the failure.
 func (e *Incomplete) Unwrap() error { return e.Err }
 
 // Run deploys as opts says and returns the summary: on success, with a Refusal (nothing changed), and with
