@@ -20,6 +20,7 @@ import (
 	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/platform"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -38,7 +39,7 @@ func FromEnv() func(openruntimes.Context) openruntimes.Response {
 }
 
 func load() (*mcpserver.Server, error) {
-	faults, err := faultreport.FromEnv(os.Getenv, "mcp-events", fnhttp.BuildID())
+	faults, err := faultreport.New(faultreport.OptionsFromEnv(os.Getenv, "mcp-events", platform.FromEnv(os.Getenv).BuildID()))
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func New(srv *mcpserver.Server) func(openruntimes.Context) openruntimes.Response
 // route answers GET /health itself and hands the paths mcpserver handles to the server.
 func route(rt openruntimes.Context, server func() (*mcpserver.Server, error)) openruntimes.Response {
 	if rt.Req.Method == "GET" && rt.Req.Path == "/health" {
-		return fnhttp.Health(rt)
+		return fnhttp.Health(rt, platform.FromEnv(os.Getenv).BuildID())
 	}
 	if !mcpserver.Handles(rt.Req.Path) {
 		return fnhttp.NotFound(rt)

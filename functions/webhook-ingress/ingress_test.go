@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	handler "appwrite-agent/functions/webhook-ingress"
 	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localruntime"
@@ -694,7 +695,8 @@ func TestDeliveryBudgetFitsTheExecution(t *testing.T) {
 	if code := post(); code == http.StatusServiceUnavailable {
 		t.Fatalf("INGRESS_BUDGET_MS=%d refused", ingress.MaxBudgetMS)
 	}
-	cfg, err := ingress.LoadConfig()
+	c, err := handler.LoadConfig()
+	cfg := c.Ingress
 	if err != nil || cfg.Policy.Budget != 10*time.Second {
 		t.Fatalf("budget %v, %v", cfg.Policy.Budget, err)
 	}
@@ -704,7 +706,8 @@ func TestDeliveryBudgetFitsTheExecution(t *testing.T) {
 		t.Fatalf("attempt timeout %v, client %+v", a, cfg.HTTP)
 	}
 	t.Setenv("INGRESS_BUDGET_MS", "1500")
-	if cfg, err = ingress.LoadConfig(); err != nil || cfg.Policy.AttemptTimeout != 1500*time.Millisecond || cfg.HTTP.TotalTimeout != 1500*time.Millisecond {
+	c, err = handler.LoadConfig()
+	if cfg = c.Ingress; err != nil || cfg.Policy.AttemptTimeout != 1500*time.Millisecond || cfg.HTTP.TotalTimeout != 1500*time.Millisecond {
 		t.Fatalf("a budget under the attempt timeout: attempt %v, client total %v, %v", cfg.Policy.AttemptTimeout, cfg.HTTP.TotalTimeout, err)
 	}
 	t.Setenv("INGRESS_BUDGET_MS", strconv.Itoa(ingress.MaxBudgetMS))
@@ -723,7 +726,7 @@ func TestDeliveryBudgetFitsTheExecution(t *testing.T) {
 func TestPercentInTheIngressURLIsRefused(t *testing.T) {
 	newFixture(t)
 	t.Setenv("MCP_EVENTS_INGRESS_URL", "https://ingress.example.com/a%20b")
-	if _, err := ingress.LoadConfig(); err == nil || !strings.Contains(err.Error(), "MCP_EVENTS_INGRESS_URL must not hold a %") {
+	if _, err := handler.LoadConfig(); err == nil || !strings.Contains(err.Error(), "MCP_EVENTS_INGRESS_URL must not hold a %") {
 		t.Fatalf("%v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
-	"os"
 
 	"appwrite-agent/shared/keylist"
 )
@@ -88,10 +87,11 @@ func (r *Keyring) aead(id []byte) (cipher.AEAD, bool) {
 	return nil, false
 }
 
-// LoadKeyring parses the EnvKeys environment variable. Unset, empty, malformed
-// or weak keys are errors: the caller must refuse to start.
-func LoadKeyring() (*Keyring, error) {
-	r, err := ParseKeyring(os.Getenv(EnvKeys))
+// LoadKeyring parses the EnvKeys environment variable, read through getenv (a
+// function's config.go passes os.Getenv). Unset, empty, malformed or weak keys
+// are errors that name the variable: the caller must refuse to start.
+func LoadKeyring(getenv func(string) string) (*Keyring, error) {
+	r, err := ParseKeyring(getenv(EnvKeys))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvKeys, err)
 	}
