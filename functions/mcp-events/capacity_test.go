@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/shared/seal"
 )
@@ -25,7 +25,7 @@ func urlOf(st *stack, n int) string {
 // delivery.url and the exact maximum for this request; that maximum subscribes, one byte more does not.
 func TestRefusalNamesTheURLAndItsMaximum(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -61,7 +61,7 @@ func TestRefusalNamesTheURLAndItsMaximum(t *testing.T) {
 // when both do not fit, the old secret is not kept and the answer says that, and why.
 func TestRotationGraceNeverDroppedSilently(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	s1, s2, s3 := newSecret(), newSecret(), newSecret()
 	st.recv.accept(s1)
@@ -120,7 +120,7 @@ func TestRotationGraceNeverDroppedSilently(t *testing.T) {
 // already passed and rewrites it as version 2.
 func TestVersion1WebhookStillOpensAndIsRewritten(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -187,7 +187,7 @@ func (st *stack) putWebhook(project string, wh map[string]any, set map[string]an
 func TestURLBudgetIsConfigurable(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_SEAL_URL_BUDGET"] = "0"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -205,7 +205,7 @@ func TestURLBudgetIsConfigurable(t *testing.T) {
 	}
 	for _, v := range []string{"200", "-1", "x"} {
 		st.env["MCP_EVENTS_SEAL_URL_BUDGET"] = v
-		if _, err := mcpserver.New(st.getenv, mcpserver.Options{}); err == nil || !strings.Contains(err.Error(), "URL") && !strings.Contains(err.Error(), "MCP_EVENTS_SEAL_URL_BUDGET") {
+		if _, err := newServer(st.getenv, handler.Options{}); err == nil || !strings.Contains(err.Error(), "URL") && !strings.Contains(err.Error(), "MCP_EVENTS_SEAL_URL_BUDGET") {
 			t.Errorf("budget %s: %v", v, err)
 		}
 	}
@@ -216,7 +216,7 @@ func TestURLBudgetIsConfigurable(t *testing.T) {
 // client refreshing at refreshBefore still has deliveries meanwhile.
 func TestEnvelopeExpiryIsTheEndOfTheGrant(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
+	url := st.instance(st.server(handler.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)

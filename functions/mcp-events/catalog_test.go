@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 )
 
 // TestRenamedAndNewEvents: the first catalog's names cannot be subscribed to again (NotFound naming the new
@@ -13,7 +13,7 @@ import (
 // authorized by reading the function or site.
 func TestRenamedAndNewEvents(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)

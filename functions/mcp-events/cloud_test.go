@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/shared/devkit/localappwrite"
 )
 
@@ -23,7 +23,7 @@ func TestExpiredCleanedBeforeCreate(t *testing.T) {
 	st := freePlan(t)
 	// Short grants, so that the moved clock stays within the receiver's 5-minute timestamp tolerance.
 	st.env["MCP_EVENTS_TTL_MIN"] = "1m"
-	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
+	url := st.instance(st.server(handler.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -57,7 +57,7 @@ func TestExpiredCleanedBeforeCreate(t *testing.T) {
 // open-source server has no plans.
 func TestPlanLimit(t *testing.T) {
 	st := freePlan(t)
-	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
+	url := st.instance(st.server(handler.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -90,7 +90,7 @@ func TestPlanLimit(t *testing.T) {
 	}
 	// SEP-3415 numbering: -32025.
 	st.env["MCP_EVENTS_ERROR_CODES"] = "sep"
-	sep := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
+	sep := st.instance(st.server(handler.Options{Now: st.clock.Now}))
 	if r := rpc(t, sep, tok, "events/subscribe", third); r.Error == nil || r.Error.Code != -32025 || r.Error.Data["limit"] != "webhooks" {
 		t.Fatalf("sep codes: %s", r.Raw)
 	}
@@ -101,7 +101,7 @@ func TestAppwrite2xAccepted(t *testing.T) {
 	for _, v := range []string{"2.0.0", "2.2.0"} {
 		t.Run(v, func(t *testing.T) {
 			st := newStackWith(t, func(o *localappwrite.Options) { o.Version = v })
-			url := st.instance(st.server(mcpserver.Options{}))
+			url := st.instance(st.server(handler.Options{}))
 			secret := newSecret()
 			st.recv.accept(secret)
 			r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("users.user.created", map[string]any{"project_id": projectID}, st.recv.url("/v2"), secret, nil))

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/functions/mcp-events/subscriptions"
 )
 
@@ -20,7 +20,7 @@ import (
 // deliveryStatus at all.
 func TestDeliveryStatusOfAWebhookPausedByFailures(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -115,7 +115,7 @@ func TestDeliveryStatusOfAWebhookPausedByFailures(t *testing.T) {
 // the same subscription as with "cursor": null, answered with cursor null.
 func TestAbsentCursorIsNull(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -144,7 +144,7 @@ func TestAbsentCursorIsNull(t *testing.T) {
 // with a 400, since its Event validator splits event strings on '.'.
 func TestDottedIDsRefused(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)

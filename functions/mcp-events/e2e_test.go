@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localruntime"
@@ -22,7 +22,7 @@ import (
 
 func TestHealthStillServed(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	resp, err := http.Get(url + "/health")
 	must(t, err)
 	resp.Body.Close()
@@ -33,7 +33,7 @@ func TestHealthStillServed(t *testing.T) {
 
 func TestEventsListFilteredByTokenScope(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	names := func(scopes []string) []string {
 		r := rpc(t, url, st.token(userID, scopes), "events/list", map[string]any{})
 		if r.Error != nil {
@@ -80,7 +80,7 @@ func TestEventsListFilteredByTokenScope(t *testing.T) {
 // TestSubscribeRefreshRotateUnsubscribe is the main flow, raw JSON-RPC as ChatGPT sends it.
 func TestSubscribeRefreshRotateUnsubscribe(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
+	url := st.instance(st.server(handler.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -288,7 +288,7 @@ func targets(events []string) []seal.Target {
 // derived secret.
 func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -335,7 +335,7 @@ func TestAppwriteDeliversTheEnvelope(t *testing.T) {
 // failing execution reaches the ingress.
 func TestExecutionFailedWebhook(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
 	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe",
@@ -365,7 +365,7 @@ func TestExecutionFailedWebhook(t *testing.T) {
 func TestSubscribeErrors(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_SEAL_PASSWORD_BUDGET"] = "" // defaults
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -423,12 +423,12 @@ func TestSubscribeErrors(t *testing.T) {
 
 func TestCallbackEndpointReasons(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	// The hanging callback is the one case decided by the challenge timeout: its own server waits 1 s (the
 	// others answer at once, and a loaded machine must not turn them into timeouts).
 	generous := st.env["MCP_EVENTS_CHALLENGE_TIMEOUT"]
 	st.env["MCP_EVENTS_CHALLENGE_TIMEOUT"] = "1s"
-	hangURL := st.instance(st.server(mcpserver.Options{}))
+	hangURL := st.instance(st.server(handler.Options{}))
 	st.env["MCP_EVENTS_CHALLENGE_TIMEOUT"] = generous
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
@@ -481,7 +481,7 @@ func TestCallbackEndpointReasons(t *testing.T) {
 
 func TestAuthentication(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 
 	r := rpc(t, url, "", "events/list", map[string]any{})
 	if r.Status != 401 {
@@ -538,8 +538,8 @@ func TestAuthentication(t *testing.T) {
 // an instance built after the subscribe (a restart) refreshes it unchanged.
 func TestTwoInstancesAndRestart(t *testing.T) {
 	st := newStack(t)
-	a := st.instance(st.server(mcpserver.Options{}))
-	b := st.instance(st.server(mcpserver.Options{}))
+	a := st.instance(st.server(handler.Options{}))
+	b := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -551,7 +551,7 @@ func TestTwoInstancesAndRestart(t *testing.T) {
 	if r1.Error != nil || r2.Error != nil || r1.Result["id"] != r2.Result["id"] {
 		t.Fatalf("alternate: %s / %s", r1.Raw, r2.Raw)
 	}
-	restarted := st.instance(st.server(mcpserver.Options{}))
+	restarted := st.instance(st.server(handler.Options{}))
 	r3 := rpc(t, restarted, tok, "events/subscribe", p)
 	if r3.Error != nil || r3.Result["id"] != r1.Result["id"] {
 		t.Fatalf("after restart: %s", r3.Raw)
@@ -571,7 +571,7 @@ func TestTwoInstancesAndRestart(t *testing.T) {
 func TestEventsOffByFlag(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_ENABLED"] = "false"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	for _, m := range []string{"events/list", "events/subscribe", "events/unsubscribe"} {
 		r := rpc(t, url, tok, m, map[string]any{})
@@ -592,7 +592,7 @@ func TestEventsOffByFlag(t *testing.T) {
 func TestSEPErrorNumbering(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_ERROR_CODES"] = "sep"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("nope", rowArgs(), st.recv.url("/h"), newSecret(), nil))
 	if r.Error == nil || r.Error.Code != -32023 {
 		t.Fatalf("%s", r.Raw)
@@ -606,7 +606,7 @@ func TestSEPErrorNumbering(t *testing.T) {
 func TestAppwrite500OnWebhookWriteIsExplained(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_SEAL_PASSWORD_BUDGET"] = "300"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/" + strings.Repeat("p", 250))
@@ -626,7 +626,7 @@ func TestAppwrite500OnWebhookWriteIsExplained(t *testing.T) {
 func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_TTL_MIN"] = "1s"
-	url := st.instance(st.server(mcpserver.Options{Now: st.clock.Now}))
+	url := st.instance(st.server(handler.Options{Now: st.clock.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -650,7 +650,7 @@ func TestExpiredSubscriptionsAreCleanedUp(t *testing.T) {
 func TestCountersAreLogged(t *testing.T) {
 	st := newStack(t)
 	logs := make(chan string, 16)
-	srv := st.server(mcpserver.Options{})
+	srv := st.server(handler.Options{})
 	ts := httptest.NewServer(localruntime.New(handlerNew(srv), localruntime.Options{
 		LogDir: t.TempDir(), OnLog: func(_, l, _ string) { logs <- l },
 	}))

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	handler "appwrite-agent/functions/mcp-events"
-	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/testclock"
@@ -171,15 +170,24 @@ func must(t *testing.T, err error) {
 func (st *stack) getenv(k string) string { return st.env[k] }
 
 // server builds one instance of the function's server from the stack's environment.
-func (st *stack) server(o mcpserver.Options) *mcpserver.Server {
+func (st *stack) server(o handler.Options) *handler.Server {
 	st.t.Helper()
-	srv, err := mcpserver.New(st.getenv, o)
+	srv, err := newServer(st.getenv, o)
 	must(st.t, err)
 	return srv
 }
 
+// newServer builds a server from the environment read through getenv, as FromEnv does from the process's.
+func newServer(getenv func(string) string, o handler.Options) (*handler.Server, error) {
+	cfg, err := handler.ReadConfig(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return handler.NewServer(cfg, o)
+}
+
 // instance serves one server through the open-runtimes contract and returns its URL.
-func (st *stack) instance(srv *mcpserver.Server) string {
+func (st *stack) instance(srv *handler.Server) string {
 	ts := httptest.NewServer(localruntime.New(handler.New(srv), localruntime.Options{LogDir: st.t.TempDir()}))
 	st.t.Cleanup(ts.Close)
 	return ts.URL

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -21,7 +21,7 @@ import (
 func TestMCPGoClientPeer(t *testing.T) {
 	st := newStack(t)
 	w := seedToolWorld(t, st)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	for _, legacy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "server/discover", true: "initialize"}[legacy], func(t *testing.T) { mcpGoPeer(t, url, tok, w, legacy) })
@@ -50,7 +50,7 @@ func mcpGoPeer(t *testing.T, url, tok string, w toolWorld, legacy bool) {
 	if modern := res.ProtocolVersion >= "2026-07-28"; modern == legacy {
 		t.Fatalf("legacy=%v: negotiated %s", legacy, res.ProtocolVersion)
 	}
-	if _, ok := c.GetServerCapabilities().Extensions[mcpserver.ExtensionID]; !ok {
+	if _, ok := c.GetServerCapabilities().Extensions[handler.ExtensionID]; !ok {
 		t.Fatalf("legacy=%v: no events extension in %+v", legacy, c.GetServerCapabilities())
 	}
 	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,7 +19,7 @@ import (
 func TestForeignOriginRefused(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_ALLOWED_ORIGINS"] = "https://Chat.Example.com, http://localhost:6274"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	ping := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	for _, c := range []struct {
@@ -53,7 +53,7 @@ func TestForeignOriginRefused(t *testing.T) {
 	}
 	// Unset, every Origin is foreign.
 	delete(st.env, "MCP_EVENTS_ALLOWED_ORIGINS")
-	url = st.instance(st.server(mcpserver.Options{}))
+	url = st.instance(st.server(handler.Options{}))
 	if status, _, _, raw := post(t, "POST", url, tok, ping, map[string]string{"Origin": "https://chat.example.com"}); status != http.StatusForbidden {
 		t.Fatalf("no allowed origins: %d %s", status, raw)
 	}
@@ -67,7 +67,7 @@ func TestForeignOriginRefused(t *testing.T) {
 func TestOwnOriginServed(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_ALLOWED_ORIGINS"] = "https://chat.example.com"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	check := func(t *testing.T, url string, c originCase) {
@@ -108,7 +108,7 @@ func TestOwnOriginServed(t *testing.T) {
 	// A loopback server, reached on another local port than its public URL's.
 	st.env["MCP_EVENTS_PUBLIC_URL"] = "http://127.0.0.1:13031"
 	st.env["MCP_EVENTS_OAUTH_AUDIENCE"] = publicURL + "/mcp" // the stack's tokens
-	url = st.instance(st.server(mcpserver.Options{}))
+	url = st.instance(st.server(handler.Options{}))
 	for _, c := range []originCase{
 		{"", "http://127.0.0.1:13031", http.StatusOK},
 		{"localhost:13032", "http://localhost:13032", http.StatusOK},
@@ -138,7 +138,7 @@ type originCase struct {
 // 2026-07-28 request (which has no ping) still gets resultType "complete".
 func TestLegacyResultsCarryNoNewerFields(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	for _, c := range []struct{ version, body string }{
 		{"", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`},
@@ -178,7 +178,7 @@ func TestLegacyResultsCarryNoNewerFields(t *testing.T) {
 func TestBrowserCORS(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_ALLOWED_ORIGINS"] = "https://chat.example.com"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	preflight := map[string]string{"Origin": "https://chat.example.com", "Access-Control-Request-Method": "POST",
 		"Access-Control-Request-Headers": "authorization, content-type"}
 	status, h, _, raw := post(t, "OPTIONS", url, "", "", preflight)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 )
 
 // post sends body to the MCP endpoint with the given method and extra headers and returns the status, the
@@ -56,7 +56,7 @@ func rpcCode(m map[string]any) int {
 // insufficient_scope challenge naming exactly the scopes the call needs; with them, it succeeds.
 func TestScopeStepUp(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
 	cb := st.recv.url("/stepup")
@@ -96,7 +96,7 @@ func TestScopeStepUp(t *testing.T) {
 // bodies that are not JSON are parse errors; every answer on the MCP path is JSON, whatever the HTTP method.
 func TestJSONRPCEdges(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	for _, c := range []struct {
 		name, body string
@@ -144,7 +144,7 @@ func TestJSONRPCEdges(t *testing.T) {
 // data.field and data.reason; so are private addresses.
 func TestLocalNamesRefusedUpFront(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	// An unknown project: had Appwrite been asked, the answer would be NotFound.
@@ -169,7 +169,7 @@ func TestLocalNamesRefusedUpFront(t *testing.T) {
 // overflowed into the wrong end.
 func TestTTLExtremes(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -219,7 +219,7 @@ func modernBody(method, version string, params string) string {
 // requests keep JSON-RPC errors in a 200.
 func TestEventsTransport2026(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	const v = "2026-07-28"
 	hdr := func(version, method string) map[string]string {
@@ -269,7 +269,7 @@ func TestIssuerOutageIsRetryable(t *testing.T) {
 	}))
 	t.Cleanup(down.Close)
 	st.env["MCP_EVENTS_OAUTH_JWKS_URL"] = down.URL + "/jwks"
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, []string{"project:webhooks.read", "project:webhooks.write", "project:rows.read"})
 	list := `{"jsonrpc":"2.0","id":1,"method":"events/list","params":{}}`
 	for i := range 2 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 )
 
 // TestCloudScopeNames: the protected-resource metadata advertises what the authorization server publishes in
@@ -15,7 +15,7 @@ import (
 // names of what the events need, and MCP_EVENTS_OAUTH_SCOPES, when set, is advertised instead.
 func TestCloudScopeNames(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 
 	getJSON := func(u string) map[string]any {
 		t.Helper()
@@ -50,7 +50,7 @@ func TestCloudScopeNames(t *testing.T) {
 
 	// Configured scopes win over discovery.
 	st.env["MCP_EVENTS_OAUTH_SCOPES"] = "project:all"
-	configured := st.instance(st.server(mcpserver.Options{}))
+	configured := st.instance(st.server(handler.Options{}))
 	if got := getJSON(configured + "/.well-known/oauth-protected-resource")["scopes_supported"]; mustJSON(t, got) != `["project:all"]` {
 		t.Fatalf("configured scopes_supported: %v", got)
 	}

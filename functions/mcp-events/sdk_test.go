@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/shared/devkit/snapshot"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,17 +53,17 @@ func connect(t *testing.T, url, token, version string) *sdk.ClientSession {
 // runs as raw JSON-RPC (as ChatGPT sends it) against the same endpoint.
 func TestOfficialSDKDiscoverAndInitialize(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 
 	modern := connect(t, url, tok, "2026-07-28")
 	res := modern.InitializeResult()
-	if res == nil || res.Capabilities == nil || res.Capabilities.Extensions[mcpserver.ExtensionID] == nil {
+	if res == nil || res.Capabilities == nil || res.Capabilities.Extensions[handler.ExtensionID] == nil {
 		t.Fatalf("discover: %+v", res)
 	}
 	legacy := connect(t, url, tok, "2025-11-25")
 	res = legacy.InitializeResult()
-	if res == nil || res.ProtocolVersion != "2025-11-25" || res.Capabilities.Extensions[mcpserver.ExtensionID] == nil {
+	if res == nil || res.ProtocolVersion != "2025-11-25" || res.Capabilities.Extensions[handler.ExtensionID] == nil {
 		t.Fatalf("initialize: %+v", res)
 	}
 
@@ -79,7 +79,7 @@ func TestOfficialSDKDiscoverAndInitialize(t *testing.T) {
 // events/list catalog (UPDATE_SNAPSHOTS=1 rewrites testdata/, shared/devkit/snapshot).
 func TestSnapshotDiscoverAndCatalog(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 
 	discover := rawPost(t, url, tok, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{`+
@@ -141,7 +141,7 @@ func golden(t *testing.T, name string, got []byte) {
 // (where the method is gone) with the SDK's 404. The official SDK client sees -32601 too.
 func TestLoggingSetLevelRefused(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 
 	var initialize struct {
@@ -159,7 +159,7 @@ func TestLoggingSetLevelRefused(t *testing.T) {
 	//lint:ignore SA1019 the deprecated logging API is what a 2025-11-25 client calls, and what this test refuses
 	err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"})
 	var werr *jsonrpc.Error
-	if !errors.As(err, &werr) || werr.Code != -32601 || werr.Message != mcpserver.SetLevelRefusal {
+	if !errors.As(err, &werr) || werr.Code != -32601 || werr.Message != handler.SetLevelRefusal {
 		t.Fatalf("SDK SetLoggingLevel: %v", err)
 	}
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	handler "appwrite-agent/functions/mcp-events"
-	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/devkit/fakesentry"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/faultreport"
@@ -33,7 +32,7 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 	st.recv.accept(secret)
 
 	// Not server faults, on a working stack.
-	healthy := st.instance(st.server(mcpserver.Options{Faults: reporter(t, fake)}))
+	healthy := st.instance(st.server(handler.Options{Faults: reporter(t, fake)}))
 	rpc(t, healthy, tok, "events/subscribe", subParams("row.exploded", rowArgs(), st.recv.url("/a"), secret, nil))
 	rpc(t, healthy, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), "https://localhost./a", secret, nil))
 	rpc(t, healthy, st.token(userID, []string{"project:webhooks.read"}), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/a"), secret, nil))
@@ -49,7 +48,7 @@ func TestSentryReportsServerFaultsOnly(t *testing.T) {
 
 	// Appwrite failing: server faults.
 	st.appwriteDown()
-	broken := st.instance(st.server(mcpserver.Options{Faults: reporter(t, fake)}))
+	broken := st.instance(st.server(handler.Options{Faults: reporter(t, fake)}))
 	if r := rpc(t, broken, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/b"), secret, nil)); r.Error == nil || r.Error.Code != -32603 {
 		t.Fatalf("subscribe with Appwrite down: %s", r.Raw)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -75,7 +75,7 @@ func (c *consentingClient) Authorize(ctx context.Context, _ *http.Request, resp 
 // users.read, and its retried call succeeds.
 func TestOfficialSDKStepsUp(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	c := &consentingClient{t: t, st: st, instance: url}
 	// The user grants everything but users.read at first (a real consent screen may drop scopes).
 	c.scopes = slices.DeleteFunc(slices.Clone(allScopes), func(s string) bool { return s == "project:users.read" })

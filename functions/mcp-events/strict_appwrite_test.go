@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/eventcatalog"
@@ -100,7 +100,7 @@ func (st *stack) lastDeliveryVerifies(id string) bool {
 func TestSecretRotationOnStrictAppwrite(t *testing.T) {
 	st := newStack(t)
 	proxy := st.proxyAppwrite(t, nil)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -169,7 +169,7 @@ func TestConflictRecoveryOnStrictAppwrite(t *testing.T) {
 			}
 		})
 	})
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
 	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/race"), secret, nil))
@@ -194,7 +194,7 @@ func TestConflictRecoveryOnStrictAppwrite(t *testing.T) {
 // callback is contacted or a webhook is made.
 func TestOldAppwriteIsRefused(t *testing.T) {
 	st := newStackWith(t, func(o *localappwrite.Options) { o.Version = "1.9.0" })
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	secret := newSecret()
 	st.recv.accept(secret)
 	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/old"), secret, nil))
@@ -215,7 +215,7 @@ func TestOldAppwriteIsRefused(t *testing.T) {
 func TestAppwriteVersionReadOncePerInstance(t *testing.T) {
 	st := newStack(t)
 	proxy := st.proxyAppwrite(t, nil)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -227,7 +227,7 @@ func TestAppwriteVersionReadOncePerInstance(t *testing.T) {
 	if n := proxy.count("GET /v1/health/version"); n != 1 {
 		t.Fatalf("version read %d times by one instance", n)
 	}
-	url2 := st.instance(st.server(mcpserver.Options{}))
+	url2 := st.instance(st.server(handler.Options{}))
 	if r := rpc(t, url2, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/v9"), secret, nil)); r.Error != nil {
 		t.Fatalf("second instance: %s", r.Raw)
 	}
@@ -241,7 +241,7 @@ func TestAppwriteVersionReadOncePerInstance(t *testing.T) {
 // creates, for every catalog event and callback URLs full of escapes, is %-free.
 func TestManagedWebhookURLsHaveNoPercent(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -295,7 +295,7 @@ func TestSubscribeChecksTheSecretAppwriteKept(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newStackWith(t, func(o *localappwrite.Options) { o.Version, o.ReportedVersion = tc.plays, tc.reports })
 			proxy := st.proxyAppwrite(t, nil)
-			url := st.instance(st.server(mcpserver.Options{}))
+			url := st.instance(st.server(handler.Options{}))
 			secret := newSecret()
 			st.recv.accept(secret)
 			r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/kept"), secret, nil))
@@ -322,7 +322,7 @@ func TestSubscribeChecksTheSecretAppwriteKept(t *testing.T) {
 	}
 	t.Run("1.9.6 reporting a build name", func(t *testing.T) {
 		st := newStackWith(t, func(o *localappwrite.Options) { o.ReportedVersion = "cloud-2026.12" })
-		url := st.instance(st.server(mcpserver.Options{}))
+		url := st.instance(st.server(handler.Options{}))
 		secret := newSecret()
 		st.recv.accept(secret)
 		r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), st.recv.url("/cloud"), secret, nil))
@@ -352,7 +352,7 @@ func TestRotationChecksTheSecretAppwriteKept(t *testing.T) {
 		b, _ := json.Marshal(p)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 	})
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)

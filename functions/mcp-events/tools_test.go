@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/shared/devkit/localruntime"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,13 +103,13 @@ func toolText(res *sdk.CallToolResult) string {
 func TestReadOnlyTools(t *testing.T) {
 	st := newStack(t)
 	must(t, st.la.AddMember(projectID, "user-2"))
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	w := seedToolWorld(t, st)
 
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		cs := connect(t, url, tok, version)
-		if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || caps.Extensions[mcpserver.ExtensionID] == nil {
+		if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || caps.Extensions[handler.ExtensionID] == nil {
 			t.Fatalf("%s: capabilities %+v", version, caps)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -197,7 +197,7 @@ func TestReadOnlyTools(t *testing.T) {
 // step-up.
 func TestToolErrors(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	cs := connect(t, url, tok, "2026-07-28")
 	for _, c := range []struct {
@@ -223,7 +223,7 @@ func TestToolErrors(t *testing.T) {
 
 	// Appwrite unavailable: the project API answers 503 (the issuer still works).
 	st.appwriteDown()
-	dcs := connect(t, st.instance(st.server(mcpserver.Options{})), tok, "2025-11-25")
+	dcs := connect(t, st.instance(st.server(handler.Options{})), tok, "2025-11-25")
 	res := callTool(t, dcs, "get_user", map[string]any{"project_id": projectID, "user_id": "u"})
 	if !res.IsError || !strings.HasPrefix(toolText(res), "Appwrite unavailable: reading user u (project proj1) failed with HTTP 503") {
 		t.Fatalf("unavailable: %q", toolText(res))
@@ -252,7 +252,7 @@ func TestToolErrors(t *testing.T) {
 // TestSnapshotTools pins the tools' names, descriptions, annotations and input schemas.
 func TestSnapshotTools(t *testing.T) {
 	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
+	url := st.instance(st.server(handler.Options{}))
 	tok := st.token(userID, allScopes)
 	list := rawPost(t, url, tok, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`, "")
 	golden(t, "tools_list.golden.json", list)
@@ -262,7 +262,7 @@ func TestSnapshotTools(t *testing.T) {
 func TestToolCallsAreCounted(t *testing.T) {
 	st := newStack(t)
 	logs := make(chan string, 16)
-	ts := httptest.NewServer(localruntime.New(handlerNew(st.server(mcpserver.Options{})), localruntime.Options{
+	ts := httptest.NewServer(localruntime.New(handlerNew(st.server(handler.Options{})), localruntime.Options{
 		LogDir: t.TempDir(), OnLog: func(_, l, _ string) { logs <- l },
 	}))
 	defer ts.Close()

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/shared/devkit/testclock"
 )
 
@@ -27,8 +27,8 @@ func TestVerificationPerPrincipalAndURL(t *testing.T) {
 	st := newStack(t)
 	must(t, st.la.AddMember(projectID, "user-2"))
 	clk := testclock.Wall() // the servers' clock; the stand-in keeps st.clock.Now
-	a := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
-	b := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
+	a := st.instance(st.server(handler.Options{Now: clk.Now}))
+	b := st.instance(st.server(handler.Options{Now: clk.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -91,7 +91,7 @@ func TestChallengeRateLimit(t *testing.T) {
 	st := newStack(t)
 	st.env["MCP_EVENTS_CHALLENGE_RATE"] = "2"
 	clk := testclock.Wall() // the servers' clock; the stand-in keeps st.clock.Now
-	url := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
+	url := st.instance(st.server(handler.Options{Now: clk.Now}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
 	st.recv.accept(secret)
@@ -114,7 +114,7 @@ func TestChallengeRateLimit(t *testing.T) {
 		t.Fatalf("refresh under the limit: %s", r.Raw)
 	}
 	// Another instance counts on its own.
-	other := st.instance(st.server(mcpserver.Options{Now: clk.Now}))
+	other := st.instance(st.server(handler.Options{Now: clk.Now}))
 	if r := rpc(t, other, tok, "events/subscribe", subParams("users.user.created", args, st.recv.url("/r4"), secret, nil)); r.Error != nil {
 		t.Fatalf("another instance: %s", r.Raw)
 	}

@@ -21,9 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
-	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/awclient"
@@ -83,7 +81,7 @@ type Options struct {
 // state is the per-instance challenge rate limiter.
 type Service struct {
 	o       Options
-	limiter *hostlimit.Limiter
+	limiter *limiter
 }
 
 // New returns a Service.
@@ -103,7 +101,7 @@ func New(o Options) (*Service, error) {
 	}
 	svc := &Service{o: o}
 	if o.ChallengeRate > 0 {
-		svc.limiter = hostlimit.New(o.ChallengeRate, time.Minute, o.Now)
+		svc.limiter = newLimiter(o.ChallengeRate, time.Minute, o.Now)
 	}
 	return svc, nil
 }
@@ -262,36 +260,13 @@ func blockedWhy(err error) string {
 type Call struct {
 	// Principal is the verified caller.
 	Principal *oauth.Principal
-	// Log receives diagnostics and metric lines.
-	Log metrics.Sink
+	// Log receives diagnostics and counter lines (nil: nothing is logged).
+	Log func(line string)
 }
 
 func (c Call) logf(format string, args ...any) {
 	if c.Log != nil {
 		c.Log(fmt.Sprintf(format, args...))
-	}
-}
-
-func count(c Call, op, event, outcome string) {
-	metrics.Count(c.Log, metrics.SubscriptionsTotal, "op", op, "event", event, "outcome", outcome)
-}
-
-func outcomeOf(err *mcperr.Error) string {
-	switch err.Kind {
-	case mcperr.InvalidParams:
-		return metrics.OutcomeInvalidParams
-	case mcperr.Forbidden:
-		return metrics.OutcomeForbidden
-	case mcperr.NotFound:
-		return metrics.OutcomeNotFound
-	case mcperr.Unsupported:
-		return metrics.OutcomeUnsupported
-	case mcperr.CallbackEndpointError:
-		return metrics.OutcomeCallbackError
-	case mcperr.ResourceExhausted:
-		return metrics.OutcomeResourceExhausted
-	default:
-		return metrics.OutcomeError
 	}
 }
 
@@ -415,13 +390,13 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 		CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: seal.ArgsOf(argsNoProject),
 		ProjectID: pr.project, Expiry: now.Add(ttl),
 	}
-	outcome := metrics.OutcomeCreated
+	outcome := OutcomeCreated
 	var rotation *Rotation
 	switch {
 	case prev != nil:
-		outcome = metrics.OutcomeRefreshed
+		outcome = OutcomeRefreshed
 		if !bytes.Equal(prev.Secret, secret) {
-			outcome = metrics.OutcomeRotated
+			outcome = OutcomeRotated
 			sub.PrevSecret, sub.PrevSecretUntil = prev.Secret, now.Add(s.o.RotationGrace)
 		} else if len(prev.PrevSecret) > 0 && now.Before(prev.PrevSecretUntil) {
 			sub.PrevSecret, sub.PrevSecretUntil = prev.PrevSecret, prev.PrevSecretUntil
@@ -429,9 +404,9 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	case prevLabel != nil:
 		// The label says whether the secret changed, but the previous secret is sealed in authPassword, which
 		// this Appwrite does not return: it cannot be kept for a grace window.
-		outcome = metrics.OutcomeRefreshed
+		outcome = OutcomeRefreshed
 		if !bytes.Equal(prevLabel.Fingerprint, s.fingerprint(pr.id, secret)) {
-			outcome = metrics.OutcomeRotated
+			outcome = OutcomeRotated
 			rotation = &Rotation{PreviousSecretKept: false, Reason: reasonUnreadable}
 		} else if !prevLabel.PrevUntil.IsZero() && now.Before(prevLabel.PrevUntil) {
 			rotation = &Rotation{PreviousSecretKept: false, Reason: reasonUnreadableGrace}
@@ -801,7 +776,7 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 				return nil, "", mapAppwrite(err, "project", pr.project)
 			}
 			// Nothing to remove: unsubscribe is idempotent (OpenAI's MCP events guide; appwrite/mcp).
-			return &EmptyResult{ResultType: "complete"}, metrics.OutcomeAbsent, nil
+			return &EmptyResult{ResultType: "complete"}, OutcomeAbsent, nil
 		}
 		return nil, "", mapAppwrite(err, "webhook", pr.project)
 	}
@@ -813,7 +788,7 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	} else {
 		s.cleanup(ctx, c, proj, c.Principal.Subject, pr.id, hooks)
 	}
-	return &EmptyResult{ResultType: "complete"}, metrics.OutcomeUnsubscribed, nil
+	return &EmptyResult{ResultType: "complete"}, OutcomeUnsubscribed, nil
 }
 
 // dottedID refuses an id that goes into the webhook's Appwrite event strings (every argument but project_id)

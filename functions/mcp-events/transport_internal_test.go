@@ -1,4 +1,4 @@
-package mcpserver
+package handler
 
 import (
 	"encoding/json"

@@ -1,10 +1,4 @@
-// Package mcpserver is the mcp-events MCP server over Streamable HTTP: OAuth resource server in front,
-// events/* dispatched by this package, every other method handled by the official MCP Go SDK (server/discover
-// at protocol 2026-07-28 and legacy initialize), with the events capability advertised in both shapes.
-//
-// The server is stateless: the SDK's Streamable HTTP handler runs stateless with JSON (not SSE) answers,
-// because a function answers with one buffered body, and any replica may serve any request.
-package mcpserver
+package handler
 
 import (
 	"bytes"
@@ -13,24 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/config"
 	"appwrite-agent/functions/mcp-events/mcperr"
-	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/functions/mcp-events/tools"
-	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
 
@@ -65,9 +57,14 @@ type Options struct {
 	Faults *faultreport.Reporter
 }
 
-// Server is one instance of the MCP server. It is safe for concurrent use and keeps no subscription state.
+// Server is one instance of the MCP server: the MCP endpoint over Streamable HTTP, with the OAuth resource
+// server in front, events/* dispatched here (events.go) and every other method handled by the official MCP Go
+// SDK (server/discover at protocol 2026-07-28 and legacy initialize), with the events capability advertised
+// in both shapes. It is safe for concurrent use and stateless: the SDK's Streamable HTTP handler runs
+// stateless with JSON (not SSE) answers, because a function answers with one buffered body, and any replica
+// may serve any request; it keeps no subscription state.
 type Server struct {
-	cfg      config.Config
+	cfg      Config
 	resource oauth.Resource
 	// discovery reads the authorization server's published scopes_supported; nil when
 	// MCP_EVENTS_OAUTH_SCOPES names the scopes.
@@ -78,15 +75,9 @@ type Server struct {
 	faults    *faultreport.Reporter  // nil when SENTRY_DSN is unset
 }
 
-// New builds a server from the environment read through getenv (os.Getenv when nil).
-func New(getenv config.Getenv, o Options) (*Server, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	cfg, err := config.FromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
+// NewServer builds a server of cfg (LoadConfig, ReadConfig). It fails when the envelope budgets do not fit
+// Appwrite's columns or the callback CA file does not load.
+func NewServer(cfg Config, o Options) (*Server, error) {
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
@@ -118,10 +109,6 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 		return s, nil
 	}
 
-	ring, err := seal.ParseKeyring(getenv(config.EnvSealKeys))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config.EnvSealKeys, err)
-	}
 	budget := seal.DefaultBudget()
 	if cfg.UsernameBudget != 0 {
 		budget.Username = cfg.UsernameBudget
@@ -133,20 +120,12 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	if cfg.URLBudget >= 0 {
 		budget.URL = cfg.URLBudget // subscriptions.New refuses more than fits
 	}
-	sealer, err := seal.NewSealer(ring, budget)
+	sealer, err := seal.NewSealer(cfg.SealKeys, budget)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := appwritesig.ParseKeys(getenv(config.EnvWebhookKeys))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config.EnvWebhookKeys, err)
-	}
-	allow, err := safehttp.ParseAllowlist(getenv(config.EnvSafeAllow))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config.EnvSafeAllow, err)
-	}
 	cbOpts := safehttp.Options{
-		AllowPrivate: allow, ConnectTimeout: cfg.ChallengeTimeout, HeaderTimeout: cfg.ChallengeTimeout,
+		AllowPrivate: cfg.CallbackAllow, ConnectTimeout: cfg.ChallengeTimeout, HeaderTimeout: cfg.ChallengeTimeout,
 		TotalTimeout: cfg.ChallengeTimeout, MaxResponseBytes: 64 << 10,
 	}
 	if cfg.CallbackCAFile != "" {
@@ -156,7 +135,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 	}
 	aw := subscriptions.NewAppwrite(cfg.AppwriteEndpoint, hc)
 	s.subs, err = subscriptions.New(subscriptions.Options{
-		Appwrite: aw, Sealer: sealer, SigKeys: keys,
+		Appwrite: aw, Sealer: sealer, SigKeys: cfg.WebhookKeys,
 		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,
 		TTLDefault: cfg.TTLDefault, TTLMin: cfg.TTLMin, TTLMax: cfg.TTLMax, RotationGrace: cfg.RotationGrace,
 		ChallengeTimeout: cfg.ChallengeTimeout, ChallengeRate: cfg.ChallengeRate, Now: o.Now,
@@ -170,12 +149,15 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 
 // toolDone counts one tool call and reports it when it ended in a server fault.
 func (s *Server) toolDone(ctx context.Context, r tools.Result) {
-	metrics.Count(logSink(ctx), metrics.ToolCallsTotal, "tool", r.Tool, "outcome", r.Outcome)
+	sink := logSink(ctx)
+	if sink != nil {
+		sink(opsmetrics.Line(tools.CallsTotal, "tool", r.Tool, "outcome", r.Outcome))
+	}
 	if r.Fault() {
 		detail := r.Text
 		if r.Detail != "" {
 			detail = r.Detail
-			if sink := logSink(ctx); sink != nil {
+			if sink != nil {
 				sink("tools/call " + r.Tool + ": " + r.Reason + ": " + r.Detail)
 			}
 		}
@@ -188,24 +170,23 @@ func (s *Server) toolDone(ctx context.Context, r tools.Result) {
 func (s *Server) Faults() *faultreport.Reporter { return s.faults }
 
 // Config returns the server's configuration.
-func (s *Server) Config() config.Config { return s.cfg }
+func (s *Server) Config() Config { return s.cfg }
 
 type logKey struct{}
 
-// WithLog returns a context whose requests log (diagnostics and metric lines) to sink.
-func WithLog(ctx context.Context, sink metrics.Sink) context.Context {
+// withLog returns a context whose requests log (diagnostics and counter lines) to sink.
+func withLog(ctx context.Context, sink func(line string)) context.Context {
 	return context.WithValue(ctx, logKey{}, sink)
 }
 
-func logSink(ctx context.Context) metrics.Sink {
-	if l, ok := ctx.Value(logKey{}).(metrics.Sink); ok {
-		return l
-	}
-	return nil
+// logSink is the log of ctx's request (withLog), nil when it has none.
+func logSink(ctx context.Context) func(line string) {
+	sink, _ := ctx.Value(logKey{}).(func(line string))
+	return sink
 }
 
-// Handles reports whether path is served by this package.
-func Handles(path string) bool {
+// handles reports whether path is served by the Server.
+func handles(path string) bool {
 	switch path {
 	case "/", "/mcp", oauth.MetadataPath, oauth.MetadataPath + "/mcp":
 		return true
@@ -238,7 +219,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// sends its origin; server-side clients (ChatGPT's backend, SDKs) send none; a page of the
 			// server's own origin is served.
 			writeJSON(w, http.StatusForbidden, rpcError(nil, codeInvalidRequest,
-				"Forbidden: Origin "+strconv.Quote(origin)+" is not allowed (list it in "+config.EnvAllowedOrigins+")", nil))
+				"Forbidden: Origin "+strconv.Quote(origin)+" is not allowed (list it in "+EnvAllowedOrigins+")", nil))
 			return
 		} else if origin != "" {
 			// A listed origin's page may read the answers (CORS): the 401's WWW-Authenticate included, which
@@ -270,14 +251,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // host when that host is a loopback one, so http(s)://<Host> is served. A DNS-rebinding page (evil.example
 // resolved to 127.0.0.1) sends Host and Origin evil.example: not loopback, not the public URL, refused.
 func (s *Server) originAllowed(r *http.Request, origin string) bool {
-	o := config.NormalizeOrigin(origin)
-	if o == config.OriginOf(s.cfg.PublicURL) || slices.Contains(s.cfg.AllowedOrigins, o) {
+	o := normalizeOrigin(origin)
+	if o == originOf(s.cfg.PublicURL) || slices.Contains(s.cfg.AllowedOrigins, o) {
 		return true
 	}
-	if !config.IsLoopbackHost(hostOf(s.cfg.PublicURL)) || r.Host == "" || !config.IsLoopbackHost(r.Host) {
+	if !isLoopbackHost(hostOf(s.cfg.PublicURL)) || r.Host == "" || !isLoopbackHost(r.Host) {
 		return false
 	}
-	return o == config.NormalizeOrigin("http://"+r.Host) || o == config.NormalizeOrigin("https://"+r.Host)
+	return o == normalizeOrigin("http://"+r.Host) || o == normalizeOrigin("https://"+r.Host)
 }
 
 // hostOf is the host[:port] of an absolute URL ("" when it does not parse).
@@ -287,6 +268,44 @@ func hostOf(rawURL string) string {
 		return ""
 	}
 	return u.Host
+}
+
+// normalizeOrigin is an origin as compared: lower case, without a trailing slash, and without the scheme's
+// default port (a browser never sends ":443" for https or ":80" for http, RFC 6454 §6.1).
+func normalizeOrigin(o string) string {
+	o = strings.TrimRight(strings.ToLower(strings.TrimSpace(o)), "/")
+	if s, ok := strings.CutSuffix(o, ":443"); ok && strings.HasPrefix(o, "https://") {
+		return s
+	}
+	if s, ok := strings.CutSuffix(o, ":80"); ok && strings.HasPrefix(o, "http://") {
+		return s
+	}
+	return o
+}
+
+// originOf is the origin (scheme://host[:port], normalized) of an absolute http or https URL, or "" for
+// anything else.
+func originOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	return normalizeOrigin(u.Scheme + "://" + u.Host)
+}
+
+// isLoopbackHost reports whether host (a URL's host, with or without a port) names this machine:
+// localhost (or a name under .localhost), 127.0.0.0/8 or ::1.
+func isLoopbackHost(host string) bool {
+	h := strings.ToLower(host)
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // res is the resource description, advertising what the authorization server publishes when it does.
@@ -336,14 +355,6 @@ func (s *Server) insufficientScope(w http.ResponseWriter, r *http.Request, id js
 		id = json.RawMessage("null")
 	}
 	writeJSON(w, http.StatusForbidden, rpcResponse{JSONRPC: "2.0", ID: id, Error: &we})
-}
-
-// rpcHead is the part of a JSON-RPC message the dispatcher looks at.
-type rpcHead struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
 }
 
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
@@ -423,28 +434,6 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// methodSetLevel is the logging utility's request, which this server refuses.
-const methodSetLevel = "logging/setLevel"
-
-// SetLevelRefusal is the message of the Method not found error that answers a legacy logging/setLevel.
-const SetLevelRefusal = "Method not found: logging/setLevel (this server does not declare the logging capability and sends no log notifications)"
-
-// refuseSetLevel answers a legacy logging/setLevel request with JSON-RPC Method not found (-32601, in a 200
-// as every legacy JSON-RPC error) and reports whether it did. The server declares no logging capability
-// (capabilities are negotiated, and only negotiated ones may be used): it is stateless and answers JSON,
-// never a stream, so it has no session to keep a level in and nothing to carry a notifications/message;
-// the SDK would answer {} and keep the level in a session that ends with the request. Logging is
-// deprecated by protocol 2026-07-28 (SEP-2577), whose requests the SDK refuses the method for itself (404,
-// -32601). A notification (no id) and a request with an unknown protocol version header are left to the SDK.
-func refuseSetLevel(w http.ResponseWriter, r *http.Request, head rpcHead) bool {
-	e := detectEra(r, head.Params)
-	if e.modern || (e.headerVersion != "" && !knownProtocol(e.headerVersion)) || len(head.ID) == 0 || string(head.ID) == "null" {
-		return false
-	}
-	writeJSON(w, http.StatusOK, rpcError(head.ID, codeMethodNotFound, SetLevelRefusal, nil))
-	return true
-}
-
 // addEventsCapability adds to a server/discover or initialize answer the top-level capabilities.events the
 // design-sketch clients (ChatGPT) read, beside capabilities.extensions[ExtensionID] that the SDK sends.
 func addEventsCapability(body []byte) ([]byte, error) {
@@ -465,198 +454,3 @@ func addEventsCapability(body []byte) ([]byte, error) {
 	out, err := json.Marshal(rpcResponse{JSONRPC: msg.JSONRPC, ID: msg.ID, Result: msg.Result})
 	return append(out, '\n'), err
 }
-
-// rpcResponse is a JSON-RPC answer.
-type rpcResponse struct {
-	JSONRPC string            `json:"jsonrpc"`
-	ID      json.RawMessage   `json:"id"`
-	Result  any               `json:"result,omitempty"`
-	Error   *mcperr.WireError `json:"error,omitempty"`
-}
-
-func rpcError(id json.RawMessage, code int, msg string, data map[string]any) rpcResponse {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	return rpcResponse{JSONRPC: "2.0", ID: id, Error: &mcperr.WireError{Code: code, Message: msg, Data: data}}
-}
-
-// ListResult is the result of events/list.
-type ListResult struct {
-	ResultType string                 `json:"resultType"`
-	Events     []eventcatalog.Listing `json:"events"`
-}
-
-// List returns the catalog entries the scopes allow.
-func List(scopes map[string]bool) ListResult {
-	out := ListResult{ResultType: "complete", Events: []eventcatalog.Listing{}}
-	for _, e := range eventcatalog.All() {
-		if len(e.MissingScopes(scopes)) == 0 {
-			out.Events = append(out.Events, e.Listing())
-		}
-	}
-	return out
-}
-
-// listStepUp is what a token that can use no event at all is asked to add: for every event, the scopes it
-// lacks (first alternatives), without repeats.
-func listStepUp(scopes map[string]bool) []string {
-	var out []string
-	for _, e := range eventcatalog.All() {
-		for _, sc := range e.StepUpScopes(scopes) {
-			if !slices.Contains(out, sc) {
-				out = append(out, sc)
-			}
-		}
-	}
-	return out
-}
-
-func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Principal, head rpcHead) {
-	e := detectEra(r, head.Params)
-	if f := checkEventsTransport(r, head, e); f != nil {
-		f.write(w)
-		return
-	}
-	if len(head.ID) == 0 || string(head.ID) == "null" {
-		w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-	defer cancel()
-	call := subscriptions.Call{Principal: p, Log: logSink(ctx)}
-	var result any
-	var merr *mcperr.Error
-	if head.JSONRPC != "2.0" {
-		writeJSON(w, statusFor(e, codeInvalidRequest), rpcError(head.ID, codeInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"", nil))
-		return
-	}
-	method := head.Method
-	if !s.cfg.Enabled {
-		method = "" // with events off, no events/* method exists
-	}
-	switch method {
-	case "events/list":
-		result = List(p.Scopes)
-		if res := result.(ListResult); len(res.Events) == 0 {
-			ask := listStepUp(p.Scopes)
-			merr = mcperr.InsufficientScope(nil, ask,
-				"the access token carries none of the scopes any event needs; ask for %s", strings.Join(ask, " "))
-			merr.Data = map[string]any{"missingScopes": ask}
-		}
-	case "events/subscribe":
-		var params subscriptions.SubscribeParams
-		if err := decodeParams(head.Params, &params); err != nil {
-			merr = err
-			break
-		}
-		res, err := s.subs.Subscribe(ctx, call, params)
-		if err != nil {
-			merr = err
-		} else {
-			result = res
-		}
-	case "events/unsubscribe":
-		var params subscriptions.UnsubscribeParams
-		if err := decodeParams(head.Params, &params); err != nil {
-			merr = err
-			break
-		}
-		res, err := s.subs.Unsubscribe(ctx, call, params)
-		if err != nil {
-			merr = err
-		} else {
-			result = res
-		}
-	default:
-		writeJSON(w, statusFor(e, mcperr.CodeMethodNotFound), rpcError(head.ID, mcperr.CodeMethodNotFound, "Method not found: "+head.Method, nil))
-		return
-	}
-	if merr != nil {
-		if merr.Kind == mcperr.Internal {
-			s.reportEventsFault(head, merr)
-		}
-		if merr.Kind == mcperr.Forbidden && len(merr.StepUp) > 0 {
-			s.insufficientScope(w, r, head.ID, merr)
-			return
-		}
-		we := s.cfg.Codes.Wire(merr)
-		writeJSON(w, statusFor(e, we.Code), rpcResponse{JSONRPC: "2.0", ID: head.ID, Error: &we})
-		return
-	}
-	writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: "2.0", ID: head.ID, Result: result})
-}
-
-// reportEventsFault reports an events/* call that failed on the server's side (Appwrite failing or
-// unreachable, an internal error); the caller's bad input and the subscriber's endpoint never come here.
-func (s *Server) reportEventsFault(head rpcHead, merr *mcperr.Error) {
-	if s.faults == nil {
-		return
-	}
-	var p struct {
-		Name      string `json:"name"`
-		Arguments struct {
-			ProjectID string `json:"project_id"`
-		} `json:"arguments"`
-	}
-	_ = json.Unmarshal(head.Params, &p)
-	event := p.Name
-	if _, ok := eventcatalog.Lookup(event); !ok {
-		event = ""
-	}
-	project := p.Arguments.ProjectID
-	if !eventcatalog.ValidID(project) {
-		project = ""
-	}
-	s.faults.Report(faultreport.Fault{Operation: head.Method, Event: event, ProjectID: project,
-		Outcome: metrics.OutcomeError, Reason: merr.FaultReason(), Detail: merr.Message})
-}
-
-func decodeParams(raw json.RawMessage, v any) *mcperr.Error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return mcperr.Invalid("params", "params: required object")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return mcperr.Invalid(te.Field, "%s: must be %s", te.Field, te.Type.String())
-		}
-		return mcperr.Invalid("params", "params: not a valid object")
-	}
-	return nil
-}
-
-// Recorder is the function's one buffering http.ResponseWriter: it keeps the whole answer (status,
-// headers, body), as the open-runtimes contract takes one buffered response; the SDK's JSON answers are
-// recorded the same way before this package completes them.
-type Recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-	wrote  bool
-}
-
-// NewRecorder returns an empty Recorder whose status is 200 until WriteHeader or Write says otherwise.
-func NewRecorder() *Recorder { return &Recorder{header: http.Header{}, status: http.StatusOK} }
-
-// Header implements http.ResponseWriter.
-func (r *Recorder) Header() http.Header { return r.header }
-
-// WriteHeader implements http.ResponseWriter; only the first status counts.
-func (r *Recorder) WriteHeader(code int) {
-	if !r.wrote {
-		r.status, r.wrote = code, true
-	}
-}
-
-// Write implements http.ResponseWriter.
-func (r *Recorder) Write(p []byte) (int, error) {
-	r.wrote = true
-	return r.body.Write(p)
-}
-
-// Status is the recorded status code.
-func (r *Recorder) Status() int { return r.status }
-
-// Body is the recorded body.
-func (r *Recorder) Body() []byte { return r.body.Bytes() }

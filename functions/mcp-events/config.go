@@ -1,10 +1,8 @@
-// Package config reads the mcp-events configuration from environment variables (docs/events.md lists each
-// one). Nothing else in the function reads the environment.
-package config
+package handler
 
 import (
 	"fmt"
-	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -12,9 +10,16 @@ import (
 	"time"
 
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/faultreport"
+	"appwrite-agent/shared/platform"
+	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/seal"
 )
 
-// Environment variable names.
+// Environment variable names of mcp-events (docs/events.md §4 lists each, with its default), besides the
+// platform's (shared/platform), the keys (seal.EnvKeys, appwritesig.EnvKeys), safehttp.EnvAllow and
+// safehttp.EnvCAFile, and faultreport's.
 const (
 	EnvEnabled          = "MCP_EVENTS_ENABLED"
 	EnvPublicURL        = "MCP_EVENTS_PUBLIC_URL"
@@ -24,7 +29,6 @@ const (
 	EnvScopes           = "MCP_EVENTS_OAUTH_SCOPES"
 	EnvAllowedOrigins   = "MCP_EVENTS_ALLOWED_ORIGINS"
 	EnvAppwriteEndpoint = "MCP_EVENTS_APPWRITE_ENDPOINT"
-	EnvFunctionEndpoint = "APPWRITE_FUNCTION_API_ENDPOINT"
 	EnvIngressURL       = "MCP_EVENTS_INGRESS_URL"
 	EnvTTLDefault       = "MCP_EVENTS_TTL_DEFAULT"
 	EnvTTLMin           = "MCP_EVENTS_TTL_MIN"
@@ -37,13 +41,6 @@ const (
 	EnvUsernameBudget   = "MCP_EVENTS_SEAL_USERNAME_BUDGET"
 	EnvPasswordBudget   = "MCP_EVENTS_SEAL_PASSWORD_BUDGET"
 	EnvURLBudget        = "MCP_EVENTS_SEAL_URL_BUDGET"
-	EnvCallbackCAFile   = "SAFEHTTP_CA_FILE" // shared with webhook-ingress (safehttp.EnvCAFile)
-	// EnvSealKeys, EnvWebhookKeys, EnvSafeAllow and EnvSafeAllowHTTP are parsed by the shared packages seal,
-	// appwritesig and safehttp (mcpserver.New reads them through the same getenv).
-	EnvSealKeys      = "SEAL_KEYS"
-	EnvWebhookKeys   = "APPWRITE_WEBHOOK_SECRET_KEYS"
-	EnvSafeAllow     = "SAFEHTTP_ALLOW"
-	EnvSafeAllowHTTP = "SAFEHTTP_ALLOW_HTTP"
 )
 
 // Defaults.
@@ -68,8 +65,14 @@ var defaultScopes = []string{
 	"project:executions.read", "project:sites.read",
 }
 
-// Config is the whole configuration.
+// Config is everything mcp-events reads from its environment. This file is the only place that reads it;
+// the function reads it once per process (see fromEnv) and builds its server from it (NewServer).
 type Config struct {
+	// Platform is what Appwrite sets for every function (shared/platform): the default Appwrite endpoint, the
+	// deployment /health and the fault reports name.
+	Platform platform.Env
+	// Faults is where server faults are reported (SENTRY_DSN, SENTRY_ENVIRONMENT).
+	Faults faultreport.Options
 	// Enabled switches the events extension on (MCP_EVENTS_ENABLED). Off, events are neither advertised nor
 	// served: events/* answers Method not found.
 	Enabled bool
@@ -90,7 +93,8 @@ type Config struct {
 	// ScopesSet reports that MCP_EVENTS_OAUTH_SCOPES set Scopes: the authorization server's published
 	// scopes_supported are then not read.
 	ScopesSet bool
-	// AppwriteEndpoint is the Appwrite API endpoint, ending in /v1.
+	// AppwriteEndpoint is the Appwrite API endpoint, ending in /v1 (MCP_EVENTS_APPWRITE_ENDPOINT, else the
+	// platform's).
 	AppwriteEndpoint string
 	// IngressURL is the webhook-ingress function's public base URL; webhooks point at
 	// IngressURL + "/appwrite/webhooks/{id}".
@@ -114,19 +118,25 @@ type Config struct {
 	// URLBudget is how many sealed characters the webhook URL may carry after the subscription id; -1 (the
 	// default) means as many as Appwrite's url column leaves with the ingress URL, 0 none.
 	URLBudget int
-	// CallbackCAFile is a PEM file of extra root certificates for callback TLS (tests, development).
+	// CallbackCAFile is a PEM file of extra root certificates for callback TLS (SAFEHTTP_CA_FILE: tests,
+	// development).
 	CallbackCAFile string
+	// SealKeys seal the subscriptions' envelopes (SEAL_KEYS); WebhookKeys derive their webhooks' signature
+	// secrets (APPWRITE_WEBHOOK_SECRET_KEYS). Both are required when events are on, and nil when they are off.
+	SealKeys    *seal.Keyring
+	WebhookKeys *appwritesig.Keys
+	// CallbackAllow lists the private addresses a callback may resolve to (SAFEHTTP_ALLOW: tests, development).
+	CallbackAllow []netip.Prefix
 }
 
-// Getenv is os.Getenv's signature; FromEnv takes it so tests can pass a map.
-type Getenv func(string) string
+// LoadConfig reads the configuration from the process environment (the function's only reader of it).
+func LoadConfig() (Config, error) { return ReadConfig(os.Getenv) }
 
-// FromEnv reads the configuration through getenv (os.Getenv when nil).
-func FromEnv(getenv Getenv) (Config, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	c := Config{}
+// ReadConfig reads the configuration through getenv: LoadConfig passes os.Getenv, tests a map. On an error
+// the Config still holds what was read before it (the platform's variables and the fault reporting always).
+func ReadConfig(getenv func(string) string) (Config, error) {
+	c := Config{Platform: platform.FromEnv(getenv)}
+	c.Faults = faultreport.OptionsFromEnv(getenv, "mcp-events", c.Platform.BuildID())
 	var err error
 	if c.Enabled, err = boolVar(getenv, EnvEnabled); err != nil {
 		return c, err
@@ -157,11 +167,11 @@ func FromEnv(getenv Getenv) (Config, error) {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return c, fmt.Errorf("%s: %q is not an origin (scheme://host[:port], e.g. https://chat.example.com)", EnvAllowedOrigins, o)
 		}
-		c.AllowedOrigins = append(c.AllowedOrigins, NormalizeOrigin(o))
+		c.AllowedOrigins = append(c.AllowedOrigins, normalizeOrigin(o))
 	}
 	ep := getenv(EnvAppwriteEndpoint)
 	if ep == "" {
-		ep = getenv(EnvFunctionEndpoint)
+		ep = c.Platform.Endpoint
 	}
 	if c.AppwriteEndpoint, err = urlValue(EnvAppwriteEndpoint, ep, c.Enabled); err != nil {
 		return c, err
@@ -219,46 +229,20 @@ func FromEnv(getenv Getenv) (Config, error) {
 			return c, fmt.Errorf("%s: %q is not a non-negative integer", EnvURLBudget, v)
 		}
 	}
-	c.CallbackCAFile = strings.TrimSpace(getenv(EnvCallbackCAFile))
+	c.CallbackCAFile = strings.TrimSpace(getenv(safehttp.EnvCAFile))
+	if !c.Enabled {
+		return c, nil // the keys and the callback policy serve the events only
+	}
+	if c.SealKeys, err = seal.ParseKeyring(getenv(seal.EnvKeys)); err != nil {
+		return c, fmt.Errorf("%s: %w", seal.EnvKeys, err)
+	}
+	if c.WebhookKeys, err = appwritesig.ParseKeys(getenv(appwritesig.EnvKeys)); err != nil {
+		return c, fmt.Errorf("%s: %w", appwritesig.EnvKeys, err)
+	}
+	if c.CallbackAllow, err = safehttp.ParseAllowlist(getenv(safehttp.EnvAllow)); err != nil {
+		return c, fmt.Errorf("%s: %w", safehttp.EnvAllow, err)
+	}
 	return c, nil
-}
-
-// NormalizeOrigin is an origin as compared: lower case, without a trailing slash, and without the scheme's
-// default port (a browser never sends ":443" for https or ":80" for http, RFC 6454 §6.1).
-func NormalizeOrigin(o string) string {
-	o = strings.TrimRight(strings.ToLower(strings.TrimSpace(o)), "/")
-	if s, ok := strings.CutSuffix(o, ":443"); ok && strings.HasPrefix(o, "https://") {
-		return s
-	}
-	if s, ok := strings.CutSuffix(o, ":80"); ok && strings.HasPrefix(o, "http://") {
-		return s
-	}
-	return o
-}
-
-// OriginOf is the origin (scheme://host[:port], normalized) of an absolute http or https URL, or "" for
-// anything else.
-func OriginOf(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return ""
-	}
-	return NormalizeOrigin(u.Scheme + "://" + u.Host)
-}
-
-// IsLoopbackHost reports whether host (a URL's host, with or without a port) names this machine:
-// localhost (or a name under .localhost), 127.0.0.0/8 or ::1.
-func IsLoopbackHost(host string) bool {
-	h := strings.ToLower(host)
-	if hh, _, err := net.SplitHostPort(h); err == nil {
-		h = hh
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 func list(s string) []string {
@@ -271,7 +255,7 @@ func list(s string) []string {
 	return out
 }
 
-func boolVar(getenv Getenv, name string) (bool, error) {
+func boolVar(getenv func(string) string, name string) (bool, error) {
 	v := strings.TrimSpace(getenv(name))
 	if v == "" {
 		return false, nil
@@ -283,7 +267,7 @@ func boolVar(getenv Getenv, name string) (bool, error) {
 	return b, nil
 }
 
-func urlVar(getenv Getenv, name string, required bool) (string, error) {
+func urlVar(getenv func(string) string, name string, required bool) (string, error) {
 	return urlValue(name, getenv(name), required)
 }
 
@@ -302,7 +286,7 @@ func urlValue(name, v string, required bool) (string, error) {
 	return v, nil
 }
 
-func durVar(getenv Getenv, name string, def time.Duration) (time.Duration, error) {
+func durVar(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
 	v := strings.TrimSpace(getenv(name))
 	if v == "" {
 		return def, nil
@@ -314,7 +298,7 @@ func durVar(getenv Getenv, name string, def time.Duration) (time.Duration, error
 	return d, nil
 }
 
-func intVar(getenv Getenv, name string) (int, error) {
+func intVar(getenv func(string) string, name string) (int, error) {
 	v := strings.TrimSpace(getenv(name))
 	if v == "" {
 		return 0, nil

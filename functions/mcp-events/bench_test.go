@@ -1,4 +1,4 @@
-package mcpserver_test
+package handler_test
 
 import (
 	"net/http"
@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
+	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/functions/mcp-events/internal/testissuer"
-	"appwrite-agent/functions/mcp-events/mcpserver"
 )
 
 const benchAud = "https://mcp.bench/mcp"
 
-func benchServer(b *testing.B) (*mcpserver.Server, string) {
+func benchServer(b *testing.B) (*handler.Server, string) {
 	is := testissuer.New()
 	b.Cleanup(is.Close)
 	env := map[string]string{
 		"MCP_EVENTS_PUBLIC_URL": "https://mcp.bench", "MCP_EVENTS_OAUTH_ISSUER": is.URL,
 	}
-	srv, err := mcpserver.New(func(k string) string { return env[k] }, mcpserver.Options{})
+	srv, err := newServer(func(k string) string { return env[k] }, handler.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

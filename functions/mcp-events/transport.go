@@ -1,4 +1,4 @@
-package mcpserver
+package handler
 
 import (
 	"bytes"
@@ -214,4 +214,50 @@ func jsonBody(status *int, header http.Header, body []byte, id json.RawMessage) 
 	header.Del("X-Content-Type-Options")
 	b, _ := json.Marshal(rpcError(id, code, msg, nil))
 	return append(b, '\n')
+}
+
+// rpcHead is the part of a JSON-RPC message the dispatcher looks at.
+type rpcHead struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// rpcResponse is a JSON-RPC answer.
+type rpcResponse struct {
+	JSONRPC string            `json:"jsonrpc"`
+	ID      json.RawMessage   `json:"id"`
+	Result  any               `json:"result,omitempty"`
+	Error   *mcperr.WireError `json:"error,omitempty"`
+}
+
+// rpcError is a JSON-RPC error answer to id (null when the request had none).
+func rpcError(id json.RawMessage, code int, msg string, data map[string]any) rpcResponse {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	return rpcResponse{JSONRPC: "2.0", ID: id, Error: &mcperr.WireError{Code: code, Message: msg, Data: data}}
+}
+
+// methodSetLevel is the logging utility's request, which this server refuses.
+const methodSetLevel = "logging/setLevel"
+
+// SetLevelRefusal is the message of the Method not found error that answers a legacy logging/setLevel.
+const SetLevelRefusal = "Method not found: logging/setLevel (this server does not declare the logging capability and sends no log notifications)"
+
+// refuseSetLevel answers a legacy logging/setLevel request with JSON-RPC Method not found (-32601, in a 200
+// as every legacy JSON-RPC error) and reports whether it did. The server declares no logging capability
+// (capabilities are negotiated, and only negotiated ones may be used): it is stateless and answers JSON,
+// never a stream, so it has no session to keep a level in and nothing to carry a notifications/message;
+// the SDK would answer {} and keep the level in a session that ends with the request. Logging is
+// deprecated by protocol 2026-07-28 (SEP-2577), whose requests the SDK refuses the method for itself (404,
+// -32601). A notification (no id) and a request with an unknown protocol version header are left to the SDK.
+func refuseSetLevel(w http.ResponseWriter, r *http.Request, head rpcHead) bool {
+	e := detectEra(r, head.Params)
+	if e.modern || (e.headerVersion != "" && !knownProtocol(e.headerVersion)) || len(head.ID) == 0 || string(head.ID) == "null" {
+		return false
+	}
+	writeJSON(w, http.StatusOK, rpcError(head.ID, codeMethodNotFound, SetLevelRefusal, nil))
+	return true
 }
