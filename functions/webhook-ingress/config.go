@@ -11,7 +11,6 @@ import (
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/appwritesig"
-	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/platform"
 	"appwrite-agent/shared/safehttp"
@@ -64,7 +63,7 @@ func LoadConfig() (Config, error) {
 	} else if in.HTTP, err = safehttp.CAFromEnv(getenv, in.HTTP); err != nil {
 		errs = append(errs, err)
 	}
-	in.Policy = eventdelivery.DefaultPolicy()
+	in.Policy = ingress.DefaultPolicy()
 	if v, ok, err := envInt(ingress.EnvMaxAttempts, 1, 10); err != nil {
 		errs = append(errs, err)
 	} else if ok {

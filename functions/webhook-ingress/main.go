@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
-	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/opsmetrics"
@@ -25,7 +24,7 @@ import (
 // event), and the fault reporter.
 type process struct {
 	cfg    ingress.Config
-	sender *eventdelivery.Sender
+	sender *ingress.Sender
 	faults *faultreport.Reporter // nil without SENTRY_DSN
 	err    error                 // the configuration's problem: every webhook and job is answered 503
 }
@@ -50,7 +49,7 @@ func newProcess(cfg Config, err error) *process {
 	} else {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
-	return &process{cfg: cfg.Ingress, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.Ingress.HTTP)), faults: faults, err: err}
+	return &process{cfg: cfg.Ingress, sender: ingress.NewSender(safehttp.NewClient(cfg.Ingress.HTTP)), faults: faults, err: err}
 }
 
 // fromEnv is the function's only process-wide value: its entry point over the configuration, read once per

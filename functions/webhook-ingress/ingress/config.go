@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"appwrite-agent/shared/appwritesig"
-	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
 )
@@ -48,7 +47,7 @@ type Config struct {
 	SigKeys     *appwritesig.Keys
 	PublicURL   string
 	HTTP        safehttp.Options
-	Policy      eventdelivery.Policy
+	Policy      Policy
 	RetryWindow time.Duration
 	// Appwrite lets the ingress schedule delayed executions of itself; empty Endpoint means it cannot.
 	Appwrite AppwriteSelf

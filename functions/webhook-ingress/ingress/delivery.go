@@ -1,9 +1,4 @@
-// Package eventdelivery sends MCP event webhooks: one signed POST (Standard Webhooks headers plus
-// X-MCP-Subscription-Id) through the SSRF-safe client, the retry policy around it (bounded attempts with
-// exponential backoff and jitter, re-signed every time, none after 2xx, 410 or 413, all inside a time
-// budget). (The verification challenge that proves a callback wants the events is mcp-events' own, in
-// functions/mcp-events/subscriptions/challenge.go.)
-package eventdelivery
+package ingress
 
 import (
 	"bytes"
@@ -18,6 +13,12 @@ import (
 	"appwrite-agent/shared/stdwebhooks"
 )
 
+// This file sends MCP event webhooks to the subscribers: one signed POST (Standard Webhooks headers plus
+// X-MCP-Subscription-Id) through the SSRF-safe client, and the retry policy around it (bounded attempts with
+// exponential backoff and jitter, re-signed every time, none after 2xx, 410 or 413, all inside a time
+// budget). (The verification challenge that proves a callback wants the events is mcp-events' own, in
+// functions/mcp-events/subscriptions/challenge.go.)
+
 // HeaderSubscriptionID is the only MCP-specific delivery header.
 const HeaderSubscriptionID = "X-MCP-Subscription-Id"
 
@@ -27,8 +28,8 @@ const MaxBodyBytes = 256 << 10
 // maxResponseBytes bounds what is read of a subscriber's answer (only the challenge answer matters).
 const maxResponseBytes = 16 << 10
 
-// Target is where and how a subscription's events are delivered.
-type Target struct {
+// Destination is where and how a subscription's events are delivered.
+type Destination struct {
 	// URL is the callback URL.
 	URL string
 	// SubscriptionID goes into X-MCP-Subscription-Id.
@@ -67,7 +68,7 @@ func (a Attempt) Retryable() bool {
 	return true
 }
 
-var errUnsignable = errors.New("eventdelivery: cannot sign the delivery")
+var errUnsignable = errors.New("ingress: cannot sign the delivery")
 
 // Sender delivers events through one HTTP client. Make one per process with NewSender and share it; it is
 // safe for concurrent use.
@@ -89,7 +90,7 @@ func NewSender(client *http.Client) *Sender {
 }
 
 // post sends body once to t, signed at now with message id msgID. The attempt ends at ctx's deadline.
-func (s *Sender) post(ctx context.Context, t Target, msgID string, body []byte, now time.Time) Attempt {
+func (s *Sender) post(ctx context.Context, t Destination, msgID string, body []byte, now time.Time) Attempt {
 	start := time.Now()
 	if len(body) > MaxBodyBytes {
 		return Attempt{Reason: safehttp.ReasonTooLarge, Err: fmt.Errorf("%w: body is %d bytes, limit %d", errUnsignable, len(body), MaxBodyBytes)}
@@ -173,7 +174,7 @@ func (r Result) Delivered() bool { return r.Last().Delivered() }
 // Deliver posts body to t until it is accepted, a non-retryable answer comes, the attempts run out or the
 // budget does. Each attempt has its own context (its deadline the earliest of Policy.AttemptTimeout, the
 // client's Timeout, the budget's end and ctx's) and is signed afresh with the time from now.
-func (s *Sender) Deliver(ctx context.Context, t Target, msgID string, body []byte, p Policy, now func() time.Time) Result {
+func (s *Sender) Deliver(ctx context.Context, t Destination, msgID string, body []byte, p Policy, now func() time.Time) Result {
 	if p.MaxAttempts < 1 {
 		p.MaxAttempts = 1
 	}

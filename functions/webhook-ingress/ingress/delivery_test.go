@@ -1,8 +1,10 @@
-package eventdelivery_test
+package ingress_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -11,15 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"appwrite-agent/functions/webhook-ingress/ingress"
 	"appwrite-agent/shared/devkit/webhookreceiver"
-	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/stdwebhooks"
 )
 
 const secretText = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
-func setup(t *testing.T) (*webhookreceiver.Receiver, *http.Client, eventdelivery.Target) {
+func setup(t *testing.T) (*webhookreceiver.Receiver, *http.Client, ingress.Destination) {
 	t.Helper()
 	r := webhookreceiver.New(secretText)
 	t.Cleanup(r.Close)
@@ -31,7 +33,7 @@ func setup(t *testing.T) (*webhookreceiver.Receiver, *http.Client, eventdelivery
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, client, eventdelivery.Target{URL: r.URL(), SubscriptionID: "sub_1", Secrets: []stdwebhooks.Secret{secret}}
+	return r, client, ingress.Destination{URL: r.URL(), SubscriptionID: "sub_1", Secrets: []stdwebhooks.Secret{secret}}
 }
 
 // clock advances a second per call, so every attempt carries a new timestamp and signature.
@@ -40,14 +42,14 @@ func clock() func() time.Time {
 	return func() time.Time { t = t.Add(time.Second); return t }
 }
 
-func fastPolicy() eventdelivery.Policy {
-	return eventdelivery.Policy{MaxAttempts: 4, Budget: 5 * time.Second, BaseDelay: 10 * time.Millisecond, MaxDelay: 40 * time.Millisecond, AttemptTimeout: 2 * time.Second}
+func fastPolicy() ingress.Policy {
+	return ingress.Policy{MaxAttempts: 4, Budget: 5 * time.Second, BaseDelay: 10 * time.Millisecond, MaxDelay: 40 * time.Millisecond, AttemptTimeout: 2 * time.Second}
 }
 
 func TestDeliverOnceVerifiedByTheStandardLibrary(t *testing.T) {
 	r, client, target := setup(t)
 	body := []byte(`{"eventId":"evt_1","name":"row.created","timestamp":"2026-12-01T10:00:00Z","data":{"row_id":"r1"}}`)
-	res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_1", body, fastPolicy(), time.Now)
+	res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_1", body, fastPolicy(), time.Now)
 	if !res.Delivered() || len(res.Attempts) != 1 {
 		t.Fatalf("%+v", res)
 	}
@@ -56,7 +58,7 @@ func TestDeliverOnceVerifiedByTheStandardLibrary(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 	h := got[0].Header
-	if h.Get("webhook-id") != "evt_1" || h.Get(eventdelivery.HeaderSubscriptionID) != "sub_1" || h.Get("Content-Type") != "application/json" {
+	if h.Get("webhook-id") != "evt_1" || h.Get(ingress.HeaderSubscriptionID) != "sub_1" || h.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers %v", h)
 	}
 }
@@ -72,7 +74,7 @@ func TestFailTwiceThenSucceedReSignsEachAttempt(t *testing.T) {
 	now := time.Now()
 	times := []time.Time{now.Add(-2 * time.Second), now.Add(-time.Second), now}
 	i := 0
-	res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_2", []byte(`{"eventId":"evt_2"}`), fastPolicy(), func() time.Time { i++; return times[i-1] })
+	res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_2", []byte(`{"eventId":"evt_2"}`), fastPolicy(), func() time.Time { i++; return times[i-1] })
 	if !res.Delivered() || len(res.Attempts) != 3 {
 		t.Fatalf("attempts %d delivered %v", len(res.Attempts), res.Delivered())
 	}
@@ -96,7 +98,7 @@ func TestNoRetryOn410And413(t *testing.T) {
 	for _, status := range []int{410, 413} {
 		r, client, target := setup(t)
 		r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return status, 0 })
-		res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_3", []byte(`{}`), fastPolicy(), clock())
+		res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_3", []byte(`{}`), fastPolicy(), clock())
 		if res.Delivered() || len(res.Attempts) != 1 || res.Last().Status != status || res.Last().Retryable() {
 			t.Fatalf("%d: %+v", status, res)
 		}
@@ -106,7 +108,7 @@ func TestNoRetryOn410And413(t *testing.T) {
 func TestRetriesStopAtMaxAttempts(t *testing.T) {
 	r, client, target := setup(t)
 	r.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return 500, 0 })
-	res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_4", []byte(`{}`), fastPolicy(), clock())
+	res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_4", []byte(`{}`), fastPolicy(), clock())
 	if res.Delivered() || len(res.Attempts) != 4 || res.Last().Reason != safehttp.ReasonHTTP5xx {
 		t.Fatalf("%+v", res)
 	}
@@ -114,7 +116,7 @@ func TestRetriesStopAtMaxAttempts(t *testing.T) {
 
 // checkTimedOut asserts that no attempt got an answer and each ended by the sender's deadline. (How many
 // reached the subscriber before that deadline depends on the machine's load, so it is only reported.)
-func checkTimedOut(t *testing.T, res eventdelivery.Result, held int) {
+func checkTimedOut(t *testing.T, res ingress.Result, held int) {
 	t.Helper()
 	if res.Delivered() || held > len(res.Attempts) {
 		t.Fatalf("delivered %v, %d attempts, %d held by the subscriber", res.Delivered(), len(res.Attempts), held)
@@ -132,7 +134,7 @@ func TestHangingSubscriberEachAttemptTimesOut(t *testing.T) {
 	held := r.Hang()
 	p := fastPolicy()
 	p.MaxAttempts, p.AttemptTimeout, p.Budget = 2, 100*time.Millisecond, time.Minute
-	res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_5", []byte(`{}`), p, clock())
+	res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_5", []byte(`{}`), p, clock())
 	if len(res.Attempts) != 2 {
 		t.Fatalf("%d attempts, want 2", len(res.Attempts))
 	}
@@ -147,7 +149,7 @@ func TestHangingSubscriberCostsAtMostTheBudget(t *testing.T) {
 	p := fastPolicy()
 	p.Budget, p.AttemptTimeout = 300*time.Millisecond, time.Minute
 	start := time.Now()
-	res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_5", []byte(`{}`), p, clock())
+	res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_5", []byte(`{}`), p, clock())
 	took := time.Since(start)
 	if len(res.Attempts) != 1 {
 		t.Fatalf("%d attempts, want 1", len(res.Attempts))
@@ -162,7 +164,7 @@ func TestHangingSubscriberCostsAtMostTheBudget(t *testing.T) {
 func TestBlockedDestinationIsNotRetried(t *testing.T) {
 	r, _, target := setup(t)
 	strict := safehttp.NewClient(safehttp.Options{TLSConfig: r.TLSConfig()})
-	res := eventdelivery.NewSender(strict).Deliver(context.Background(), target, "evt_6", []byte(`{}`), fastPolicy(), clock())
+	res := ingress.NewSender(strict).Deliver(context.Background(), target, "evt_6", []byte(`{}`), fastPolicy(), clock())
 	if len(res.Attempts) != 1 || res.Last().Reason != safehttp.ReasonBlocked || len(r.Deliveries()) != 0 {
 		t.Fatalf("%+v, received %d", res.Last(), len(r.Deliveries()))
 	}
@@ -170,8 +172,8 @@ func TestBlockedDestinationIsNotRetried(t *testing.T) {
 
 func TestOversizeBodyIsRefusedUnsent(t *testing.T) {
 	r, client, target := setup(t)
-	body := []byte(`"` + strings.Repeat("a", eventdelivery.MaxBodyBytes) + `"`)
-	res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_7", body, fastPolicy(), clock())
+	body := []byte(`"` + strings.Repeat("a", ingress.MaxBodyBytes) + `"`)
+	res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_7", body, fastPolicy(), clock())
 	if len(res.Attempts) != 1 || res.Last().Retryable() || len(r.Deliveries()) != 0 {
 		t.Fatalf("%+v", res.Last())
 	}
@@ -181,7 +183,7 @@ func TestOversizeBodyIsRefusedUnsent(t *testing.T) {
 func TestPostHeadersExactly(t *testing.T) {
 	r, client, target := setup(t)
 	now := time.Unix(1767225600, 0)
-	a := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_h", []byte(`{}`), fastPolicy(), func() time.Time { return now }).Last()
+	a := ingress.NewSender(client).Deliver(context.Background(), target, "evt_h", []byte(`{}`), fastPolicy(), func() time.Time { return now }).Last()
 	if !a.Delivered() {
 		t.Fatalf("%+v", a)
 	}
@@ -195,7 +197,7 @@ func TestPostHeadersExactly(t *testing.T) {
 	want := http.Header{}
 	want.Set("Content-Type", "application/json")
 	want.Set("User-Agent", "appwrite-mcp-events/1")
-	want.Set(eventdelivery.HeaderSubscriptionID, "sub_1")
+	want.Set(ingress.HeaderSubscriptionID, "sub_1")
 	want.Set(stdwebhooks.HeaderID, "evt_h")
 	want.Set(stdwebhooks.HeaderTimestamp, "1767225600")
 	want.Set(stdwebhooks.HeaderSignature, sig)
@@ -213,7 +215,7 @@ func TestPostHeadersExactly(t *testing.T) {
 }
 
 // once is a policy of one attempt bounded only by a distant budget.
-func once() eventdelivery.Policy { return eventdelivery.Policy{MaxAttempts: 1, Budget: time.Minute} }
+func once() ingress.Policy { return ingress.Policy{MaxAttempts: 1, Budget: time.Minute} }
 
 // TestClientTimeoutStillBounds: a client Timeout shorter than the attempt's deadline still ends the attempt
 // (the attempt ends at whichever comes first).
@@ -222,7 +224,7 @@ func TestClientTimeoutStillBounds(t *testing.T) {
 	held := r.Hang()
 	defer held()
 	client.Timeout = 100 * time.Millisecond
-	a := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_t", []byte(`{}`), once(), time.Now).Last()
+	a := ingress.NewSender(client).Deliver(context.Background(), target, "evt_t", []byte(`{}`), once(), time.Now).Last()
 	if a.Reason != safehttp.ReasonTimeout || a.Took > 30*time.Second {
 		t.Fatalf("attempt %+v, want a timeout from the client's own Timeout", a)
 	}
@@ -240,7 +242,7 @@ func TestRedirectIsTheAnswer(t *testing.T) {
 	target.URL = redirector.URL + "/hook"
 	p := fastPolicy()
 	p.MaxAttempts = 2
-	res := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_r", []byte(`{}`), p, clock())
+	res := ingress.NewSender(client).Deliver(context.Background(), target, "evt_r", []byte(`{}`), p, clock())
 	last := res.Last()
 	if len(res.Attempts) != 2 || last.Status != http.StatusTemporaryRedirect || last.Reason != safehttp.ReasonRedirect || !last.Retryable() {
 		t.Fatalf("%+v", res)
@@ -257,7 +259,7 @@ func TestTransportErrorNamesTheURL(t *testing.T) {
 	closed := httptest.NewTLSServer(http.NotFoundHandler())
 	target.URL = closed.URL + "/hook"
 	closed.Close()
-	a := eventdelivery.NewSender(client).Deliver(context.Background(), target, "evt_u", []byte(`{}`), once(), time.Now).Last()
+	a := ingress.NewSender(client).Deliver(context.Background(), target, "evt_u", []byte(`{}`), once(), time.Now).Last()
 	var ue *url.Error
 	if !errors.As(a.Err, &ue) || ue.Op != "Post" || ue.URL != target.URL || a.Reason != safehttp.ReasonConnectionRefused || a.Status != 0 {
 		t.Fatalf("%+v", a)
@@ -266,3 +268,56 @@ func TestTransportErrorNamesTheURL(t *testing.T) {
 		t.Fatalf("error %q, want it to start with %q", a.Err, want)
 	}
 }
+
+// TestPostRequest: the request a Sender sends is what http.NewRequestWithContext makes of a bytes.Reader
+// (method, Host, Content-Length, body), and its GetBody gives the body again, as often as asked (HTTP/2
+// replays a refused request with it).
+func TestPostRequest(t *testing.T) {
+	type seen struct {
+		host, method string
+		length       int64
+		body         string
+	}
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.Host, r.Method, r.ContentLength, string(b)}
+	}))
+	defer srv.Close()
+	secret, err := stdwebhooks.ParseSecret(secretText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ingress.Destination{URL: srv.URL + "/hook", SubscriptionID: "sub_1", Secrets: []stdwebhooks.Secret{secret}}
+	for _, body := range [][]byte{nil, []byte(`{"eventId":"evt_1"}`), bytes.Repeat([]byte("x"), 70000)} {
+		tr := &http.Transport{}
+		replays := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.GetBody == nil {
+				t.Fatalf("%d bytes: no GetBody", len(body))
+			}
+			for i := 0; i < 2; i++ {
+				again, err := req.GetBody()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, _ := io.ReadAll(again); !bytes.Equal(b, body) {
+					t.Fatalf("%d bytes: GetBody %d gave %d bytes", len(body), i, len(b))
+				}
+			}
+			return tr.RoundTrip(req)
+		})
+		a := ingress.NewSender(&http.Client{Transport: replays}).Deliver(context.Background(), target, "evt_1", body, once(), time.Now).Last()
+		tr.CloseIdleConnections()
+		if !a.Delivered() {
+			t.Fatalf("%d bytes: %+v", len(body), a)
+		}
+		want := seen{strings.TrimPrefix(srv.URL, "http://"), http.MethodPost, int64(len(body)), string(body)}
+		if s := <-got; s != want {
+			t.Fatalf("%d bytes: the server saw %+v, want %+v", len(body), s, want)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
