@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	handler "appwrite-agent/functions/mcp-events"
+	"appwrite-agent/functions/mcp-events/internal/eventstest"
 	"appwrite-agent/functions/mcp-events/internal/testissuer"
 )
 
@@ -18,7 +19,7 @@ func benchServer(b *testing.B) (*handler.Server, string) {
 	env := map[string]string{
 		"MCP_EVENTS_PUBLIC_URL": "https://mcp.bench", "MCP_EVENTS_OAUTH_ISSUER": is.URL,
 	}
-	srv, err := newServer(func(k string) string { return env[k] }, handler.Options{})
+	srv, err := eventstest.NewServer(func(k string) string { return env[k] }, handler.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,8 +6,39 @@ import (
 	"time"
 
 	handler "appwrite-agent/functions/mcp-events"
+	"appwrite-agent/functions/mcp-events/internal/eventstest"
 	"appwrite-agent/functions/mcp-events/mcperr"
 )
+
+// TestURLBudgetIsConfigurable: MCP_EVENTS_SEAL_URL_BUDGET=0 keeps webhook URLs bare (and the maximum
+// shrinks accordingly); a budget beyond what Appwrite's url column leaves refuses to start; a malformed one
+// too.
+func TestURLBudgetIsConfigurable(t *testing.T) {
+	st := eventstest.NewStack(t)
+	st.Env["MCP_EVENTS_SEAL_URL_BUDGET"] = "0"
+	url := st.Instance(st.Server(handler.Options{}))
+	tok := st.Token(eventstest.UserID, eventstest.AllScopes)
+	secret := eventstest.NewSecret()
+	st.Recv.Accept(secret)
+	r := eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), eventstest.URLOf(st, 700), secret, nil))
+	most := int(r.Error.Data["maxLength"].(float64))
+	if r = eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), eventstest.URLOf(st, most), secret, nil)); r.Error != nil {
+		t.Fatalf("%s", r.Raw)
+	}
+	wh := st.Webhooks(eventstest.ProjectID)[0]
+	if wh["url"] != st.Ingress.Srv.URL+"/appwrite/webhooks/"+wh["$id"].(string) {
+		t.Fatalf("URL budget 0, yet the url carries sealed data: %v", wh["url"])
+	}
+	if most > 270 {
+		t.Fatalf("without the URL the maximum is %d bytes", most)
+	}
+	for _, v := range []string{"200", "-1", "x"} {
+		st.Env["MCP_EVENTS_SEAL_URL_BUDGET"] = v
+		if _, err := eventstest.NewServer(st.Getenv, handler.Options{}); err == nil || !strings.Contains(err.Error(), "URL") && !strings.Contains(err.Error(), "MCP_EVENTS_SEAL_URL_BUDGET") {
+			t.Errorf("budget %s: %v", v, err)
+		}
+	}
+}
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
