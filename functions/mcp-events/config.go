@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -160,7 +161,7 @@ func ReadConfig(getenv func(string) string) (Config, error) {
 	c.Scopes = list(getenv(EnvScopes))
 	c.ScopesSet = len(c.Scopes) > 0
 	if len(c.Scopes) == 0 {
-		c.Scopes = append([]string(nil), defaultScopes...)
+		c.Scopes = slices.Clone(defaultScopes)
 	}
 	for _, o := range list(getenv(EnvAllowedOrigins)) {
 		u, err := url.Parse(o)

@@ -112,59 +112,6 @@ func TestRotationGraceNeverDroppedSilently(t *testing.T) {
 	}
 }
 
-// TestVersion1WebhookStillOpensAndIsRewritten: a subscription sealed by the first release (version 1,
-// everything in authUsername and authPassword) is recognised on refresh, which skips the challenge it
-// already passed and rewrites it as version 2.
-func TestVersion1WebhookStillOpensAndIsRewritten(t *testing.T) {
-	st := eventstest.NewStack(t)
-	url := st.Instance(st.Server(handler.Options{}))
-	tok := st.Token(eventstest.UserID, eventstest.AllScopes)
-	secret := eventstest.NewSecret()
-	st.Recv.Accept(secret)
-	cb := st.Recv.URL("/hooks/v1")
-	// Subscribe, then overwrite the webhook's envelope with the version 1 form of the same subscription.
-	if r := eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), cb, secret, nil)); r.Error != nil {
-		t.Fatalf("%s", r.Raw)
-	}
-	wh := st.Webhooks(eventstest.ProjectID)[0]
-	sub := eventstest.OpenEnvelope(t, st, wh)
-	ring, _ := seal.ParseKeyring(st.Env["SEAL_KEYS"])
-	sealer, _ := seal.NewSealer(ring, seal.Budget{})
-	v1, err := sealer.SealVersion1(wh["$id"].(string), sub)
-	eventstest.Must(t, err)
-	st.PutWebhook(eventstest.ProjectID, wh, map[string]any{"authUsername": v1.Username, "authPassword": v1.Password})
-	if got := envelopeVersion(t, st.Webhooks(eventstest.ProjectID)[0]); got != seal.Version1 {
-		t.Fatalf("setup: version %d", got)
-	}
-	challenges := len(st.Recv.Received())
-
-	r := eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), cb, secret, nil))
-	if r.Error != nil || r.Result["id"] != wh["$id"] {
-		t.Fatalf("refresh: %s", r.Raw)
-	}
-	if n := len(st.Recv.Received()); n != challenges {
-		t.Fatalf("the refresh of a verified version 1 subscription challenged the callback again")
-	}
-	after := st.Webhooks(eventstest.ProjectID)[0]
-	if got := envelopeVersion(t, after); got != seal.Version {
-		t.Fatalf("refresh wrote version %d", got)
-	}
-	if s2 := eventstest.OpenEnvelope(t, st, after); s2.CallbackURL != cb || !s2.VerifiedAt.Equal(sub.VerifiedAt) || !s2.Expiry.After(sub.Expiry.Add(-1)) {
-		t.Fatalf("rewritten: %+v", s2)
-	}
-}
-
-func envelopeVersion(t *testing.T, wh map[string]any) int {
-	t.Helper()
-	text := eventstest.Str(wh, "authUsername", "httpUser") + eventstest.Str(wh, "authPassword", "httpPass") + subscriptions.URLTail(wh["url"].(string), wh["$id"].(string))
-	env, err := base64.RawURLEncoding.DecodeString(text)
-	eventstest.Must(t, err)
-	if env[0] == seal.Version1 {
-		return seal.Version1
-	}
-	return int(env[0] >> 4)
-}
-
 // TestEnvelopeExpiryIsTheEndOfTheGrant: the envelope's Expiry (what the ingress stops delivering at) is the
 // end of the grant, to the second, not refreshBefore: refreshBefore is a tenth of the grant earlier, so a
 // client refreshing at refreshBefore still has deliveries meanwhile.

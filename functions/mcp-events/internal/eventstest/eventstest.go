@@ -499,19 +499,6 @@ func URLOf(st *Stack, n int) string {
 	return base + strings.Repeat("u", n-len(base))
 }
 
-// PutWebhook updates a webhook with the API key (PUT /v1/webhooks/{id}), keeping what set leaves out.
-func (st *Stack) PutWebhook(project string, wh map[string]any, set map[string]any) {
-	st.t.Helper()
-	body := map[string]any{"name": wh["name"], "url": wh["url"], "events": wh["events"], "enabled": true, "tls": true}
-	for k, v := range set {
-		body[k] = v
-	}
-	raw, _ := json.Marshal(body)
-	if status, b := st.Call(project, st.APIKey, "PUT", "/webhooks/"+wh["$id"].(string), "application/json", bytes.NewReader(raw)); status != http.StatusOK {
-		st.t.Fatalf("update webhook: %d %s", status, b)
-	}
-}
-
 // MustTime parses v, an RFC 3339 time of an answer, or fails the test.
 func MustTime(t *testing.T, v any) time.Time {
 	t.Helper()
