@@ -2,6 +2,7 @@ package handler_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,3 +120,96 @@ func must(t *testing.T, err error) {
 // sdkTimeout bounds the tests' Appwrite SDK calls: the SDK's 10 s default was exceeded on a loaded machine (load
 // average 33) by calls that carry megabytes or run a function. A safety net, not a measure.
 const sdkTimeout = 2 * time.Minute
+
+// fakeAppwrite records row updates like TablesDB's PATCH /v1/tablesdb/{db}/tables/{table}/rows/{row}.
+type fakeAppwrite struct {
+	mu      sync.Mutex
+	updates []map[string]any
+	keys    []string
+	paths   []string
+}
+
+func (f *fakeAppwrite) start(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		f.updates = append(f.updates, body)
+		f.keys = append(f.keys, r.Header.Get("X-Appwrite-Key"))
+		f.paths = append(f.paths, r.Method+" "+r.URL.Path+" "+r.Header.Get("X-Appwrite-Project"))
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"$id":"r1","$tableId":"conversations","$databaseId":"agent"}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestTitleFromRowEvent(t *testing.T) {
+	model := scriptedllm.New()
+	defer model.Close()
+	var api fakeAppwrite
+	apiSrv := api.start(t)
+	t.Setenv("APPWRITE_FUNCTION_API_ENDPOINT", apiSrv.URL+"/v1")
+	t.Setenv("APPWRITE_FUNCTION_PROJECT_ID", "p1")
+	t.Setenv("TITLE_DATABASE_ID", "agent")
+	t.Setenv("TITLE_TABLE_ID", "conversations")
+	t.Setenv("TITLE_MESSAGE_COLUMN", "first_message")
+	srv := titleServer(t, model, localruntime.Options{Headers: map[string]string{"x-appwrite-trigger": "event", "x-appwrite-key": "dynamic_abc"}})
+
+	send := func(event, row string) reply {
+		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(row))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-appwrite-event", event)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&m)
+		return reply{res.StatusCode, m}
+	}
+	row := `{"$id":"r1","$tableId":"conversations","$databaseId":"agent","first_message":"how do I add Google OAuth to my app","title":null}`
+
+	model.Push(scriptedllm.Reply{Content: "Google OAuth Setup"})
+	r := send("databases.agent.tables.conversations.rows.r1.create", row)
+	if r.status != 200 || r.body["status"] != "titled" || r.body["title"] != "Google OAuth Setup" {
+		t.Fatalf("%+v", r)
+	}
+	if len(api.updates) != 1 || api.paths[0] != "PATCH /v1/tablesdb/agent/tables/conversations/rows/r1 p1" || api.keys[0] != "dynamic_abc" {
+		t.Fatalf("updates %v %v %v", api.updates, api.paths, api.keys)
+	}
+	if data := api.updates[0]["data"].(map[string]any); data["title"] != "Google OAuth Setup" || len(data) != 1 {
+		t.Fatalf("data %v", data)
+	}
+
+	skips := map[string][2]string{
+		"own update":      {"databases.agent.tables.conversations.rows.r1.update", row},
+		"other table":     {"databases.agent.tables.messages.rows.m1.create", strings.ReplaceAll(row, "r1", "m1")},
+		"other database":  {"databases.other.tables.conversations.rows.r1.create", row},
+		"already titled":  {"databases.agent.tables.conversations.rows.r1.create", strings.Replace(row, `"title":null`, `"title":"Kept"`, 1)},
+		"no message":      {"databases.agent.tables.conversations.rows.r1.create", strings.Replace(row, "how do I add Google OAuth to my app", " ", 1)},
+		"not a row event": {"users.u1.create", `{"$id":"u1"}`},
+		"wildcard event":  {"databases.*.tables.*.rows.*.create", row},
+	}
+	for name, s := range skips {
+		if r := send(s[0], s[1]); r.status != 200 || r.body["status"] != "skipped" {
+			t.Fatalf("%s: %+v", name, r)
+		}
+	}
+	if len(api.updates) != 1 || len(model.Requests()) != 1 {
+		t.Fatalf("skipped events did work: %d updates, %d model calls", len(api.updates), len(model.Requests()))
+	}
+
+	// A model failure fails the execution once and writes nothing.
+	model.Push(scriptedllm.Reply{Error: &scriptedllm.APIError{Status: 500, Message: "down"}})
+	r = send("databases.agent.tables.conversations.rows.r2.create", strings.ReplaceAll(row, "r1", "r2"))
+	if r.status != 500 || r.body["status"] != "failed" || len(api.updates) != 1 {
+		t.Fatalf("%+v", r)
+	}
+	// A payload that is not the row named by the event.
+	if r := send("databases.agent.tables.conversations.rows.r3.create", row); r.body["status"] != "failed" {
+		t.Fatalf("%+v", r)
+	}
+}
