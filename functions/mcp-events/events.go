@@ -85,29 +85,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 			merr.Data = map[string]any{"missingScopes": ask}
 		}
 	case "events/subscribe":
-		var params subscriptions.SubscribeParams
-		if err := decodeParams(head.Params, &params); err != nil {
-			merr = err
-			break
-		}
-		res, err := s.subs.Subscribe(ctx, call, params)
-		if err != nil {
-			merr = err
-		} else {
-			result = res
-		}
+		result, merr = callWith(ctx, call, head.Params, s.subs.Subscribe)
 	case "events/unsubscribe":
-		var params subscriptions.UnsubscribeParams
-		if err := decodeParams(head.Params, &params); err != nil {
-			merr = err
-			break
-		}
-		res, err := s.subs.Unsubscribe(ctx, call, params)
-		if err != nil {
-			merr = err
-		} else {
-			result = res
-		}
+		result, merr = callWith(ctx, call, head.Params, s.subs.Unsubscribe)
 	default:
 		writeJSON(w, statusFor(e, mcperr.CodeMethodNotFound), rpcError(head.ID, mcperr.CodeMethodNotFound, "Method not found: "+head.Method, nil))
 		return
@@ -150,6 +130,21 @@ func (s *Server) reportEventsFault(head rpcHead, merr *mcperr.Error) {
 	}
 	s.faults.Report(faultreport.Fault{Operation: head.Method, Event: event, ProjectID: project,
 		Outcome: subscriptions.OutcomeError, Reason: merr.FaultReason(), Detail: merr.Message})
+}
+
+// callWith decodes a method's params and calls method with them: its result, or the decoding's error or its
+// own.
+func callWith[P, R any](ctx context.Context, call subscriptions.Call, raw json.RawMessage,
+	method func(context.Context, subscriptions.Call, P) (*R, *mcperr.Error)) (any, *mcperr.Error) {
+	var params P
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	res, err := method(ctx, call, params)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // decodeParams decodes a method's params into v, answering InvalidParams that names the field of a value of

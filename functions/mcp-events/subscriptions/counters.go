@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/opsmetrics"
 )
 
@@ -36,6 +37,20 @@ func count(c Call, op, event, outcome string) {
 	if c.Log != nil {
 		c.Log(opsmetrics.Line(SubscriptionsTotal, "op", op, "event", event, "outcome", outcome))
 	}
+}
+
+// record ends an events/<op> call for event name: a failure (err) is logged, and the call is counted with
+// outcome, or the failure's (an event the catalog does not name is counted as "unknown").
+func record(c Call, op, name, outcome string, err *mcperr.Error) {
+	if err != nil {
+		outcome = outcomeOf(err)
+		c.logf("events/%s %s: %s", op, name, err.Error())
+	}
+	event := name
+	if _, ok := eventcatalog.Lookup(event); !ok {
+		event = "unknown"
+	}
+	count(c, op, event, outcome)
 }
 
 // outcomeOf is the SubscriptionsTotal outcome of a call that failed with err.

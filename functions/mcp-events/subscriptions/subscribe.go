@@ -20,15 +20,7 @@ import (
 // Subscribe serves events/subscribe.
 func (s *Service) Subscribe(ctx context.Context, c Call, p SubscribeParams) (*SubscribeResult, *mcperr.Error) {
 	res, outcome, err := s.subscribe(ctx, c, p)
-	if err != nil {
-		outcome = outcomeOf(err)
-		c.logf("events/subscribe %s: %s", p.Name, err.Error())
-	}
-	event := p.Name
-	if _, ok := eventcatalog.Lookup(event); !ok {
-		event = "unknown"
-	}
-	count(c, "subscribe", event, outcome)
+	record(c, "subscribe", p.Name, outcome, err)
 	return res, err
 }
 

@@ -447,15 +447,7 @@ func argsFor(w *awclient.Webhook, event string) []map[string]string {
 // Unsubscribe serves events/unsubscribe.
 func (s *Service) Unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
 	res, outcome, err := s.unsubscribe(ctx, c, p)
-	if err != nil {
-		outcome = outcomeOf(err)
-		c.logf("events/unsubscribe %s: %s", p.Name, err.Error())
-	}
-	event := p.Name
-	if _, ok := eventcatalog.Lookup(event); !ok {
-		event = "unknown"
-	}
-	count(c, "unsubscribe", event, outcome)
+	record(c, "unsubscribe", p.Name, outcome, err)
 	return res, err
 }
 

@@ -15,12 +15,7 @@ import (
 // that: the first is refused file by file, the second passes, and an exception in docs/CONVENTIONS.md excuses
 // exactly the file and kind it names.
 func TestCheckPlainNamesEachFile(t *testing.T) {
-	root := t.TempDir()
-	write := writer(t, root)
-	write("go.work", "go "+staging.GoDirective+"\n\nuse (\n\t./functions/fast\n\t./functions/clean\n)\n")
-	for _, fn := range []string{"fast", "clean"} {
-		write("functions/"+fn+"/go.mod", "module appwrite-agent/functions/"+fn+"\n\ngo "+staging.GoDirective+"\n")
-	}
+	root, write := workspace(t, "functions/fast", "functions/clean")
 	write("functions/fast/main.go", "// Package handler is fast.\npackage handler\n\nimport _ \"appwrite-agent/functions/fast/inner\"\n\n// Main does nothing.\nfunc Main() {}\n")
 	write("functions/fast/inner/unsafe.go", "// Package inner is fast.\npackage inner\n\nimport \"unsafe\"\n\n// S converts.\nfunc S(b []byte) string { return unsafe.String(&b[0], len(b)) }\n")
 	write("functions/fast/inner/pool.go", "package inner\n\nimport s \"sync\"\n\nvar p = s.Pool{}\n\n// Get gets.\nfunc Get() any { return p.Get() }\n")
@@ -70,13 +65,7 @@ func TestCheckPlainNamesEachFile(t *testing.T) {
 // function's own (in a sub-package) and a shared package's file. Each is refused, file by file, with no
 // exception in docs/CONVENTIONS.md able to excuse it; the same reads in test files pass.
 func TestCheckPlainRefusesEnvironmentReads(t *testing.T) {
-	root := t.TempDir()
-	write := writer(t, root)
-	write("go.work", "go "+staging.GoDirective+"\n\nuse (\n\t./functions/envy\n\t./functions/tidy\n\t./shared\n)\n")
-	for _, fn := range []string{"envy", "tidy"} {
-		write("functions/"+fn+"/go.mod", "module appwrite-agent/functions/"+fn+"\n\ngo "+staging.GoDirective+"\n")
-	}
-	write("shared/go.mod", "module appwrite-agent/shared\n\ngo "+staging.GoDirective+"\n")
+	root, write := workspace(t, "functions/envy", "functions/tidy", "shared")
 	write("shared/settings/settings.go", "// Package settings reads.\npackage settings\n\nimport \"os\"\n\n// Key reads.\nfunc Key() string { return os.Getenv(\"KEY\") }\n\n// From reads through getenv.\nfunc From(getenv func(string) string) string { return getenv(\"KEY\") }\n")
 	write("shared/settings/config.go", "package settings\n\nimport \"os\"\n\n// Env lists.\nfunc Env() []string { return os.Environ() }\n")
 	write("functions/envy/config.go", "package handler\n\nimport (\n\t\"os\"\n\n\t\"appwrite-agent/functions/envy/inner\"\n\t\"appwrite-agent/shared/settings\"\n)\n\n"+
@@ -135,6 +124,20 @@ func TestShippedCodeIsPlain(t *testing.T) {
 	if err := staging.CheckPlain(context.Background(), repoRoot(t), staging.Functions); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// workspace makes a repository in a temporary folder whose go.work uses modules (folders, each with a go.mod
+// naming it appwrite-agent/<folder>), and returns its root and a writer of its files.
+func workspace(t *testing.T, modules ...string) (string, func(rel, body string)) {
+	root := t.TempDir()
+	write := writer(t, root)
+	work := "go " + staging.GoDirective + "\n\nuse (\n"
+	for _, m := range modules {
+		work += "\t./" + m + "\n"
+		write(m+"/go.mod", "module appwrite-agent/"+m+"\n\ngo "+staging.GoDirective+"\n")
+	}
+	write("go.work", work+")\n")
+	return root, write
 }
 
 // writer returns a function that writes body to the file rel below dir, making its folders.
