@@ -118,8 +118,9 @@ func ParseKeys(s string) (*Keys, error) {
 }
 
 // LoadKeys parses the EnvKeys environment variable, read through getenv (a
-// function's config.go passes os.Getenv); unset or empty is ErrNoKeys (a
-// startup error, never a default). Errors name the variable.
+// function's config.go passes the process environment's getter); unset or
+// empty is ErrNoKeys (a startup error, never a default). Errors name the
+// variable.
 func LoadKeys(getenv func(string) string) (*Keys, error) {
 	k, err := ParseKeys(getenv(EnvKeys))
 	if err != nil {

@@ -68,8 +68,9 @@ type Reporter struct {
 	timeout  time.Duration
 }
 
-// OptionsFromEnv returns the Options that SENTRY_DSN and SENTRY_ENVIRONMENT, read through getenv (a function's
-// config.go passes os.Getenv), give function with release (its build id); New builds the Reporter.
+// OptionsFromEnv returns the Options that SENTRY_DSN and SENTRY_ENVIRONMENT, read through getenv (a
+// function's config.go passes the process environment's getter), give function with release (its build
+// id); New builds the Reporter.
 func OptionsFromEnv(getenv func(string) string, function, release string) Options {
 	return Options{DSN: strings.TrimSpace(getenv(EnvDSN)), Function: function,
 		Environment: strings.TrimSpace(getenv(EnvEnvironment)), Release: release}

@@ -63,8 +63,9 @@ const (
 	EnvBaseURL = "LLM_BASE_URL"
 )
 
-// FromEnv reads Env through getenv (a function's config.go passes os.Getenv). Nothing is parsed beyond the
-// variables themselves: the CA file is read on the first request to a per-request base_url.
+// FromEnv reads Env through getenv (a function's config.go passes the process environment's getter). Nothing
+// is parsed beyond the variables themselves: the CA file is read on the first request to a per-request
+// base_url.
 func FromEnv(getenv func(string) string) Env {
 	e := Env{
 		APIKey:  strings.TrimSpace(getenv(EnvAPIKey)),

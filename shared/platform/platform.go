@@ -1,6 +1,7 @@
 // Package platform reads the variables the Appwrite Functions runtime sets for every function: where the
 // project's API is, which project, function and deployment this is (docs/deploy.md). It is their one reader:
-// each function's config.go calls FromEnv once per process, with os.Getenv, and passes the Env down.
+// each function's config.go calls FromEnv once per process, with the process environment's getter, and passes
+// the Env down.
 package platform
 
 import "strings"
@@ -34,7 +35,8 @@ type Env struct {
 	Deployment string
 }
 
-// FromEnv reads the platform's variables through getenv (os.Getenv in a function's config.go, a map in tests).
+// FromEnv reads the platform's variables through getenv (the process environment's getter in a
+// function's config.go, a map in tests).
 func FromEnv(getenv func(string) string) Env {
 	return Env{
 		Endpoint:   strings.TrimRight(strings.TrimSpace(getenv(EnvEndpoint)), "/"),

@@ -13,7 +13,7 @@ import (
 const EnvCAFile = "SAFEHTTP_CA_FILE"
 
 // CAFromEnv is WithCAFile with the file named by EnvCAFile, read through getenv (a function's config.go
-// passes os.Getenv), when it is set.
+// passes the process environment's getter), when it is set.
 func CAFromEnv(getenv func(string) string, base Options) (Options, error) {
 	path := getenv(EnvCAFile)
 	if path == "" {

@@ -319,8 +319,9 @@ func ParseAllowlist(s string) ([]netip.Prefix, error) {
 }
 
 // FromEnv returns base with AllowPrivate and AllowHTTP taken from EnvAllow and EnvAllowHTTP, read through
-// getenv (a function's config.go passes os.Getenv), when they are set (not empty). Both are off by default;
-// they exist for tests and local development (scripts/dev) to reach loopback receivers.
+// getenv (a function's config.go passes the process environment's getter), when they are set (not empty).
+// Both are off by default; they exist for tests and local development (scripts/dev) to reach loopback
+// receivers.
 func FromEnv(getenv func(string) string, base Options) (Options, error) {
 	if v := getenv(EnvAllow); v != "" {
 		p, err := ParseAllowlist(v)

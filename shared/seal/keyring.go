@@ -83,8 +83,9 @@ func (r *Keyring) aead(id []byte) (cipher.AEAD, bool) {
 }
 
 // LoadKeyring parses the EnvKeys environment variable, read through getenv (a
-// function's config.go passes os.Getenv). Unset, empty, malformed or weak keys
-// are errors that name the variable: the caller must refuse to start.
+// function's config.go passes the process environment's getter). Unset, empty,
+// malformed or weak keys are errors that name the variable: the caller must
+// refuse to start.
 func LoadKeyring(getenv func(string) string) (*Keyring, error) {
 	r, err := ParseKeyring(getenv(EnvKeys))
 	if err != nil {

@@ -39,7 +39,7 @@ const (
 )
 
 // FromEnv reads AGENT_API_KEY and AGENT_ALLOW_UNAUTHENTICATED (1, true, yes or on) through getenv (a
-// function's config.go passes os.Getenv).
+// function's config.go passes the process environment's getter).
 func FromEnv(getenv func(string) string) Policy {
 	allow := false
 	switch strings.ToLower(strings.TrimSpace(getenv(EnvAllowUnauthenticated))) {
