@@ -767,14 +767,6 @@ type stack struct {
 	clock *testclock.Clock
 }
 
-// profile is the stand-in profile of this pass over the package's tests: TestMain runs every test against
-// Appwrite Cloud's behaviour and against the open-source server's.
-var profile localappwrite.Profile
-
-func TestMain(m *testing.M) {
-	os.Exit(localappwrite.EachProfile(m, func(p localappwrite.Profile) { profile = p }))
-}
-
 func newStack(t *testing.T, opts localappwrite.Options) *stack {
 	t.Helper()
 	opts.Profile, opts.WebhookLimit = profile, -1

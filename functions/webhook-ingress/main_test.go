@@ -3,6 +3,7 @@ package handler_test
 import (
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	handler "appwrite-agent/functions/webhook-ingress"
 	"appwrite-agent/shared/devkit/fakesentry"
 	"appwrite-agent/shared/devkit/fnhttptest"
+	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/webhookreceiver"
 )
@@ -106,4 +108,13 @@ func TestNotConfiguredIsAClearJSON503(t *testing.T) {
 	if f.logs.count("SEAL_KEYS") == 0 {
 		t.Fatal("the log does not say which setting is missing")
 	}
+}
+
+// profile is the stand-in profile of this pass over the package's tests: TestMain runs every test against
+// Appwrite Cloud's behaviour and against the open-source server's.
+var profile localappwrite.Profile
+
+// TestMain runs every test once per stand-in profile.
+func TestMain(m *testing.M) {
+	os.Exit(localappwrite.EachProfile(m, func(p localappwrite.Profile) { profile = p }))
 }
