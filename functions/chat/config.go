@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/attachment"
-	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/platform"
 	"appwrite-agent/shared/seal"
 )
 
@@ -25,7 +25,8 @@ type Config struct {
 	DatabaseID string
 	// ProgressDatabase and ProgressTable are TURN_PROGRESS_DATABASE and TURN_PROGRESS_TABLE.
 	ProgressDatabase, ProgressTable string
-	// Endpoint and ProjectID are APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID.
+	// Endpoint and ProjectID are APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID
+	// (shared/platform).
 	Endpoint, ProjectID string
 	// PublicEndpoint is CHAT_PUBLIC_ENDPOINT, else Endpoint: what the browser's Web SDK uses.
 	PublicEndpoint string
@@ -36,7 +37,7 @@ type Config struct {
 	// with at rest. nil when unset or invalid (SecretsErr says why): chat then refuses to store or open a secret.
 	Secrets    *seal.Keyring
 	SecretsErr error
-	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (fnhttp.BuildID, what /health answers).
+	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (platform.Env.BuildID, what /health answers).
 	BuildID string
 	// Warnings lists environment values that were ignored.
 	Warnings []string
@@ -44,15 +45,16 @@ type Config struct {
 
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() Config {
+	pf := platform.FromEnv(os.Getenv)
 	c := Config{
 		SessionKey:       os.Getenv("AGENT_API_KEY"),
 		TurnFunction:     envOr("CHAT_TURN_FUNCTION", "turn"),
 		DatabaseID:       envOr("CHAT_DATABASE_ID", "chat"),
 		ProgressDatabase: strings.TrimSpace(os.Getenv("TURN_PROGRESS_DATABASE")),
 		ProgressTable:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
-		Endpoint:         strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
-		ProjectID:        strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
-		BuildID:          fnhttp.BuildID(),
+		Endpoint:         pf.Endpoint,
+		ProjectID:        pf.ProjectID,
+		BuildID:          pf.BuildID(),
 	}
 	c.PublicEndpoint = strings.TrimRight(envOr("CHAT_PUBLIC_ENDPOINT", c.Endpoint), "/")
 	if c.Secrets, c.SecretsErr = seal.ParseKeyring(os.Getenv(EnvSealKeys)); c.SecretsErr != nil {

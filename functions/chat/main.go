@@ -35,7 +35,7 @@ func serve(rt openruntimes.Context, cfg Config, site fs.FS, now func() time.Time
 	req := rt.Req
 	switch {
 	case req.Path == "/health" && req.Method == http.MethodGet:
-		return fnhttp.Health(rt)
+		return fnhttp.Health(rt, cfg.BuildID)
 	case req.Path == "/api" || strings.HasPrefix(req.Path, "/api/"):
 		return api(rt, cfg, now)
 	case req.Method == http.MethodGet || req.Method == http.MethodHead:
