@@ -11,7 +11,7 @@ import (
 	"appwrite-agent/functions/chat/automations"
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/shared/attachment"
-	"appwrite-agent/shared/fnhttp"
+	"appwrite-agent/shared/platform"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
 )
@@ -30,7 +30,8 @@ type Config struct {
 	DatabaseID string
 	// ProgressDatabase and ProgressTable are TURN_PROGRESS_DATABASE and TURN_PROGRESS_TABLE.
 	ProgressDatabase, ProgressTable string
-	// Endpoint and ProjectID are APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID.
+	// Endpoint and ProjectID are APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID
+	// (shared/platform).
 	Endpoint, ProjectID string
 	// PublicEndpoint is CHAT_PUBLIC_ENDPOINT, else Endpoint: what the browser's Web SDK uses.
 	PublicEndpoint string
@@ -41,7 +42,7 @@ type Config struct {
 	// with at rest. nil when unset or invalid (SecretsErr says why): chat then refuses to store or open a secret.
 	Secrets    *seal.Keyring
 	SecretsErr error
-	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (fnhttp.BuildID, what /health answers).
+	// BuildID is APPWRITE_FUNCTION_DEPLOYMENT, "dev" when unset (platform.Env.BuildID, what /health answers).
 	BuildID string
 	// FunctionID is APPWRITE_FUNCTION_ID, chat's own function (an automation may not watch it).
 	FunctionID string
@@ -60,15 +61,16 @@ type Config struct {
 
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() Config {
+	pf := platform.FromEnv(os.Getenv)
 	c := Config{
 		SessionKey:       os.Getenv("AGENT_API_KEY"),
 		TurnFunction:     envOr("CHAT_TURN_FUNCTION", "turn"),
 		DatabaseID:       envOr("CHAT_DATABASE_ID", "chat"),
 		ProgressDatabase: strings.TrimSpace(os.Getenv("TURN_PROGRESS_DATABASE")),
 		ProgressTable:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
-		Endpoint:         strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
-		ProjectID:        strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
-		BuildID:          fnhttp.BuildID(),
+		Endpoint:         pf.Endpoint,
+		ProjectID:        pf.ProjectID,
+		BuildID:          pf.BuildID(),
 	}
 	c.PublicEndpoint = strings.TrimRight(envOr("CHAT_PUBLIC_ENDPOINT", c.Endpoint), "/")
 	if c.Secrets, c.SecretsErr = seal.ParseKeyring(os.Getenv(EnvSealKeys)); c.SecretsErr != nil {
@@ -78,15 +80,15 @@ func LoadConfig() Config {
 	}
 	c.MaxAttachments = c.envInt("ATTACHMENTS_MAX_PER_MESSAGE", attachment.DefaultMaxPerMessage)
 	c.MaxAttachmentBytes = c.envInt("ATTACHMENTS_MAX_BYTES", attachment.DefaultMaxBytes)
-	c.FunctionID = strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_ID"))
+	c.FunctionID = pf.FunctionID
 	c.Automations = automations.Config{
 		PublicURL:    c.publicURL(os.Getenv("CHAT_PUBLIC_URL")),
 		TurnsPerHour: c.envInt("CHAT_AUTOMATION_TURNS_PER_HOUR", automations.DefaultTurnsPerHour),
 		TTL:          c.envDuration("CHAT_AUTOMATION_TTL", 0),
 		RefreshAhead: c.envDuration("CHAT_AUTOMATION_REFRESH_AHEAD", automations.DefaultRefreshAhead),
 	}
-	opts, err := safehttp.FromEnv(safehttp.Options{})
-	c.MCP, c.MCPErr = safehttp.LazyCAFromEnv(opts), err
+	opts, err := safehttp.FromEnv(os.Getenv, safehttp.Options{})
+	c.MCP, c.MCPErr = safehttp.LazyCAFromEnv(os.Getenv, opts), err
 	if err != nil {
 		c.Warnings = append(c.Warnings, "SAFEHTTP_ALLOW: "+err.Error()+": automations cannot reach MCP servers")
 	}

@@ -38,7 +38,7 @@ func serve(rt openruntimes.Context, cfg Config, site fs.FS, now func() time.Time
 	case automations.IsScheduled(req.Method, req.Headers):
 		return scheduled(rt, cfg, now)
 	case req.Path == "/health" && req.Method == http.MethodGet:
-		return fnhttp.Health(rt)
+		return fnhttp.Health(rt, cfg.BuildID)
 	case req.Path == "/api" || strings.HasPrefix(req.Path, "/api/"):
 		return api(rt, cfg, now)
 	case req.Method == http.MethodGet || req.Method == http.MethodHead:

@@ -1,9 +1,15 @@
 // Package handler is the mcp-events function: an MCP server that subscribes MCP clients to Appwrite project events.
 //
 // Main routes GET /health itself and hands the MCP endpoint ("/" and "/mcp") and the OAuth
-// protected-resource metadata to mcpserver. The open-runtimes contract gives the function one
+// protected-resource metadata to the Server (server.go). The open-runtimes contract gives the function one
 // openruntimes.Context per request and takes one buffered openruntimes.Response back, so the request is turned
 // into an *http.Request and the answer recorded (the MCP SDK answers JSON, never SSE, in this setup).
+//
+// The files: main.go (this contract), config.go (the environment, read once), server.go (the MCP endpoint:
+// origin, OAuth, the SDK), transport.go (the JSON-RPC and Streamable HTTP rules applied here), events.go
+// (events/list, events/subscribe, events/unsubscribe). The domain is in sub-packages: oauth (the resource
+// server), subscriptions (a subscription is an Appwrite webhook), tools (the read-only tools), mcperr (the
+// events extension's errors).
 package handler
 
 import (
@@ -12,12 +18,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/mcpserver"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 
@@ -27,50 +31,58 @@ import (
 // requestBudget bounds one execution, below the 30 s synchronous limit of function domains.
 const requestBudget = 28 * time.Second
 
-// FromEnv builds the function's entry point from the environment as it is now: the server (with its JWKS
-// cache) or, when the configuration does not work, an entry point that answers the MCP paths with a JSON 503;
-// the problem is reported to the fault reporter once, here.
+// FromEnv builds the function's entry point from the environment as it is now (LoadConfig). Its server (with
+// the JWKS cache) is built on the first request to an MCP path (/health answers without it); when the
+// configuration does not work, those paths are answered with a JSON 503 and the problem is reported to the
+// fault reporter once, then.
 func FromEnv() func(openruntimes.Context) openruntimes.Response {
-	srv, err := load()
+	cfg, err := LoadConfig()
+	server := sync.OnceValues(func() (*Server, error) { return build(cfg, err) })
 	return func(rt openruntimes.Context) openruntimes.Response {
-		return route(rt, func() (*mcpserver.Server, error) { return srv, err })
+		return route(rt, cfg.Platform.BuildID(), server)
 	}
 }
 
-func load() (*mcpserver.Server, error) {
-	faults, err := faultreport.FromEnv(os.Getenv, "mcp-events", fnhttp.BuildID())
-	if err != nil {
-		return nil, err
+// build builds the server of cfg, whose reading failed with err (nil when it did not), with its fault
+// reporter, and reports a configuration that does not work.
+func build(cfg Config, err error) (*Server, error) {
+	faults, ferr := faultreport.New(cfg.Faults)
+	if ferr != nil {
+		return nil, ferr
 	}
-	srv, err := mcpserver.New(os.Getenv, mcpserver.Options{Faults: faults})
+	var srv *Server
+	if err == nil {
+		srv, err = NewServer(cfg, Options{Faults: faults})
+	}
 	if err != nil {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
 	return srv, err
 }
 
-// loaded is the function's only process-wide value: its server, built from the environment once per process
-// (a deployment's environment never changes while it runs), on the first request that needs it: /health
-// answers without it. It is a cache, never a store: a new process rebuilds it and loses nothing.
-var loaded = sync.OnceValues(load)
+// fromEnv is the function's only process-wide value: its entry point over the configuration, read once per
+// process (a deployment's environment never changes while it runs). The server it builds on the first MCP
+// request is a cache, never a store: a new process rebuilds it and loses nothing.
+var fromEnv = sync.OnceValue(FromEnv)
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response { return route(rt, loaded) }
+func Main(rt openruntimes.Context) openruntimes.Response { return fromEnv()(rt) }
 
 // New returns an entry point bound to srv instead of the process server: tests run several instances side
 // by side with it.
-func New(srv *mcpserver.Server) func(openruntimes.Context) openruntimes.Response {
+func New(srv *Server) func(openruntimes.Context) openruntimes.Response {
 	return func(rt openruntimes.Context) openruntimes.Response {
-		return route(rt, func() (*mcpserver.Server, error) { return srv, nil })
+		return route(rt, srv.cfg.Platform.BuildID(), func() (*Server, error) { return srv, nil })
 	}
 }
 
-// route answers GET /health itself and hands the paths mcpserver handles to the server.
-func route(rt openruntimes.Context, server func() (*mcpserver.Server, error)) openruntimes.Response {
+// route answers GET /health itself (with the running deployment's buildID) and hands the paths the server
+// handles to it.
+func route(rt openruntimes.Context, buildID string, server func() (*Server, error)) openruntimes.Response {
 	if rt.Req.Method == "GET" && rt.Req.Path == "/health" {
-		return fnhttp.Health(rt)
+		return fnhttp.Health(rt, buildID)
 	}
-	if !mcpserver.Handles(rt.Req.Path) {
+	if !handles(rt.Req.Path) {
 		return fnhttp.NotFound(rt)
 	}
 	srv, err := server()
@@ -84,7 +96,7 @@ func route(rt openruntimes.Context, server func() (*mcpserver.Server, error)) op
 
 // Serve runs one request through srv and returns its buffered answer. A panic is reported as a server
 // fault and answered with a JSON 500; reports have left before the answer does.
-func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Response) {
+func Serve(srv *Server, rt openruntimes.Context) (resp openruntimes.Response) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestBudget)
 	defer cancel()
 	defer srv.Faults().Flush()
@@ -96,7 +108,7 @@ func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Re
 			resp = fnhttp.Error(rt, http.StatusInternalServerError, "internal", "internal error; see the function's logs")
 		}
 	}()
-	ctx = mcpserver.WithLog(ctx, func(line string) { rt.Log(line) })
+	ctx = withLog(ctx, func(line string) { rt.Log(line) })
 	req := rt.Req
 	u := &url.URL{Path: req.Path, RawQuery: req.QueryString}
 	r, err := http.NewRequestWithContext(ctx, req.Method, u.String(), bytes.NewReader(req.BodyBinary()))
@@ -111,7 +123,7 @@ func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Re
 	if h := req.Headers["host"]; h != "" {
 		r.Host = h
 	}
-	w := mcpserver.NewRecorder()
+	w := NewRecorder()
 	srv.ServeHTTP(w, r)
 	headers := map[string]string{}
 	for k, vs := range w.Header() {
@@ -126,3 +138,38 @@ func Serve(srv *mcpserver.Server, rt openruntimes.Context) (resp openruntimes.Re
 	}
 	return openruntimes.Response{Body: body, StatusCode: w.Status(), Headers: headers}
 }
+
+// Recorder is the function's one buffering http.ResponseWriter: it keeps the whole answer (status,
+// headers, body), as the open-runtimes contract takes one buffered response; the SDK's JSON answers are
+// recorded the same way before this package completes them.
+type Recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+// NewRecorder returns an empty Recorder whose status is 200 until WriteHeader or Write says otherwise.
+func NewRecorder() *Recorder { return &Recorder{header: http.Header{}, status: http.StatusOK} }
+
+// Header implements http.ResponseWriter.
+func (r *Recorder) Header() http.Header { return r.header }
+
+// WriteHeader implements http.ResponseWriter; only the first status counts.
+func (r *Recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+}
+
+// Write implements http.ResponseWriter.
+func (r *Recorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	return r.body.Write(p)
+}
+
+// Status is the recorded status code.
+func (r *Recorder) Status() int { return r.status }
+
+// Body is the recorded body.
+func (r *Recorder) Body() []byte { return r.body.Bytes() }

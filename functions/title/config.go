@@ -1,11 +1,15 @@
 package handler
 
 import (
+	"cmp"
+	"os"
+	"strings"
 	"sync"
 
 	"appwrite-agent/functions/title/rowevent"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/platform"
 	"appwrite-agent/shared/sessionauth"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -24,22 +28,35 @@ type Config struct {
 	LLM llm.Env
 	// CORS is TITLE_CORS_ORIGINS.
 	CORS fnhttp.CORS
-	// Rows says which rows get titles from row-create events (rowevent.ConfigFromEnv).
+	// Rows says which rows get titles from row-create events: TITLE_DATABASE_ID, TITLE_TABLE_ID,
+	// TITLE_MESSAGE_COLUMN, TITLE_COLUMN, and the platform's endpoint and project.
 	Rows rowevent.Config
+	// Platform is what Appwrite sets for every function (shared/platform): the endpoint and project of Rows,
+	// the deployment /health names.
+	Platform platform.Env
 	// Warnings lists environment values that were ignored.
 	Warnings []string
 }
 
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() Config {
+	getenv := os.Getenv // the process environment, read here only
 	c := Config{
-		Auth: sessionauth.FromEnv(),
-		LLM:  llm.EnvFromOS(),
-		Rows: rowevent.ConfigFromEnv(),
+		Platform: platform.FromEnv(getenv),
+		Auth:     sessionauth.FromEnv(getenv),
+		LLM:      llm.FromEnv(getenv),
+	}
+	c.Rows = rowevent.Config{
+		DatabaseID:    strings.TrimSpace(getenv(rowevent.EnvDatabaseID)),
+		TableID:       strings.TrimSpace(getenv(rowevent.EnvTableID)),
+		MessageColumn: cmp.Or(strings.TrimSpace(getenv(rowevent.EnvMessageColumn)), rowevent.DefaultMessageColumn),
+		TitleColumn:   cmp.Or(strings.TrimSpace(getenv(rowevent.EnvTitleColumn)), rowevent.DefaultTitleColumn),
+		Endpoint:      c.Platform.Endpoint,
+		ProjectID:     c.Platform.ProjectID,
 	}
 	c.Warnings = append(c.Warnings, c.LLM.Warnings...)
 	var err error
-	if c.CORS, err = fnhttp.CORSFromEnv(EnvCORSOrigins); err != nil {
+	if c.CORS, err = fnhttp.ParseCORS(EnvCORSOrigins, getenv(EnvCORSOrigins)); err != nil {
 		c.Warnings = append(c.Warnings, err.Error())
 	}
 	return c

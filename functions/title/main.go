@@ -61,7 +61,7 @@ func route(rt openruntimes.Context, cfg Config) openruntimes.Response {
 		// is trusted here and nowhere else.
 		return onEvent(rt, cfg)
 	case req.Method == "GET" && req.Path == "/health":
-		return fnhttp.Health(rt)
+		return fnhttp.Health(rt, cfg.Platform.BuildID())
 	case req.Method == "POST" && (req.Path == "/" || req.Path == "/api/title"):
 		return onHTTP(rt, cfg)
 	default:

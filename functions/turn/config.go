@@ -15,6 +15,7 @@ import (
 	"appwrite-agent/functions/turn/tools"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/platform"
 	"appwrite-agent/shared/sessionauth"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -23,6 +24,9 @@ import (
 // Config is everything the function reads from its environment. This file is the only place that reads
 // it; the function builds its process state from it once per process (see fromEnv).
 type Config struct {
+	// Platform is what Appwrite sets for every function (shared/platform): the endpoint and project the
+	// Realtime sink writes to (Progress), the deployment /health names.
+	Platform platform.Env
 	// Auth is AGENT_API_KEY (compared with X-Session-API-Key) and AGENT_ALLOW_UNAUTHENTICATED.
 	Auth sessionauth.Policy
 	// LLM is LLM_API_KEY, LLM_MODEL, LLM_BASE_URL, LLM_MAX_RETRIES and the SSRF policy of a per-request
@@ -55,10 +59,12 @@ const EnvCORSOrigins = "TURN_CORS_ORIGINS"
 
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() Config {
+	getenv := os.Getenv // the process environment, read here only
 	c := Config{
-		Auth:      sessionauth.FromEnv(),
-		LLM:       llm.EnvFromOS(),
-		BuildTime: os.Getenv("AGENT_BUILD_TIME"),
+		Platform:  platform.FromEnv(getenv),
+		Auth:      sessionauth.FromEnv(getenv),
+		LLM:       llm.FromEnv(getenv),
+		BuildTime: getenv("AGENT_BUILD_TIME"),
 	}
 	if c.BuildTime == "" {
 		c.BuildTime = "unknown"
@@ -76,7 +82,7 @@ func LoadConfig() Config {
 	c.Engine.MemoryChars = c.envInt("MEMORIES_MAX_CHARS", engine.DefaultMemoryChars)
 	c.Engine.ToolConcurrency = c.envInt("TOOL_CONCURRENCY", engine.DefaultToolConcurrency)
 	c.Engine.Budget = engine.DefaultBudget
-	if raw := strings.TrimSpace(os.Getenv("TURN_BUDGET")); raw != "" {
+	if raw := strings.TrimSpace(getenv("TURN_BUDGET")); raw != "" {
 		d, err := time.ParseDuration(raw)
 		switch {
 		case err != nil || d <= 0:
@@ -90,24 +96,24 @@ func LoadConfig() Config {
 	}
 	c.AsyncBudget = c.envDuration("TURN_ASYNC_BUDGET", engine.DefaultAsyncBudget, engine.MaxAsyncBudget)
 	c.Progress = ProgressConfig{
-		DatabaseID: strings.TrimSpace(os.Getenv("TURN_PROGRESS_DATABASE")),
-		TableID:    strings.TrimSpace(os.Getenv("TURN_PROGRESS_TABLE")),
-		Endpoint:   strings.TrimRight(strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT")), "/"),
-		ProjectID:  strings.TrimSpace(os.Getenv("APPWRITE_FUNCTION_PROJECT_ID")),
+		DatabaseID: strings.TrimSpace(getenv("TURN_PROGRESS_DATABASE")),
+		TableID:    strings.TrimSpace(getenv("TURN_PROGRESS_TABLE")),
+		Endpoint:   c.Platform.Endpoint,
+		ProjectID:  c.Platform.ProjectID,
 	}
 	// The web tools, the MCP connections and a per-request llm.base_url share one SSRF policy, read once
 	// with the LLM settings; its CA file (and the system roots) are parsed on the first outbound request.
 	c.Web.Policy, c.Web.PolicyErr = c.LLM.UserPolicy, c.LLM.UserPolicyErr
 	c.Web.Search = tools.SearchConfig{
-		BraveKey:      strings.TrimSpace(os.Getenv(tools.EnvBraveKey)),
-		BraveURL:      strings.TrimSpace(os.Getenv(tools.EnvBraveURL)),
-		SearXNGURL:    strings.TrimSpace(os.Getenv(tools.EnvSearXNG)),
-		DuckDuckGoURL: strings.TrimSpace(os.Getenv(tools.EnvDuckDuckGoURL)),
-		NoDuckDuckGo:  isFalse(os.Getenv(tools.EnvDuckDuckGoEnabled)),
-		Disabled:      isFalse(os.Getenv(tools.EnvWebSearchEnabled)),
+		BraveKey:      strings.TrimSpace(getenv(tools.EnvBraveKey)),
+		BraveURL:      strings.TrimSpace(getenv(tools.EnvBraveURL)),
+		SearXNGURL:    strings.TrimSpace(getenv(tools.EnvSearXNG)),
+		DuckDuckGoURL: strings.TrimSpace(getenv(tools.EnvDuckDuckGoURL)),
+		NoDuckDuckGo:  isFalse(getenv(tools.EnvDuckDuckGoEnabled)),
+		Disabled:      isFalse(getenv(tools.EnvWebSearchEnabled)),
 	}
 	var err error
-	if c.CORS, err = fnhttp.CORSFromEnv(EnvCORSOrigins); err != nil {
+	if c.CORS, err = fnhttp.ParseCORS(EnvCORSOrigins, getenv(EnvCORSOrigins)); err != nil {
 		c.Warnings = append(c.Warnings, err.Error())
 	}
 	return c

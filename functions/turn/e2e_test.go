@@ -406,7 +406,7 @@ func TestUnknownRoute(t *testing.T) {
 }
 
 // TestModelErrors: what a user sees of a failing model with retries off (LLM_MAX_RETRIES=0); with them on,
-// hostile_e2e_test.go.
+// llm_e2e_test.go.
 func TestModelErrors(t *testing.T) {
 	t.Setenv("LLM_MAX_RETRIES", "0")
 	t.Run("router 429", func(t *testing.T) {

@@ -44,12 +44,12 @@ func serve(rt openruntimes.Context, p process) openruntimes.Response {
 	req := rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
-		return fnhttp.Health(rt)
+		return fnhttp.Health(rt, p.cfg.Platform.BuildID())
 	case req.Method == "GET" && req.Path == "/ready":
 		return ready(rt, p.cfg)
 	case req.Method == "GET" && req.Path == "/":
 		return fnhttp.JSON(rt, http.StatusOK, map[string]string{
-			"service": "appwrite-agent", "engine": "go", "build_id": fnhttp.BuildID(), "build_time": p.cfg.BuildTime,
+			"service": "appwrite-agent", "engine": "go", "build_id": p.cfg.Platform.BuildID(), "build_time": p.cfg.BuildTime,
 		})
 	case req.Method == "GET" && (req.Path == "/meta" || req.Path == "/api/meta"):
 		if res, ok := authorize(rt, p.cfg); !ok {
@@ -78,7 +78,7 @@ func authorize(rt openruntimes.Context, cfg Config) (openruntimes.Response, bool
 func ready(rt openruntimes.Context, cfg Config) openruntimes.Response {
 	configured := cfg.LLM.APIKey != ""
 	return fnhttp.JSON(rt, http.StatusOK, map[string]any{
-		"ready": configured, "llm_configured": configured, "build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime,
+		"ready": configured, "llm_configured": configured, "build_id": cfg.Platform.BuildID(), "build_time": cfg.BuildTime,
 	})
 }
 
@@ -243,6 +243,6 @@ func meta(p process) map[string]any {
 		"tools":  tools,
 		"env": map[string]any{"LLM_MODEL": cfg.LLM.Model, "LLM_BASE_URL": cfg.LLM.BaseURL,
 			"LLM_API_KEY": mask(cfg.LLM.APIKey), "AGENT_API_KEY": mask(cfg.Auth.APIKey)},
-		"build": map[string]string{"build_id": fnhttp.BuildID(), "build_time": cfg.BuildTime},
+		"build": map[string]string{"build_id": cfg.Platform.BuildID(), "build_time": cfg.BuildTime},
 	}
 }

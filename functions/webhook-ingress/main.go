@@ -6,13 +6,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"appwrite-agent/functions/webhook-ingress/ingress"
-	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/faultreport"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/opsmetrics"
@@ -21,44 +19,45 @@ import (
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
-// process is what the function builds from its environment and keeps between requests: the configuration
-// and the sender, with the subscriber HTTP client (a client per request would pay a TLS handshake to every
-// subscriber for every event).
+// process is what the function builds from its configuration and keeps between requests: the sender, with
+// the subscriber HTTP client (a client per request would pay a TLS handshake to every subscriber for every
+// event), and the fault reporter.
 type process struct {
 	cfg    ingress.Config
-	sender *eventdelivery.Sender
+	sender *ingress.Sender
 	faults *faultreport.Reporter // nil without SENTRY_DSN
 	err    error                 // the configuration's problem: every webhook and job is answered 503
 }
 
-// FromEnv builds the function's entry point from the environment as it is now, reading the time from now
-// (for signatures, expiry and scheduling: tests drive a delayed retry minutes ahead with it). A configuration
-// that does not work is reported once, here, with the reporter built first.
+// FromEnv builds the function's entry point from the environment as it is now (LoadConfig), reading the time
+// from now (for signatures, expiry and scheduling: tests drive a delayed retry minutes ahead with it). The
+// process state is built on the first webhook or job (/health answers without it); a configuration that
+// does not work is reported then, once, with the reporter built first.
 func FromEnv(now func() time.Time) func(openruntimes.Context) openruntimes.Response {
-	p := load()
+	cfg, err := LoadConfig()
+	state := sync.OnceValue(func() *process { return newProcess(cfg, err) })
 	return func(rt openruntimes.Context) openruntimes.Response {
-		return serve(rt, func() *process { return p }, now)
+		return serve(rt, cfg.Platform.BuildID(), state, now)
 	}
 }
 
-func load() *process {
-	faults, ferr := faultreport.FromEnv(os.Getenv, "webhook-ingress", fnhttp.BuildID())
-	cfg, err := ingress.LoadConfig()
+// newProcess builds the process state of cfg, whose reading failed with err (nil when it did not).
+func newProcess(cfg Config, err error) *process {
+	faults, ferr := faultreport.New(cfg.Faults)
 	if err == nil {
 		err = ferr
 	} else {
 		faults.Report(faultreport.Fault{Operation: "configuration", Outcome: "misconfigured", Reason: "not_configured", Detail: err.Error()})
 	}
-	return &process{cfg: cfg, sender: eventdelivery.NewSender(safehttp.NewClient(cfg.HTTP)), faults: faults, err: err}
+	return &process{cfg: cfg.Ingress, sender: ingress.NewSender(safehttp.NewClient(cfg.Ingress.HTTP)), faults: faults, err: err}
 }
 
-// loaded is the function's only process-wide value: its process state, built from the environment once per
-// process (a deployment's environment never changes while it runs), on the first request that needs it:
-// /health answers without it.
-var loaded = sync.OnceValue(load)
+// fromEnv is the function's only process-wide value: its entry point over the configuration, read once per
+// process (a deployment's environment never changes while it runs).
+var fromEnv = sync.OnceValue(func() func(openruntimes.Context) openruntimes.Response { return FromEnv(time.Now) })
 
 // Main is the entry point the open-runtimes Go server calls for every request.
-func Main(rt openruntimes.Context) openruntimes.Response { return serve(rt, loaded, time.Now) }
+func Main(rt openruntimes.Context) openruntimes.Response { return fromEnv()(rt) }
 
 // execution is one request's ingress.Reporter: faults go to the fault reporter, diagnostic text and the
 // counter lines to the execution's logs at its end (serve writes them; the execution keeps no copy of the
@@ -78,11 +77,11 @@ func (e *execution) Fault(f ingress.Fault) {
 	e.faults.Report(faultreport.Fault{Operation: e.op, Event: f.Event, ProjectID: f.ProjectID, Outcome: f.Outcome, Reason: f.Reason, Detail: f.Detail})
 }
 
-func serve(rt openruntimes.Context, process func() *process, now func() time.Time) (resp openruntimes.Response) {
+func serve(rt openruntimes.Context, buildID string, process func() *process, now func() time.Time) (resp openruntimes.Response) {
 	req := &rt.Req
 	switch {
 	case req.Method == "GET" && req.Path == "/health":
-		return fnhttp.Health(rt)
+		return fnhttp.Health(rt, buildID)
 	case strings.HasPrefix(req.Path, ingress.WebhookPathPrefix), req.Path == ingress.JobPath:
 	default:
 		return fnhttp.NotFound(rt)

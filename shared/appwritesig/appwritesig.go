@@ -27,7 +27,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -118,10 +117,12 @@ func ParseKeys(s string) (*Keys, error) {
 	return k, nil
 }
 
-// LoadKeys parses the EnvKeys environment variable; unset or empty is
-// ErrNoKeys (a startup error, never a default).
-func LoadKeys() (*Keys, error) {
-	k, err := ParseKeys(os.Getenv(EnvKeys))
+// LoadKeys parses the EnvKeys environment variable, read through getenv (a
+// function's config.go passes the process environment's getter); unset or
+// empty is ErrNoKeys (a startup error, never a default). Errors name the
+// variable.
+func LoadKeys(getenv func(string) string) (*Keys, error) {
+	k, err := ParseKeys(getenv(EnvKeys))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvKeys, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -146,11 +147,11 @@ func TestParseKeysRejects(t *testing.T) {
 		}
 	}
 	t.Setenv(EnvKeys, "")
-	if _, err := LoadKeys(); !errors.Is(err, ErrNoKeys) || !strings.Contains(err.Error(), EnvKeys) {
+	if _, err := LoadKeys(os.Getenv); !errors.Is(err, ErrNoKeys) || !strings.Contains(err.Error(), EnvKeys) {
 		t.Errorf("LoadKeys with empty env: %v", err)
 	}
 	t.Setenv(EnvKeys, "k1:"+k)
-	if _, err := LoadKeys(); err != nil {
+	if _, err := LoadKeys(os.Getenv); err != nil {
 		t.Errorf("LoadKeys: %v", err)
 	}
 }

@@ -68,11 +68,12 @@ type Reporter struct {
 	timeout  time.Duration
 }
 
-// FromEnv returns the Reporter configured by getenv (SENTRY_DSN, SENTRY_ENVIRONMENT) for function with
-// release, or nil when SENTRY_DSN is unset.
-func FromEnv(getenv func(string) string, function, release string) (*Reporter, error) {
-	return New(Options{DSN: strings.TrimSpace(getenv(EnvDSN)), Function: function,
-		Environment: strings.TrimSpace(getenv(EnvEnvironment)), Release: release})
+// OptionsFromEnv returns the Options that SENTRY_DSN and SENTRY_ENVIRONMENT, read through getenv (a
+// function's config.go passes the process environment's getter), give function with release (its build
+// id); New builds the Reporter.
+func OptionsFromEnv(getenv func(string) string, function, release string) Options {
+	return Options{DSN: strings.TrimSpace(getenv(EnvDSN)), Function: function,
+		Environment: strings.TrimSpace(getenv(EnvEnvironment)), Release: release}
 }
 
 // New returns a Reporter, or nil (and no error) when o.DSN is empty.

@@ -45,9 +45,19 @@ func TestReportReachesSentryWithTagsAndNoSecrets(t *testing.T) {
 	}
 }
 
+// TestOptionsFromEnv: the DSN and the environment are read trimmed, with the function and release given.
+func TestOptionsFromEnv(t *testing.T) {
+	env := map[string]string{faultreport.EnvDSN: " https://k@sentry.example/1\n", faultreport.EnvEnvironment: " staging "}
+	got := faultreport.OptionsFromEnv(func(k string) string { return env[k] }, "mcp-events", "dep1")
+	want := faultreport.Options{DSN: "https://k@sentry.example/1", Function: "mcp-events", Environment: "staging", Release: "dep1"}
+	if got != want {
+		t.Fatalf("OptionsFromEnv = %+v, want %+v", got, want)
+	}
+}
+
 // TestNoDSNNoReporter: without SENTRY_DSN there is no reporter, and a nil reporter does nothing.
 func TestNoDSNNoReporter(t *testing.T) {
-	r, err := faultreport.FromEnv(func(string) string { return "" }, "webhook-ingress", "")
+	r, err := faultreport.New(faultreport.OptionsFromEnv(func(string) string { return "" }, "webhook-ingress", ""))
 	if err != nil || r != nil || r.Enabled() {
 		t.Fatalf("%v %v", r, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 
@@ -60,9 +59,6 @@ func ParseCORS(setting, list string) (CORS, error) {
 	}
 	return c, nil
 }
-
-// CORSFromEnv reads the allowed origins from the environment variable name (see ParseCORS).
-func CORSFromEnv(name string) (CORS, error) { return ParseCORS(name, os.Getenv(name)) }
 
 // normalizeOrigin returns the canonical form of an Origin value, and whether it is a web origin.
 func normalizeOrigin(s string) (string, bool) {

@@ -1,12 +1,11 @@
 // Package fnhttp holds the small pieces every function answers with: JSON responses, JSON errors that are
-// never empty (an empty 4xx/5xx body on a function domain is replaced by Appwrite's HTML page), the
-// /health document and the build id.
+// never empty (an empty 4xx/5xx body on a function domain is replaced by Appwrite's HTML page) and
+// the /health document.
 package fnhttp
 
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
@@ -23,24 +22,16 @@ func BearerToken(authorization string) (token string, ok bool) {
 	return tok, tok != ""
 }
 
-// BuildID is the deployment id Appwrite gives the running function (APPWRITE_FUNCTION_DEPLOYMENT), or
-// "dev" when unset.
-func BuildID() string {
-	if id := os.Getenv("APPWRITE_FUNCTION_DEPLOYMENT"); id != "" {
-		return id
-	}
-	return "dev"
-}
-
 // HealthStatus is the body of GET /health.
 type HealthStatus struct {
 	Status  string `json:"status"`
 	BuildID string `json:"build_id"`
 }
 
-// Health answers GET /health: 200 {"status":"ok","build_id":…}.
-func Health(rt openruntimes.Context) openruntimes.Response {
-	return JSON(rt, http.StatusOK, HealthStatus{Status: "ok", BuildID: BuildID()})
+// Health answers GET /health: 200 {"status":"ok","build_id":buildID}, buildID being the running deployment's
+// (platform.Env.BuildID).
+func Health(rt openruntimes.Context, buildID string) openruntimes.Response {
+	return JSON(rt, http.StatusOK, HealthStatus{Status: "ok", BuildID: buildID})
 }
 
 // ErrorBody is the JSON body of every error a function answers with itself.

@@ -36,7 +36,7 @@ func TestUserPolicyIsReadOnce(t *testing.T) {
 	}
 	t.Setenv("SAFEHTTP_ALLOW", "127.0.0.0/8")
 	t.Setenv("SAFEHTTP_CA_FILE", ca)
-	env := EnvFromOS()
+	env := FromEnv(os.Getenv)
 	t.Setenv("SAFEHTTP_ALLOW", "")
 	t.Setenv("SAFEHTTP_CA_FILE", filepath.Join(t.TempDir(), "missing.pem"))
 	s := userEnv(t, env, srv.URL)
@@ -68,13 +68,13 @@ func TestUserPolicyIsReadOnce(t *testing.T) {
 func TestUserPolicyRefusals(t *testing.T) {
 	t.Setenv("SAFEHTTP_CA_FILE", "")
 	t.Setenv("SAFEHTTP_ALLOW", "not-a-prefix")
-	badAllow := EnvFromOS()
+	badAllow := FromEnv(os.Getenv)
 	t.Setenv("SAFEHTTP_ALLOW", "")
 	missing := filepath.Join(t.TempDir(), "missing.pem")
 	t.Setenv("SAFEHTTP_CA_FILE", missing)
-	badCA := EnvFromOS()
+	badCA := FromEnv(os.Getenv)
 	t.Setenv("SAFEHTTP_CA_FILE", "")
-	plain := EnvFromOS()
+	plain := FromEnv(os.Getenv)
 	for _, c := range []struct {
 		name string
 		env  Env

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,7 +38,8 @@ var ErrNoAPIKey = errors.New("LLM_API_KEY is not configured")
 var ErrUserURLNeedsKey = errors.New("llm.api_key is required when llm.base_url is given (the server's key is never sent to another endpoint)")
 
 // Env is the LLM part of the environment: LLM_API_KEY, LLM_MODEL, LLM_BASE_URL, and the SSRF policy a
-// per-request base_url goes through. Read it once per process (EnvFromOS) and pass it down.
+// per-request base_url goes through. A function's config.go reads it once per process (FromEnv) and passes it
+// down.
 type Env struct {
 	APIKey, Model, BaseURL string
 	// UserPolicy is the SSRF policy of a per-request base_url: SAFEHTTP_ALLOW and SAFEHTTP_ALLOW_HTTP as
@@ -56,18 +56,26 @@ type Env struct {
 	Warnings []string
 }
 
-// EnvFromOS reads Env from the process environment. Nothing is parsed beyond the variables themselves:
-// the CA file is read on the first request to a per-request base_url.
-func EnvFromOS() Env {
+// Environment variables of Env (besides EnvMaxRetries and safehttp's).
+const (
+	EnvAPIKey  = "LLM_API_KEY"
+	EnvModel   = "LLM_MODEL"
+	EnvBaseURL = "LLM_BASE_URL"
+)
+
+// FromEnv reads Env through getenv (a function's config.go passes the process environment's getter). Nothing
+// is parsed beyond the variables themselves: the CA file is read on the first request to a per-request
+// base_url.
+func FromEnv(getenv func(string) string) Env {
 	e := Env{
-		APIKey:  strings.TrimSpace(os.Getenv("LLM_API_KEY")),
-		Model:   strings.TrimSpace(os.Getenv("LLM_MODEL")),
-		BaseURL: strings.TrimSpace(os.Getenv("LLM_BASE_URL")),
+		APIKey:  strings.TrimSpace(getenv(EnvAPIKey)),
+		Model:   strings.TrimSpace(getenv(EnvModel)),
+		BaseURL: strings.TrimSpace(getenv(EnvBaseURL)),
 	}
-	opts, err := safehttp.FromEnv(safehttp.Options{})
-	e.UserPolicy, e.UserPolicyErr = safehttp.LazyCAFromEnv(opts), err
+	opts, err := safehttp.FromEnv(getenv, safehttp.Options{})
+	e.UserPolicy, e.UserPolicyErr = safehttp.LazyCAFromEnv(getenv, opts), err
 	e.MaxRetries = DefaultMaxRetries
-	if raw := strings.TrimSpace(os.Getenv(EnvMaxRetries)); raw != "" {
+	if raw := strings.TrimSpace(getenv(EnvMaxRetries)); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 0 || n > 10 {
 			e.Warnings = append(e.Warnings, EnvMaxRetries+" must be an integer from 0 to 10; using the default "+strconv.Itoa(DefaultMaxRetries))

@@ -12,20 +12,21 @@ import (
 // receivers use their own certificates (scripts/dev). Unset means the system roots only.
 const EnvCAFile = "SAFEHTTP_CA_FILE"
 
-// CAFromEnv is WithCAFile with the file named by EnvCAFile, when it is set.
-func CAFromEnv(base Options) (Options, error) {
-	path := os.Getenv(EnvCAFile)
+// CAFromEnv is WithCAFile with the file named by EnvCAFile, read through getenv (a function's config.go
+// passes the process environment's getter), when it is set.
+func CAFromEnv(getenv func(string) string, base Options) (Options, error) {
+	path := getenv(EnvCAFile)
 	if path == "" {
 		return base, nil
 	}
 	return WithCAFile(base, path)
 }
 
-// LazyCAFromEnv returns base with Roots reading the file named by EnvCAFile on first use (LazyCAFile),
-// when it is set; base unchanged otherwise. Nothing is read here: a process that makes no outbound
-// request never parses the system roots or the file.
-func LazyCAFromEnv(base Options) Options {
-	if path := os.Getenv(EnvCAFile); path != "" {
+// LazyCAFromEnv returns base with Roots reading the file named by EnvCAFile (read through getenv) on first
+// use (LazyCAFile), when it is set; base unchanged otherwise. No file is read here: a process that makes no
+// outbound request never parses the system roots or the file.
+func LazyCAFromEnv(getenv func(string) string, base Options) Options {
+	if path := getenv(EnvCAFile); path != "" {
 		base.Roots = LazyCAFile(path)
 	}
 	return base

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"strings"
 )
 
@@ -319,18 +318,19 @@ func ParseAllowlist(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// FromEnv returns base with AllowPrivate and AllowHTTP taken from EnvAllow
-// and EnvAllowHTTP when they are set. Both are off by default; they exist for
-// tests and local development (scripts/dev) to reach loopback receivers.
-func FromEnv(base Options) (Options, error) {
-	if v, ok := os.LookupEnv(EnvAllow); ok {
+// FromEnv returns base with AllowPrivate and AllowHTTP taken from EnvAllow and EnvAllowHTTP, read through
+// getenv (a function's config.go passes the process environment's getter), when they are set (not empty).
+// Both are off by default; they exist for tests and local development (scripts/dev) to reach loopback
+// receivers.
+func FromEnv(getenv func(string) string, base Options) (Options, error) {
+	if v := getenv(EnvAllow); v != "" {
 		p, err := ParseAllowlist(v)
 		if err != nil {
 			return base, fmt.Errorf("%s: %w", EnvAllow, err)
 		}
 		base.AllowPrivate = p
 	}
-	if v, ok := os.LookupEnv(EnvAllowHTTP); ok {
+	if v := getenv(EnvAllowHTTP); v != "" {
 		base.AllowHTTP = v == "1" || strings.EqualFold(v, "true")
 	}
 	return base, nil

@@ -618,12 +618,12 @@ func TestParseAllowlistAndEnv(t *testing.T) {
 	}
 	t.Setenv(EnvAllow, "127.0.0.0/8")
 	t.Setenv(EnvAllowHTTP, "true")
-	o, err := FromEnv(Options{})
+	o, err := FromEnv(os.Getenv, Options{})
 	if err != nil || !o.AllowHTTP || len(o.AllowPrivate) != 1 {
 		t.Fatalf("FromEnv = %+v, %v", o, err)
 	}
 	t.Setenv(EnvAllow, "bogus")
-	if _, err := FromEnv(Options{}); err == nil {
+	if _, err := FromEnv(os.Getenv, Options{}); err == nil {
 		t.Fatal("bad env accepted")
 	}
 }
@@ -640,7 +640,7 @@ func TestCAFromEnv(t *testing.T) {
 	res.set("example.com", addrs("127.0.0.1"))
 	opts := testOpts(t, res, &dialLog{})
 	opts.AllowPrivate = loopbackAllow
-	opts, err := CAFromEnv(opts)
+	opts, err := CAFromEnv(os.Getenv, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,16 +650,16 @@ func TestCAFromEnv(t *testing.T) {
 	}
 	resp.Body.Close()
 	t.Setenv(EnvCAFile, dir+"/missing.pem")
-	if _, err := CAFromEnv(Options{}); err == nil {
+	if _, err := CAFromEnv(os.Getenv, Options{}); err == nil {
 		t.Error("missing file accepted")
 	}
 	os.WriteFile(dir+"/empty.pem", []byte("nothing"), 0o600)
 	t.Setenv(EnvCAFile, dir+"/empty.pem")
-	if _, err := CAFromEnv(Options{}); err == nil {
+	if _, err := CAFromEnv(os.Getenv, Options{}); err == nil {
 		t.Error("file without certificates accepted")
 	}
 	t.Setenv(EnvCAFile, "")
-	if o, err := CAFromEnv(Options{}); err != nil || o.TLSConfig != nil {
+	if o, err := CAFromEnv(os.Getenv, Options{}); err != nil || o.TLSConfig != nil {
 		t.Error("unset changed options")
 	}
 }
@@ -671,7 +671,7 @@ func TestLazyCAFromEnv(t *testing.T) {
 	dir := t.TempDir()
 	pemFile := dir + "/ca.pem"
 	t.Setenv(EnvCAFile, pemFile)
-	opts := LazyCAFromEnv(Options{}) // the file does not exist yet: nothing is read here
+	opts := LazyCAFromEnv(os.Getenv, Options{}) // the file does not exist yet: nothing is read here
 	if opts.Roots == nil || opts.TLSConfig != nil {
 		t.Fatalf("LazyCAFromEnv set %+v", opts)
 	}
@@ -698,7 +698,7 @@ func TestLazyCAFromEnv(t *testing.T) {
 	resp.Body.Close()
 
 	t.Setenv(EnvCAFile, dir+"/missing.pem")
-	bad := LazyCAFromEnv(base)
+	bad := LazyCAFromEnv(os.Getenv, base)
 	if err := bad.Roots.Err(); err == nil || !strings.Contains(err.Error(), EnvCAFile) {
 		t.Fatalf("missing file: Err = %v", err)
 	}
@@ -711,7 +711,7 @@ func TestLazyCAFromEnv(t *testing.T) {
 		t.Fatalf("a client with unloadable roots dialled %d times", dl.count())
 	}
 	t.Setenv(EnvCAFile, "")
-	if o := LazyCAFromEnv(Options{}); o.Roots != nil || o.Roots.Err() != nil {
+	if o := LazyCAFromEnv(os.Getenv, Options{}); o.Roots != nil || o.Roots.Err() != nil {
 		t.Error("unset set Roots")
 	}
 }

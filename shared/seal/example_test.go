@@ -8,8 +8,8 @@ import (
 )
 
 func Example() {
-	// At startup (normally seal.LoadKeyring() reading SEAL_KEYS): the first key is primary; older keys stay
-	// listed so old envelopes still open.
+	// At startup (normally seal.LoadKeyring(os.Getenv) in the function's config.go, reading SEAL_KEYS): the
+	// first key is primary; older keys stay listed so old envelopes still open.
 	ring, err := seal.ParseKeyring("k2:q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=,k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
 	if err != nil {
 		panic(err) // refuse to start

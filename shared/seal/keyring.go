@@ -5,7 +5,6 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"appwrite-agent/shared/keylist"
@@ -83,10 +82,12 @@ func (r *Keyring) aead(id []byte) (cipher.AEAD, bool) {
 	return a, ok
 }
 
-// LoadKeyring parses the EnvKeys environment variable. Unset, empty, malformed
-// or weak keys are errors: the caller must refuse to start.
-func LoadKeyring() (*Keyring, error) {
-	r, err := ParseKeyring(os.Getenv(EnvKeys))
+// LoadKeyring parses the EnvKeys environment variable, read through getenv (a
+// function's config.go passes the process environment's getter). Unset, empty,
+// malformed or weak keys are errors that name the variable: the caller must
+// refuse to start.
+func LoadKeyring(getenv func(string) string) (*Keyring, error) {
+	r, err := ParseKeyring(getenv(EnvKeys))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvKeys, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	mrand "math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -720,11 +721,11 @@ func TestParseKeyring(t *testing.T) {
 		}
 	}
 	t.Setenv(EnvKeys, "")
-	if _, err := LoadKeyring(); !errors.Is(err, ErrNoKeys) || !strings.Contains(err.Error(), EnvKeys) {
+	if _, err := LoadKeyring(os.Getenv); !errors.Is(err, ErrNoKeys) || !strings.Contains(err.Error(), EnvKeys) {
 		t.Errorf("LoadKeyring(empty) = %v", err)
 	}
 	t.Setenv(EnvKeys, "k1:"+k)
-	if _, err := LoadKeyring(); err != nil {
+	if _, err := LoadKeyring(os.Getenv); err != nil {
 		t.Errorf("LoadKeyring = %v", err)
 	}
 	if _, err := NewSealer(nil, Budget{}); err == nil {

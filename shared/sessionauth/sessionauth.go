@@ -6,7 +6,6 @@ package sessionauth
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"os"
 	"strings"
 )
 
@@ -33,14 +32,21 @@ type Policy struct {
 	AllowUnauthenticated bool
 }
 
-// FromEnv reads AGENT_API_KEY and AGENT_ALLOW_UNAUTHENTICATED (1, true, yes or on).
-func FromEnv() Policy {
+// Environment variables of the policy.
+const (
+	EnvAPIKey               = "AGENT_API_KEY"
+	EnvAllowUnauthenticated = "AGENT_ALLOW_UNAUTHENTICATED"
+)
+
+// FromEnv reads AGENT_API_KEY and AGENT_ALLOW_UNAUTHENTICATED (1, true, yes or on) through getenv (a
+// function's config.go passes the process environment's getter).
+func FromEnv(getenv func(string) string) Policy {
 	allow := false
-	switch strings.ToLower(strings.TrimSpace(os.Getenv("AGENT_ALLOW_UNAUTHENTICATED"))) {
+	switch strings.ToLower(strings.TrimSpace(getenv(EnvAllowUnauthenticated))) {
 	case "1", "true", "yes", "on":
 		allow = true
 	}
-	return Policy{APIKey: os.Getenv("AGENT_API_KEY"), AllowUnauthenticated: allow}
+	return Policy{APIKey: getenv(EnvAPIKey), AllowUnauthenticated: allow}
 }
 
 // Refusal says why a request is refused (HTTP 401).

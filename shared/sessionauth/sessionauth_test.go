@@ -2,6 +2,7 @@ package sessionauth_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"appwrite-agent/shared/sessionauth"
@@ -45,11 +46,11 @@ func TestCheck(t *testing.T) {
 func TestFromEnv(t *testing.T) {
 	t.Setenv("AGENT_API_KEY", "abc")
 	t.Setenv("AGENT_ALLOW_UNAUTHENTICATED", "Yes")
-	if p := sessionauth.FromEnv(); p.APIKey != "abc" || !p.AllowUnauthenticated {
+	if p := sessionauth.FromEnv(os.Getenv); p.APIKey != "abc" || !p.AllowUnauthenticated {
 		t.Fatalf("%+v", p)
 	}
 	t.Setenv("AGENT_ALLOW_UNAUTHENTICATED", "no")
-	if p := sessionauth.FromEnv(); p.AllowUnauthenticated {
+	if p := sessionauth.FromEnv(os.Getenv); p.AllowUnauthenticated {
 		t.Fatalf("%+v", p)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"appwrite-agent/shared/awclient"
+	"appwrite-agent/shared/tables"
 
 	"github.com/appwrite/sdk-for-go/models"
 	"github.com/appwrite/sdk-for-go/query"
@@ -39,32 +40,18 @@ const (
 	RunLimited = "limited"
 )
 
-// Sizes of the automations' text columns.
+// Sizes of the automations' text columns (shared/tables).
 const (
 	// InstructionChars bounds an automation's instruction.
-	InstructionChars = 4000
+	InstructionChars = tables.InstructionChars
 	// ArgumentsChars bounds its arguments (JSON).
-	ArgumentsChars = 2048
+	ArgumentsChars = tables.ArgumentsChars
 	// RefreshErrorChars bounds the reason a refresh failed.
-	RefreshErrorChars = 2000
+	RefreshErrorChars = tables.RefreshErrorChars
 )
 
 // purposeAutomationSecret is the sealing purpose of an automation's whsec_ secret (secrets.go).
 const purposeAutomationSecret = "chat/automations/secret"
-
-var automationColumns = []column{
-	{Key: "user_id", Type: "string", Size: 36, Required: true}, str("conversation_id", 36), str("connection_id", 36),
-	str("event", 128), str("arguments", ArgumentsChars), str("instruction", InstructionChars), str("status", 16),
-	str("pause_reason", 16), str("secret", 512), str("subscription_id", 64), {Key: "subscribed", Type: "boolean"},
-	{Key: "refresh_before", Type: "datetime"}, {Key: "refreshed_at", Type: "datetime"}, str("refresh_error", RefreshErrorChars),
-	{Key: "generation", Type: "integer"},
-}
-
-var automationRunColumns = []column{
-	{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "automation_id", Type: "string", Size: 36, Required: true},
-	str("webhook_id", 256), str("window", 64), str("status", 16),
-	{Key: "prompt_tokens", Type: "integer"}, {Key: "completion_tokens", Type: "integer"}, {Key: "total_tokens", Type: "integer"},
-}
 
 // Automation is an automation row.
 type Automation struct {

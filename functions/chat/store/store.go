@@ -15,6 +15,7 @@ import (
 
 	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/seal"
+	"appwrite-agent/shared/tables"
 
 	"github.com/appwrite/sdk-for-go/client"
 	"github.com/appwrite/sdk-for-go/models"
@@ -22,79 +23,34 @@ import (
 	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
-// Table ids in the chat database.
+// Table ids in the chat database (shared/tables, which scripts/deploy creates them from too).
 const (
-	Conversations  = "conversations"
-	Messages       = "messages"
-	Memories       = "memories"
-	Settings       = "settings"
-	MCPConnections = "mcp_connections"
+	Conversations  = tables.Conversations
+	Messages       = tables.Messages
+	Memories       = tables.Memories
+	Settings       = tables.Settings
+	MCPConnections = tables.MCPConnections
 	// Automations and AutomationRuns are the automations' tables (automations.go).
-	Automations    = "automations"
-	AutomationRuns = "automation_runs"
+	Automations    = tables.Automations
+	AutomationRuns = tables.AutomationRuns
 )
 
 // Sizes of the text columns.
 const (
 	// FirstMessageChars is the conversation's first message (what title reads), cut to this many characters.
-	FirstMessageChars = 4000
+	FirstMessageChars = tables.FirstMessageChars
 	// ContentChars bounds a message's text.
-	ContentChars = 1_000_000
+	ContentChars = tables.ContentChars
 	// TimelineChars bounds a turn's stored timeline (JSON).
-	TimelineChars = 5_000_000
+	TimelineChars = tables.TimelineChars
 	// AttachmentsChars bounds a message's attachments (JSON, thumbnails included).
-	AttachmentsChars = 100_000
+	AttachmentsChars = tables.AttachmentsChars
 	// UsageChars bounds a turn's usage (JSON).
-	UsageChars = 65_536
+	UsageChars = tables.UsageChars
 )
 
 // ErrNotFound is a row that does not exist or belongs to another user.
 var ErrNotFound = errors.New("not found")
-
-// table is one table of the schema.
-type table struct {
-	id, name string
-	columns  []column
-}
-
-// column is a column of the schema: its type is one of string, integer, boolean and datetime.
-type column struct {
-	Key      string
-	Type     string
-	Size     int
-	Required bool
-}
-
-func str(key string, size int) column {
-	return column{Key: key, Type: "string", Size: size}
-}
-
-// schema is the chat database. Every table has row security on and no table permission.
-var schema = []table{
-	{Conversations, "Conversations", []column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("title", 256), str("message", FirstMessageChars),
-		{Key: "active_at", Type: "datetime"}, str("automation_id", 36), {Key: "read_at", Type: "datetime"},
-	}},
-	{Messages, "Messages", []column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "conversation_id", Type: "string", Size: 36, Required: true},
-		{Key: "role", Type: "string", Size: 16, Required: true}, str("content", ContentChars), str("status", 16),
-		str("turn_id", 36), str("execution_id", 36), str("attachments", AttachmentsChars), str("timeline", TimelineChars),
-		str("error", 10_000), str("usage", UsageChars),
-	}},
-	{Memories, "Memories", []column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "key", Type: "string", Size: 128, Required: true},
-		str("content", 8192), str("category", 16), {Key: "priority", Type: "integer"}, {Key: "active", Type: "boolean"},
-	}},
-	{Settings, "Agent settings", []column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("model", 256), str("base_url", 2048), str("api_key", 4096),
-	}},
-	{MCPConnections, "MCP connections", []column{
-		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "connection_id", Type: "string", Size: 36, Required: true},
-		str("name", 256), str("url", 2048), str("description", 2048), str("tokens", 65_536), str("client_info", 65_536),
-	}},
-	{Automations, "Automations", automationColumns},
-	{AutomationRuns, "Automation runs", automationRunColumns},
-}
 
 // Store is the chat's data in one database, reached with one API key.
 type Store struct {
@@ -119,17 +75,18 @@ func (s *Store) Ensure(ctx context.Context) error {
 	}); err != nil && awclient.TypeOf(err) != "database_already_exists" {
 		return fmt.Errorf("create database %q: %w", s.database, err)
 	}
+	schema := tables.Chat()
 	for _, t := range schema {
 		if err := s.tables(ctx, func(db *tablesdb.TablesDB) error {
 			// Row security on, no table-level permission.
-			_, err := db.CreateTable(s.database, t.id, t.name, db.WithCreateTablePermissions([]string{}), db.WithCreateTableRowSecurity(true))
+			_, err := db.CreateTable(s.database, t.ID, t.Name, db.WithCreateTablePermissions([]string{}), db.WithCreateTableRowSecurity(true))
 			return err
 		}); err != nil && awclient.TypeOf(err) != "table_already_exists" {
-			return fmt.Errorf("create table %q: %w", t.id, err)
+			return fmt.Errorf("create table %q: %w", t.ID, err)
 		}
-		for _, c := range t.columns {
-			if err := s.tables(ctx, func(db *tablesdb.TablesDB) error { return s.createColumn(db, t.id, c) }); err != nil && awclient.TypeOf(err) != "column_already_exists" {
-				return fmt.Errorf("create column %s.%s: %w", t.id, c.Key, err)
+		for _, c := range t.Columns {
+			if err := s.tables(ctx, func(db *tablesdb.TablesDB) error { return s.createColumn(db, t.ID, c) }); err != nil && awclient.TypeOf(err) != "column_already_exists" {
+				return fmt.Errorf("create column %s.%s: %w", t.ID, c.Key, err)
 			}
 		}
 	}
@@ -152,7 +109,7 @@ func (s *Store) tables(ctx context.Context, call func(db *tablesdb.TablesDB) err
 }
 
 // createColumn creates column c of table (POST /v1/tablesdb/{db}/tables/{t}/columns/{type}).
-func (s *Store) createColumn(db *tablesdb.TablesDB, table string, c column) error {
+func (s *Store) createColumn(db *tablesdb.TablesDB, table string, c tables.Column) error {
 	var err error
 	switch c.Type {
 	case "string":
@@ -198,17 +155,17 @@ func (s *Store) tableColumns(ctx context.Context, table string) (map[string]stri
 // columnPoll is how often Ensure looks whether new columns are available.
 const columnPoll = 200 * time.Millisecond
 
-func (s *Store) waitColumns(ctx context.Context, t table) error {
+func (s *Store) waitColumns(ctx context.Context, t tables.Table) error {
 	for {
-		cols, err := s.tableColumns(ctx, t.id)
+		cols, err := s.tableColumns(ctx, t.ID)
 		if err != nil {
-			return fmt.Errorf("read table %q: %w", t.id, err)
+			return fmt.Errorf("read table %q: %w", t.ID, err)
 		}
 		pending := ""
-		for _, c := range t.columns {
+		for _, c := range t.Columns {
 			if st := cols[c.Key]; st != "available" {
 				if st == "failed" || st == "stuck" {
-					return fmt.Errorf("column %s.%s is %s in Appwrite: delete it and retry", t.id, c.Key, st)
+					return fmt.Errorf("column %s.%s is %s in Appwrite: delete it and retry", t.ID, c.Key, st)
 				}
 				pending = c.Key
 			}
@@ -218,7 +175,7 @@ func (s *Store) waitColumns(ctx context.Context, t table) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("column %s.%s is not available yet: %w", t.id, pending, ctx.Err())
+			return fmt.Errorf("column %s.%s is not available yet: %w", t.ID, pending, ctx.Err())
 		case <-time.After(columnPoll):
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/devkit/localappwrite"
+	"appwrite-agent/shared/tables"
 )
 
 // TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite: a chat database made by an earlier schema (every
@@ -28,18 +29,18 @@ func TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tables []localappwrite.TableSpec
-	for _, tb := range schema {
-		spec := localappwrite.TableSpec{ID: tb.id, Name: tb.name, RowSecurity: true}
-		for _, c := range tb.columns {
-			if tb.id == Conversations && c.Key == "active_at" {
+	var specs []localappwrite.TableSpec
+	for _, tb := range tables.Chat() {
+		spec := localappwrite.TableSpec{ID: tb.ID, Name: tb.Name, RowSecurity: true}
+		for _, c := range tb.Columns {
+			if tb.ID == Conversations && c.Key == "active_at" {
 				continue // the earlier schema
 			}
 			spec.Columns = append(spec.Columns, localappwrite.Column{Key: c.Key, Type: c.Type, Size: c.Size, Required: c.Required})
 		}
-		tables = append(tables, spec)
+		specs = append(specs, spec)
 	}
-	if err := aw.SeedDatabase("p", localappwrite.DatabaseSpec{ID: "chat", Tables: tables}); err != nil {
+	if err := aw.SeedDatabase("p", localappwrite.DatabaseSpec{ID: "chat", Tables: specs}); err != nil {
 		t.Fatal(err)
 	}
 	st := New(awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second}, 0), key, "chat", nil)

@@ -1,17 +1,24 @@
 package subscriptions_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	handler "appwrite-agent/functions/mcp-events"
+	"appwrite-agent/functions/mcp-events/internal/eventstest"
 	"appwrite-agent/functions/mcp-events/subscriptions"
 	"appwrite-agent/shared/awclient"
+	"appwrite-agent/shared/devkit/localappwrite"
 )
 
 // TestCallsCarryTheCallersToken: every call is made as the caller, in admin mode, in the project, and
@@ -166,5 +173,206 @@ func TestWebhookWritesCheckTheSecretKept(t *testing.T) {
 	if err := aw.SetWebhookSecret(ctx, p, "wh1", sent); !errors.As(err, &ve) || !ve.IgnoredSecret ||
 		!strings.Contains(err.Error(), "reporting Appwrite cloud-build-7") || !strings.Contains(err.Error(), "needs 1.9.5 or later") {
 		t.Fatalf("rotation with the secret ignored: %v", err)
+	}
+}
+
+// TestAppwrite2xAccepted: the version gate accepts Appwrite 2.x releases (2.0.0 of 2026-08-31, 2.1.0, 2.2.0).
+func TestAppwrite2xAccepted(t *testing.T) {
+	for _, v := range []string{"2.0.0", "2.2.0"} {
+		t.Run(v, func(t *testing.T) {
+			st := eventstest.NewStackWith(t, func(o *localappwrite.Options) { o.Version = v })
+			url := st.Instance(st.Server(handler.Options{}))
+			secret := eventstest.NewSecret()
+			st.Recv.Accept(secret)
+			r := eventstest.RPC(t, url, st.Token(eventstest.UserID, eventstest.AllScopes), "events/subscribe", eventstest.SubParams("users.user.created", map[string]any{"project_id": eventstest.ProjectID}, st.Recv.URL("/v2"), secret, nil))
+			if r.Error != nil {
+				t.Fatalf("Appwrite %s: %s", v, r.Raw)
+			}
+		})
+	}
+}
+
+// TestSecretRotationOnStrictAppwrite: refresh and rotation set the derived webhook secret with PATCH
+// /v1/webhooks/{id}/secret, Appwrite's only route for it (a PUT is 404 general_route_not_found there, which
+// made every refresh fail). A secret changed behind the server's back is put right by the next refresh.
+func TestSecretRotationOnStrictAppwrite(t *testing.T) {
+	st := eventstest.NewStack(t)
+	proxy := st.ProxyAppwrite(t, nil)
+	url := st.Instance(st.Server(handler.Options{}))
+	tok := st.Token(eventstest.UserID, eventstest.AllScopes)
+	secret := eventstest.NewSecret()
+	st.Recv.Accept(secret)
+	cb := st.Recv.URL("/hooks/strict")
+	r := eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), cb, secret, nil))
+	if r.Error != nil {
+		t.Fatalf("subscribe: %s", r.Raw)
+	}
+	id := r.Result["id"].(string)
+	if !st.LastDeliveryVerifies(id) {
+		t.Fatal("the created webhook does not sign with the derived secret")
+	}
+
+	// The secret is changed out of band; the refresh must set the derived one again.
+	if status, body := st.APIKeyCall("PATCH", "/webhooks/"+id+"/secret", map[string]any{"secret": "not-the-derived-one"}); status != 200 {
+		t.Fatalf("out-of-band rotation: %d %v", status, body)
+	}
+	if st.LastDeliveryVerifies(id) {
+		t.Fatal("the out-of-band secret must break the signature (test premise)")
+	}
+	r = eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), cb, secret, nil))
+	if r.Error != nil || r.Result["id"] != id {
+		t.Fatalf("refresh: %s", r.Raw)
+	}
+	if !st.LastDeliveryVerifies(id) {
+		t.Fatal("the refresh did not restore the derived secret")
+	}
+
+	// Rotation of the subscriber's secret goes through the same update.
+	secret2 := eventstest.NewSecret()
+	st.Recv.Accept(secret2)
+	r = eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), cb, secret2, nil))
+	if r.Error != nil || r.Result["id"] != id {
+		t.Fatalf("rotation: %s", r.Raw)
+	}
+	if !st.LastDeliveryVerifies(id) {
+		t.Fatal("rotation broke the webhook signature")
+	}
+	if n := proxy.Count("PATCH /v1/webhooks/" + id + "/secret"); n != 2 {
+		t.Errorf("refresh and rotation must PATCH the secret: %d PATCH calls", n)
+	}
+	if n := proxy.Count("PUT /v1/webhooks/" + id + "/secret"); n != 0 {
+		t.Errorf("%d PUT calls to the secret (a route Appwrite does not have)", n)
+	}
+}
+
+// TestOldAppwriteIsRefused: below 1.9.5 Appwrite ignores the secret param, so every delivery would fail its
+// signature check. Subscribe answers Unsupported naming the version found and the one needed, before the
+// callback is contacted or a webhook is made.
+func TestOldAppwriteIsRefused(t *testing.T) {
+	st := eventstest.NewStackWith(t, func(o *localappwrite.Options) { o.Version = "1.9.0" })
+	url := st.Instance(st.Server(handler.Options{}))
+	secret := eventstest.NewSecret()
+	st.Recv.Accept(secret)
+	r := eventstest.RPC(t, url, st.Token(eventstest.UserID, eventstest.AllScopes), "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), st.Recv.URL("/old"), secret, nil))
+	if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != "1.9.0" || r.Error.Data["minimumAppwriteVersion"] != "1.9.5" ||
+		!strings.Contains(r.Error.Message, "Appwrite 1.9.0") || !strings.Contains(r.Error.Message, "1.9.5 or later") {
+		t.Fatalf("%s", r.Raw)
+	}
+	if n := len(st.Recv.Received()); n != 0 {
+		t.Fatalf("the callback was contacted %d times", n)
+	}
+	if n := len(st.Webhooks(eventstest.ProjectID)); n != 0 {
+		t.Fatalf("%d webhooks on a refused server", n)
+	}
+}
+
+// TestAppwriteVersionReadOncePerInstance: the version is asked once per server value (one endpoint), not per
+// call; another instance asks again.
+func TestAppwriteVersionReadOncePerInstance(t *testing.T) {
+	st := eventstest.NewStack(t)
+	proxy := st.ProxyAppwrite(t, nil)
+	url := st.Instance(st.Server(handler.Options{}))
+	tok := st.Token(eventstest.UserID, eventstest.AllScopes)
+	secret := eventstest.NewSecret()
+	st.Recv.Accept(secret)
+	for i := range 3 {
+		if r := eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), st.Recv.URL(fmt.Sprintf("/v%d", i)), secret, nil)); r.Error != nil {
+			t.Fatalf("subscribe %d: %s", i, r.Raw)
+		}
+	}
+	if n := proxy.Count("GET /v1/health/version"); n != 1 {
+		t.Fatalf("version read %d times by one instance", n)
+	}
+	url2 := st.Instance(st.Server(handler.Options{}))
+	if r := eventstest.RPC(t, url2, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), st.Recv.URL("/v9"), secret, nil)); r.Error != nil {
+		t.Fatalf("second instance: %s", r.Raw)
+	}
+	if n := proxy.Count("GET /v1/health/version"); n != 2 {
+		t.Fatalf("two instances read the version %d times", n)
+	}
+}
+
+// TestSubscribeChecksTheSecretAppwriteKept: the version string is not trusted alone. A server that answers
+// the create with a secret other than the one sent ignored it (Appwrite before 1.9.5 always generates one):
+// subscribe deletes the webhook it just made and answers Unsupported naming the version reported and the one
+// needed, whatever the version string said. A version string that does not parse is not refused: the
+// behavioural check decides.
+func TestSubscribeChecksTheSecretAppwriteKept(t *testing.T) {
+	for _, tc := range []struct{ name, plays, reports string }{
+		{"1.9.0 reporting 1.9.6", "1.9.0", "1.9.6"},
+		{"1.9.0 reporting a build name", "1.9.0", "cloud-2026.12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := eventstest.NewStackWith(t, func(o *localappwrite.Options) { o.Version, o.ReportedVersion = tc.plays, tc.reports })
+			proxy := st.ProxyAppwrite(t, nil)
+			url := st.Instance(st.Server(handler.Options{}))
+			secret := eventstest.NewSecret()
+			st.Recv.Accept(secret)
+			r := eventstest.RPC(t, url, st.Token(eventstest.UserID, eventstest.AllScopes), "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), st.Recv.URL("/kept"), secret, nil))
+			if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != tc.reports || r.Error.Data["minimumAppwriteVersion"] != "1.9.5" ||
+				!strings.Contains(r.Error.Message, "ignored the webhook secret mcp-events sent") || !strings.Contains(r.Error.Message, "reporting Appwrite "+tc.reports) ||
+				!strings.Contains(r.Error.Message, "1.9.5 or later") {
+				t.Fatalf("%s", r.Raw)
+			}
+			if n := len(st.Webhooks(eventstest.ProjectID)); n != 0 {
+				t.Fatalf("%d webhooks left behind", n)
+			}
+			deletes := 0
+			for _, c := range proxy.Calls() {
+				if strings.HasPrefix(c, "DELETE /v1/webhooks/") {
+					deletes++
+				}
+			}
+			if proxy.Count("POST /v1/webhooks") != 1 || deletes != 1 {
+				t.Fatalf("calls %v", proxy.Calls())
+			}
+		})
+	}
+	t.Run("1.9.6 reporting a build name", func(t *testing.T) {
+		st := eventstest.NewStackWith(t, func(o *localappwrite.Options) { o.ReportedVersion = "cloud-2026.12" })
+		url := st.Instance(st.Server(handler.Options{}))
+		secret := eventstest.NewSecret()
+		st.Recv.Accept(secret)
+		r := eventstest.RPC(t, url, st.Token(eventstest.UserID, eventstest.AllScopes), "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), st.Recv.URL("/cloud"), secret, nil))
+		if r.Error != nil {
+			t.Fatalf("an unparseable version with a server that keeps the secret: %s", r.Raw)
+		}
+		if id := r.Result["id"].(string); !st.LastDeliveryVerifies(id) {
+			t.Fatal("the webhook does not sign with the derived secret")
+		}
+	})
+}
+
+// TestRotationChecksTheSecretAppwriteKept: a rotation answered with another secret than the one sent (here a
+// proxy drops the secret param from the PATCH, so the stand-in generates one, as a server that ignores it
+// would) is refused with Unsupported: the webhook no longer signs with the derived secret, and subscribe
+// says why instead of answering success.
+func TestRotationChecksTheSecretAppwriteKept(t *testing.T) {
+	st := eventstest.NewStack(t)
+	var strip atomic.Bool
+	st.ProxyAppwrite(t, func(r *http.Request, body []byte) {
+		if !strip.Load() || r.Method != http.MethodPatch || !strings.HasSuffix(r.URL.Path, "/secret") {
+			return
+		}
+		var p map[string]any
+		_ = json.Unmarshal(body, &p)
+		delete(p, "secret")
+		b, _ := json.Marshal(p)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	})
+	url := st.Instance(st.Server(handler.Options{}))
+	tok := st.Token(eventstest.UserID, eventstest.AllScopes)
+	secret := eventstest.NewSecret()
+	st.Recv.Accept(secret)
+	cb := st.Recv.URL("/rotate")
+	r := eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), cb, secret, nil))
+	if r.Error != nil {
+		t.Fatalf("subscribe: %s", r.Raw)
+	}
+	strip.Store(true)
+	r = eventstest.RPC(t, url, tok, "events/subscribe", eventstest.SubParams("tablesdb.row.created", eventstest.RowArgs(), cb, secret, nil))
+	if r.Error == nil || r.Error.Code != -32014 || r.Error.Data["appwriteVersion"] != "1.9.6" ||
+		!strings.Contains(r.Error.Message, "ignored the webhook secret mcp-events sent") {
+		t.Fatalf("refresh on a server that ignored the rotation's secret: %s", r.Raw)
 	}
 }

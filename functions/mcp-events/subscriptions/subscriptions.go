@@ -2,10 +2,16 @@
 // the caller's token, the callback verification handshake, and the Appwrite webhook that is the subscription
 // (deterministic id, derived signature secret, sealed envelope, narrowed Appwrite events). Nothing is stored
 // anywhere else, so any replica serves any call.
+//
+// The files: subscriptions.go (the Service, the subscription id, the checks every call makes, unsubscribe and
+// the cleanup of expired subscriptions), subscribe.go (events/subscribe, step by step), appwrite.go (the
+// users' projects, Appwrite's version and webhook secret checks), envelope.go and label.go (what a webhook
+// carries), challenge.go (the verification handshake), verified.go (a verification another subscription
+// proves), limiter.go (the per-host challenge rate), delivery.go (a refresh's deliveryStatus), list.go (the
+// caller's subscriptions, for list_subscriptions), counters.go (mcp_events_subscriptions_total).
 package subscriptions
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,16 +28,13 @@ import (
 	"sync"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
-	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/shared/appwritesig"
 	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
-	"appwrite-agent/shared/stdwebhooks"
 )
 
 // IDPrefix starts every subscription id, and so every webhook this server manages.
@@ -84,7 +87,7 @@ type Options struct {
 // state is the per-instance challenge rate limiter.
 type Service struct {
 	o       Options
-	limiter *hostlimit.Limiter
+	limiter *limiter
 }
 
 // New returns a Service.
@@ -104,7 +107,7 @@ func New(o Options) (*Service, error) {
 	}
 	svc := &Service{o: o}
 	if o.ChallengeRate > 0 {
-		svc.limiter = hostlimit.New(o.ChallengeRate, time.Minute, o.Now)
+		svc.limiter = newLimiter(o.ChallengeRate, time.Minute, o.Now)
 	}
 	return svc, nil
 }
@@ -263,36 +266,13 @@ func blockedWhy(err error) string {
 type Call struct {
 	// Principal is the verified caller.
 	Principal *oauth.Principal
-	// Log receives diagnostics and metric lines.
-	Log metrics.Sink
+	// Log receives diagnostics and counter lines (nil: nothing is logged).
+	Log func(line string)
 }
 
 func (c Call) logf(format string, args ...any) {
 	if c.Log != nil {
 		c.Log(fmt.Sprintf(format, args...))
-	}
-}
-
-func count(c Call, op, event, outcome string) {
-	metrics.Count(c.Log, metrics.SubscriptionsTotal, "op", op, "event", event, "outcome", outcome)
-}
-
-func outcomeOf(err *mcperr.Error) string {
-	switch err.Kind {
-	case mcperr.InvalidParams:
-		return metrics.OutcomeInvalidParams
-	case mcperr.Forbidden:
-		return metrics.OutcomeForbidden
-	case mcperr.NotFound:
-		return metrics.OutcomeNotFound
-	case mcperr.Unsupported:
-		return metrics.OutcomeUnsupported
-	case mcperr.CallbackEndpointError:
-		return metrics.OutcomeCallbackError
-	case mcperr.ResourceExhausted:
-		return metrics.OutcomeResourceExhausted
-	default:
-		return metrics.OutcomeError
 	}
 }
 
@@ -346,204 +326,6 @@ func (s *Service) prepare(ctx context.Context, c Call, name string, rawArgs json
 	}, nil
 }
 
-// Subscribe serves events/subscribe.
-func (s *Service) Subscribe(ctx context.Context, c Call, p SubscribeParams) (*SubscribeResult, *mcperr.Error) {
-	res, outcome, err := s.subscribe(ctx, c, p)
-	if err != nil {
-		outcome = outcomeOf(err)
-		c.logf("events/subscribe %s: %s", p.Name, err.Error())
-	}
-	event := p.Name
-	if _, ok := eventcatalog.Lookup(event); !ok {
-		event = "unknown"
-	}
-	count(c, "subscribe", event, outcome)
-	return res, err
-}
-
-func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*SubscribeResult, string, *mcperr.Error) {
-	pr, merr := s.prepare(ctx, c, p.Name, p.Arguments, p.Delivery, true)
-	if merr != nil {
-		return nil, "", merr
-	}
-	secret, err := stdwebhooks.ParseSecret(p.Delivery.Secret)
-	if err != nil {
-		return nil, "", mcperr.Invalid("delivery.secret", "delivery.secret: must be %q followed by standard base64 of %d to %d random bytes",
-			stdwebhooks.SecretPrefix, stdwebhooks.MinSecretBytes, stdwebhooks.MaxSecretBytes)
-	}
-	ttl, terr := s.clampTTL(p.TTLMs)
-	if terr != nil {
-		return nil, "", mcperr.As(terr)
-	}
-	if missing := pr.event.MissingScopes(c.Principal.Scopes); len(missing) > 0 {
-		return nil, "", mcperr.InsufficientScope(missing, pr.event.StepUpScopes(c.Principal.Scopes),
-			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
-	}
-	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
-	// Before anything is contacted: an Appwrite older than MinVersion would ignore the secret.
-	if err := s.o.Appwrite.RequireVersion(ctx); err != nil {
-		return nil, "", mapAppwrite(err, "webhook", pr.project)
-	}
-	if err := s.authorize(ctx, proj, pr); err != nil {
-		return nil, "", err
-	}
-
-	now := s.o.Now().UTC().Truncate(time.Second)
-	principal := c.Principal.Subject
-	existing, err := proj.Client.GetWebhook(ctx, proj.Auth, pr.id)
-	if err != nil && awclient.StatusOf(err) != http.StatusNotFound {
-		return nil, "", mapAppwrite(err, "webhook", "")
-	}
-	if err != nil {
-		existing = nil
-	}
-	argsNoProject := withoutProject(pr.args)
-	// What the existing webhook says: its envelope, when Appwrite returns authPassword (the open-source
-	// server does, Appwrite Cloud never), or else its label (label.go), when it verifies for this caller.
-	var prev *seal.Subscription
-	var prevLabel *label
-	if existing != nil {
-		if sub, oerr := s.openWebhook(existing, pr.project, seal.Target{Event: pr.event.Name, Args: seal.ArgsOf(argsNoProject)}); oerr == nil {
-			prev = &sub
-		} else if l, ok := parseLabel(existing.Name); ok && l.Event == pr.event.Name && s.ownedBy(l, pr.id, pr.project, principal, argsNoProject) {
-			prevLabel = &l
-		} else {
-			c.logf("events/subscribe: existing webhook %s neither opens nor carries this caller's label (%v); replacing it", pr.id, oerr)
-		}
-	}
-
-	sub := seal.Subscription{
-		CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: seal.ArgsOf(argsNoProject),
-		ProjectID: pr.project, Expiry: now.Add(ttl),
-	}
-	outcome := metrics.OutcomeCreated
-	var rotation *Rotation
-	switch {
-	case prev != nil:
-		outcome = metrics.OutcomeRefreshed
-		if !bytes.Equal(prev.Secret, secret) {
-			outcome = metrics.OutcomeRotated
-			sub.PrevSecret, sub.PrevSecretUntil = prev.Secret, now.Add(s.o.RotationGrace)
-		} else if len(prev.PrevSecret) > 0 && now.Before(prev.PrevSecretUntil) {
-			sub.PrevSecret, sub.PrevSecretUntil = prev.PrevSecret, prev.PrevSecretUntil
-		}
-	case prevLabel != nil:
-		// The label says whether the secret changed, but the previous secret is sealed in authPassword, which
-		// this Appwrite does not return: it cannot be kept for a grace window.
-		outcome = metrics.OutcomeRefreshed
-		if !bytes.Equal(prevLabel.Fingerprint, s.fingerprint(pr.id, secret)) {
-			outcome = metrics.OutcomeRotated
-			rotation = &Rotation{PreviousSecretKept: false, Reason: reasonUnreadable}
-		} else if !prevLabel.PrevUntil.IsZero() && now.Before(prevLabel.PrevUntil) {
-			rotation = &Rotation{PreviousSecretKept: false, Reason: reasonUnreadableGrace}
-		}
-	}
-	// An existing, unexpired subscription of this principal that records a verification of the same URL
-	// proves the handshake already happened: refreshes skip it on every replica. A lapsed one is re-verified.
-	// (The id is a hash over the principal and the URL, and the label's URL MAC binds both.)
-	verified := false
-	switch {
-	case prev != nil:
-		verified = !prev.VerifiedAt.IsZero() && prev.CallbackURL == pr.url && !prev.Expired(now)
-		sub.VerifiedAt = prev.VerifiedAt
-	case prevLabel != nil:
-		verified = now.Before(prevLabel.Expiry) && s.provesURL(*prevLabel, pr.id, pr.project, principal, pr.url, argsNoProject)
-		sub.VerifiedAt = prevLabel.VerifiedAt
-	}
-	if !verified {
-		sub.VerifiedAt = now
-	}
-	// The project's managed webhooks: another live subscription of this principal to this URL proves the
-	// verification too (per (principal, URL)), and the caller's expired subscriptions are deleted before the
-	// write, so that they never hold a slot of the plan's webhook limit.
-	lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
-	hooks, err := proj.Client.ListWebhooks(lctx, proj.Auth, IDPrefix)
-	lcancel()
-	if err != nil {
-		c.logf("events/subscribe %s: list webhooks: %v (no cleanup; the callback is challenged unless this subscription proves it)", pr.id, err)
-	} else {
-		if !verified {
-			if at, from, ok := s.verifiedSibling(hooks, principal, pr, now); ok {
-				verified, sub.VerifiedAt = true, at
-				c.logf("events/subscribe %s: callback already verified by subscription %s", pr.id, from)
-			}
-		}
-		s.cleanup(ctx, c, proj, principal, pr.id, hooks)
-	}
-	// Seal first, so that a subscription that cannot fit is refused before the endpoint is contacted.
-	f, err := s.o.Sealer.Seal(pr.id, sub)
-	var tooLong *seal.TooLongError
-	if errors.As(err, &tooLong) && len(sub.PrevSecret) > 0 {
-		// Both secrets do not fit: rotate without a grace window rather than fail, and say so in the answer.
-		rotation = &Rotation{PreviousSecretKept: false, Reason: "the previous secret was not kept (deliveries are signed with the new secret only): " +
-			tooLong.Error() + "; without it the callback URL fits"}
-		c.logf("events/subscribe %s: previous secret dropped: %s", pr.id, tooLong.Error())
-		sub.PrevSecret, sub.PrevSecretUntil = nil, time.Time{}
-		f, err = s.o.Sealer.Seal(pr.id, sub)
-	} else if err == nil && len(sub.PrevSecret) > 0 {
-		rotation = &Rotation{PreviousSecretKept: true, PreviousSecretUntil: sub.PrevSecretUntil.UTC().Format(time.RFC3339)}
-	}
-	if err != nil {
-		return nil, "", s.sealError(err, sub)
-	}
-	if !verified {
-		if err := s.challengeAllowed(pr.url); err != nil {
-			return nil, "", err
-		}
-		if err := s.verifyCallback(ctx, pr, secret); err != nil {
-			return nil, "", err
-		}
-	}
-	whSecret, err := s.o.SigKeys.Secret(pr.id)
-	if err != nil {
-		return nil, "", mcperr.As(err)
-	}
-	in := awclient.WebhookInput{
-		Name: s.labelFor(pr.id, principal, sub).String(), URL: s.webhookURL(pr.id, f.URLTail), Events: pr.event.AppwriteEvents(pr.args),
-		TLS: true, AuthUsername: f.Username, AuthPassword: f.Password,
-	}
-	if err := s.upsert(ctx, proj, pr.id, whSecret, in, existing != nil); err != nil {
-		return nil, "", err
-	}
-	res := &SubscribeResult{
-		ResultType: "complete", ID: pr.id, RefreshBefore: RefreshBefore(sub.Expiry, ttl).UTC().Format(time.RFC3339),
-		Cursor: nil, Truncated: false,
-	}
-	if rotation != nil {
-		res.Meta = map[string]any{MetaRotation: rotation}
-	}
-	if prev != nil || prevLabel != nil {
-		// A refresh of this caller's subscription: how its webhook was doing, before this update re-enabled it
-		// (enabled: true) and reset Appwrite's failure counter.
-		var note *DeliveryNote
-		res.DeliveryStatus, note = deliveryStatus(existing)
-		if note != nil {
-			if res.Meta == nil {
-				res.Meta = map[string]any{}
-			}
-			res.Meta[MetaDeliveryStatus] = note
-			c.logf("events/subscribe %s: %s; the refresh %s", pr.id, note.Reason, note.Refresh)
-		}
-	}
-	return res, outcome, nil
-}
-
-// RefreshBefore is the refreshBefore of a grant of ttl that expires at expiry: a tenth of the grant earlier
-// (rounded up to whole seconds), so that a client refreshing at refreshBefore, however slowly, never lets
-// deliveries lapse (6 minutes for an hour, 30 s at a 5-minute floor; appwrite/mcp docs/events.md "TTL").
-func RefreshBefore(expiry time.Time, ttl time.Duration) time.Time {
-	margin := (ttl/10 + time.Second - 1).Truncate(time.Second)
-	return expiry.Add(-margin)
-}
-
-// What a rotation answers when the previous secret cannot be read back.
-const (
-	reasonUnreadable = "the previous secret was not kept (deliveries are signed with the new secret only): " +
-		"it is sealed in the webhook's authPassword, which this Appwrite does not return (Appwrite Cloud never does)"
-	reasonUnreadableGrace = "the previous secret's grace window ends now (deliveries are signed with the current secret only): " +
-		"it is sealed in the webhook's authPassword, which this Appwrite does not return (Appwrite Cloud never does)"
-)
-
 func withoutProject(args map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range args {
@@ -552,32 +334,6 @@ func withoutProject(args map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// authorize reads the subscription's target with the caller's token: the table, bucket, function or site,
-// or one user of the project's users.
-func (s *Service) authorize(ctx context.Context, proj Project, pr *prepared) *mcperr.Error {
-	kind := string(pr.event.Target)
-	r := awclient.Request{Method: http.MethodGet}
-	switch pr.event.Target {
-	case eventcatalog.TargetTable:
-		r.Path = awclient.Path("tablesdb", pr.args[eventcatalog.ArgDatabase], "tables", pr.args[eventcatalog.ArgTable])
-	case eventcatalog.TargetBucket:
-		r.Path = awclient.Path("storage", "buckets", pr.args[eventcatalog.ArgBucket])
-	case eventcatalog.TargetFunction:
-		r.Path = awclient.Path("functions", pr.args[eventcatalog.ArgFunction])
-	case eventcatalog.TargetSite:
-		r.Path = awclient.Path("sites", pr.args[eventcatalog.ArgSite])
-	case eventcatalog.TargetUsers:
-		// At most one user: enough to prove the caller may read the project's users.
-		r.Path, r.Query = awclient.Path("users"), url.Values{"queries[]": {`{"method":"limit","values":[1]}`}}
-	default:
-		return nil
-	}
-	if err := proj.Client.Call(ctx, proj.Auth, r, nil); err != nil {
-		return mapAppwrite(err, kind, pr.project)
-	}
-	return nil
 }
 
 var paramRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("Invalid `([A-Za-z]+)` param") })
@@ -645,88 +401,6 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 	}
 }
 
-// mapWebhookWrite maps a failed webhook create or update. Appwrite answers 500 general_unknown when a value
-// does not fit its 255-character column after encryption (appwrite#14293: the database validates after
-// encrypting authPassword, and no handler maps the StructureException); the envelope budgets exist to keep
-// that from happening, so a 5xx here says what Appwrite answered and what that usually means.
-func mapWebhookWrite(err error, op, project string) *mcperr.Error {
-	var ae *awclient.Error
-	if errors.As(err, &ae) && ae.Status >= 500 {
-		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status, "appwriteType": ae.Type, "operation": "webhook " + op},
-			"Appwrite failed to %s the subscription's webhook in project %s: %d %s %q. Appwrite answers so when a webhook field is longer than its 255-character column after encryption (appwrite#14293): this deployment's envelope budgets (MCP_EVENTS_SEAL_USERNAME_BUDGET, MCP_EVENTS_SEAL_PASSWORD_BUDGET, MCP_EVENTS_SEAL_URL_BUDGET) exceed what Appwrite stores",
-			op, project, ae.Status, ae.Type, ae.Message)
-	}
-	return mapAppwrite(err, "webhook", project)
-}
-
-// sealError turns a seal refusal into InvalidParams naming what the client can change: the callback URL
-// (the ids are the user's resources), with the exact maximum for this request, and a shorter secret when
-// that would make room.
-func (s *Service) sealError(err error, sub seal.Subscription) *mcperr.Error {
-	var tl *seal.TooLongError
-	if errors.As(err, &tl) {
-		msg := "the subscription does not fit in an Appwrite webhook: " + tl.Error()
-		if len(sub.Secret) > stdwebhooks.MinSecretBytes {
-			short := sub
-			short.Secret = sub.Secret[:stdwebhooks.MinSecretBytes]
-			if m := s.o.Sealer.MaxCallbackURL(short); m > tl.MaxCallbackURL && m >= 1 {
-				msg += fmt.Sprintf(" (a %d-byte secret leaves room for %d)", stdwebhooks.MinSecretBytes, m)
-			}
-		}
-		return mcperr.New(mcperr.InvalidParams, map[string]any{"field": "delivery.url", "length": tl.CallbackURL, "maxLength": max(tl.MaxCallbackURL, 0)}, "%s", msg)
-	}
-	var fe *seal.FieldError
-	if errors.As(err, &fe) {
-		return mcperr.Invalid(fe.Field, "%s: %s", fe.Field, fe.Reason)
-	}
-	return mcperr.As(err)
-}
-
-// TypePlanLimit is Appwrite Cloud's error type for a create beyond what the project's plan allows (403;
-// appwrite/mcp docs/events.md "Free plan": 2 webhooks per project on Free, 50 on Start, unlimited on Pro and
-// Scale).
-const TypePlanLimit = "additional_resource_not_allowed"
-
-// planLimit is the answer to a webhook create refused by the plan: ResourceExhausted with data
-// {"limit": "webhooks", "max": <webhooks the project has>} and what to do about it. The caller's expired
-// subscriptions were deleted before the create, so what fills the plan is live.
-func (s *Service) planLimit(ctx context.Context, proj Project) *mcperr.Error {
-	data := map[string]any{"limit": "webhooks"}
-	of := ""
-	if n, err := proj.Client.CountWebhooks(ctx, proj.Auth); err == nil {
-		data["max"] = n
-		of = fmt.Sprintf(" of %d", n)
-	}
-	return mcperr.New(mcperr.ResourceExhausted, data,
-		"project %s has reached its Appwrite plan's limit%s webhooks, and every event subscription uses one: unsubscribe from another event (or delete a webhook in the Appwrite Console), or upgrade the plan (Free allows 2 webhooks per project, Start 50, Pro and Scale unlimited)",
-		proj.ID(), of)
-}
-
-// upsert creates the webhook or updates it in place, and sets its derived signature secret.
-func (s *Service) upsert(ctx context.Context, proj Project, id, secret string, in awclient.WebhookInput, exists bool) *mcperr.Error {
-	if !exists {
-		_, err := s.o.Appwrite.CreateWebhook(ctx, proj, id, secret, in)
-		if err == nil {
-			return nil
-		}
-		var ae *awclient.Error
-		if errors.As(err, &ae) && ae.Type == TypePlanLimit {
-			return s.planLimit(ctx, proj)
-		}
-		if awclient.StatusOf(err) != http.StatusConflict {
-			return mapWebhookWrite(err, "create", proj.ID())
-		}
-		// Another replica created it in the meantime: update it.
-	}
-	if _, err := proj.Client.UpdateWebhook(ctx, proj.Auth, id, in); err != nil {
-		return mapWebhookWrite(err, "update", proj.ID())
-	}
-	if err := s.o.Appwrite.SetWebhookSecret(ctx, proj, id, secret); err != nil {
-		return mapAppwrite(err, "webhook", proj.ID())
-	}
-	return nil
-}
-
 // cleanup deletes the expired subscriptions among hooks (the project's managed webhooks, as listed in the same
 // call): the caller's, known by their label (its owner MAC verifies for principal), and any whose envelope
 // opens (when Appwrite returns authPassword, as the open-source server does). Webhooks this deployment cannot
@@ -773,15 +447,7 @@ func argsFor(w *awclient.Webhook, event string) []map[string]string {
 // Unsubscribe serves events/unsubscribe.
 func (s *Service) Unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) (*EmptyResult, *mcperr.Error) {
 	res, outcome, err := s.unsubscribe(ctx, c, p)
-	if err != nil {
-		outcome = outcomeOf(err)
-		c.logf("events/unsubscribe %s: %s", p.Name, err.Error())
-	}
-	event := p.Name
-	if _, ok := eventcatalog.Lookup(event); !ok {
-		event = "unknown"
-	}
-	count(c, "unsubscribe", event, outcome)
+	record(c, "unsubscribe", p.Name, outcome, err)
 	return res, err
 }
 
@@ -802,7 +468,7 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 				return nil, "", mapAppwrite(err, "project", pr.project)
 			}
 			// Nothing to remove: unsubscribe is idempotent (OpenAI's MCP events guide; appwrite/mcp).
-			return &EmptyResult{ResultType: "complete"}, metrics.OutcomeAbsent, nil
+			return &EmptyResult{ResultType: "complete"}, OutcomeAbsent, nil
 		}
 		return nil, "", mapAppwrite(err, "webhook", pr.project)
 	}
@@ -814,7 +480,7 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 	} else {
 		s.cleanup(ctx, c, proj, c.Principal.Subject, pr.id, hooks)
 	}
-	return &EmptyResult{ResultType: "complete"}, metrics.OutcomeUnsubscribed, nil
+	return &EmptyResult{ResultType: "complete"}, OutcomeUnsubscribed, nil
 }
 
 // dottedID refuses an id that goes into the webhook's Appwrite event strings (every argument but project_id)

@@ -1,12 +1,8 @@
 package subscriptions
 
 import (
-	"fmt"
-	"net/url"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/hostlimit"
-	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
@@ -46,28 +42,6 @@ func (s *Service) verifiedSibling(hooks []awclient.Webhook, principal string, pr
 		}
 	}
 	return time.Time{}, "", false
-}
-
-// challengeAllowed counts one verification challenge to the URL's host against the per-instance limit and
-// returns ResourceExhausted when the host had its share in the last window.
-func (s *Service) challengeAllowed(callbackURL string) *mcperr.Error {
-	if s.limiter == nil {
-		return nil
-	}
-	host := callbackURL
-	if u, err := url.Parse(callbackURL); err == nil {
-		host = u.Hostname()
-	}
-	ok, retry := s.limiter.Allow(host)
-	if ok {
-		return nil
-	}
-	secs := int((retry + time.Second - 1) / time.Second)
-	return mcperr.New(mcperr.ResourceExhausted, map[string]any{
-		"resource": "verificationChallenges", "host": hostlimit.Key(host), "limit": s.limiter.Limit(),
-		"windowMs": s.limiter.Window().Milliseconds(), "retryAfterMs": retry.Milliseconds(),
-	}, "too many verification challenges to %s: this server sends at most %d per %s to one host; retry in %s",
-		hostlimit.Key(host), s.limiter.Limit(), s.limiter.Window(), fmt.Sprintf("%ds", secs))
 }
 
 // ownArgs returns the full arguments (project_id included) of the subscription sealed in webhook id, and

@@ -76,6 +76,10 @@ func principal(ctx context.Context) *oauth.Principal {
 	return p
 }
 
+// CallsTotal is the counter of tools/call, by tool and outcome (Result.Outcome), written in the project's
+// counter format (shared/opsmetrics) by whoever observes the calls (New's observe).
+const CallsTotal = "mcp_events_tool_calls_total"
+
 // Result describes how one tool call ended, for the tools counter and fault reports.
 type Result struct {
 	// Tool is the tool's name.

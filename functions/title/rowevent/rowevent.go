@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -37,31 +36,16 @@ const (
 	DefaultTitleColumn   = "title"
 )
 
-// Config says which rows get titles.
+// Config says which rows get titles (the title function's config.go reads it: TITLE_DATABASE_ID,
+// TITLE_TABLE_ID, TITLE_MESSAGE_COLUMN, TITLE_COLUMN).
 type Config struct {
-	DatabaseID, TableID        string
+	DatabaseID, TableID string
+	// MessageColumn and TitleColumn are the columns read and written (DefaultMessageColumn and
+	// DefaultTitleColumn when their variables are unset).
 	MessageColumn, TitleColumn string
-	// Endpoint and ProjectID locate the Appwrite API (APPWRITE_FUNCTION_API_ENDPOINT, _PROJECT_ID).
+	// Endpoint and ProjectID locate the Appwrite API (the platform's APPWRITE_FUNCTION_API_ENDPOINT and
+	// APPWRITE_FUNCTION_PROJECT_ID).
 	Endpoint, ProjectID string
-}
-
-// ConfigFromEnv reads the configuration.
-func ConfigFromEnv() Config {
-	c := Config{
-		DatabaseID:    strings.TrimSpace(os.Getenv(EnvDatabaseID)),
-		TableID:       strings.TrimSpace(os.Getenv(EnvTableID)),
-		MessageColumn: strings.TrimSpace(os.Getenv(EnvMessageColumn)),
-		TitleColumn:   strings.TrimSpace(os.Getenv(EnvTitleColumn)),
-		Endpoint:      strings.TrimRight(os.Getenv("APPWRITE_FUNCTION_API_ENDPOINT"), "/"),
-		ProjectID:     os.Getenv("APPWRITE_FUNCTION_PROJECT_ID"),
-	}
-	if c.MessageColumn == "" {
-		c.MessageColumn = DefaultMessageColumn
-	}
-	if c.TitleColumn == "" {
-		c.TitleColumn = DefaultTitleColumn
-	}
-	return c
 }
 
 // RowCreate is a parsed row-create event.

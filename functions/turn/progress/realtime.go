@@ -9,22 +9,23 @@ import (
 	"unicode/utf8"
 
 	"appwrite-agent/shared/awclient"
+	"appwrite-agent/shared/tables"
 
 	"github.com/appwrite/sdk-for-go/client"
 	"github.com/appwrite/sdk-for-go/models"
 	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
-// Columns of the progress table (scripts/dev creates it; docs/turn.md lists it for a real project).
+// Columns of the progress table (shared/tables.Progress, which scripts/deploy creates; docs/turn.md lists it).
 const (
-	ColTurnID  = "turn_id"
-	ColSeq     = "seq"
-	ColType    = "type"
-	ColPayload = "payload"
-	ColTime    = "time"
+	ColTurnID  = tables.ProgressTurnID
+	ColSeq     = tables.ProgressSeq
+	ColType    = tables.ProgressType
+	ColPayload = tables.ProgressPayload
+	ColTime    = tables.ProgressTime
 	// PayloadChars is the size of the payload column: an event whose JSON is longer is written as
 	// {"type":…,"truncated":true,"chars":N} (the synchronous body and the webhook still carry it whole).
-	PayloadChars = 1_000_000
+	PayloadChars = tables.ProgressPayloadChars
 )
 
 // Realtime writes every event as a row of a TablesDB table in the function's own project, readable only by

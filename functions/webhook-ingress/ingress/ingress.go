@@ -1,9 +1,9 @@
 // Package ingress turns one Appwrite webhook delivery into at most one signed, projected MCP event: it
 // proves the request is Appwrite's and ours (path id, signature over the stored URL and body, the sealed
 // subscription in Basic auth, project, expiry), matches and projects the payload with the event catalog,
-// derives an eventId that is stable across Appwrite's retries, and delivers with bounded retries. When the
-// subscriber is still failing at the end of the budget, delivery continues as delayed executions of the
-// ingress itself (see jobs.go) for a bounded window.
+// derives an eventId that is stable across Appwrite's retries, and delivers with bounded retries (the signed
+// POST and its retry policy: delivery.go). When the subscriber is still failing at the end of the budget,
+// delivery continues as delayed executions of the ingress itself (see jobs.go) for a bounded window.
 package ingress
 
 import (
@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"appwrite-agent/shared/eventcatalog"
-	"appwrite-agent/shared/eventdelivery"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/opsmetrics"
 	"appwrite-agent/shared/safehttp"
@@ -82,8 +81,8 @@ type Deps struct {
 	// Config is the configuration (a pointer: every call down the delivery path would copy it).
 	Config *Config
 	// Sender posts to subscribers (share one per process: it keeps their connections); nil means
-	// eventdelivery.NewSender(safehttp.NewClient(Config.HTTP)).
-	Sender *eventdelivery.Sender
+	// NewSender(safehttp.NewClient(Config.HTTP)).
+	Sender *Sender
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Counters collects the counter lines (shared/opsmetrics); nil drops them.
@@ -132,7 +131,7 @@ func (d *Deps) fill(appwriteKey string) {
 		d.Config = &Config{}
 	}
 	if d.Sender == nil {
-		d.Sender = eventdelivery.NewSender(safehttp.NewClient(d.Config.HTTP))
+		d.Sender = NewSender(safehttp.NewClient(d.Config.HTTP))
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -241,7 +240,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 
 // deliver runs one execution's worth of attempts and, when they all fail retryably, schedules the next.
 func deliver(ctx context.Context, d *Deps, sub *seal.Subscription, job *Job) Answer {
-	target := eventdelivery.Target{URL: sub.CallbackURL, SubscriptionID: job.WebhookID}
+	target := Destination{URL: sub.CallbackURL, SubscriptionID: job.WebhookID}
 	for _, s := range sub.SigningSecrets(d.Now()) {
 		target.Secrets = append(target.Secrets, stdwebhooks.Secret(s))
 	}

@@ -9,6 +9,10 @@
 //
 // Usage:
 //
+// With -appwrite-only it starts only the stand-in, with an empty project and an API key with scripts/deploy's
+// scopes, writes .dev/stack.json (endpoint, projectId, apiKey) and prints the scripts/deploy line to run.
+//
+//	scripts/dev -appwrite-only [-model scripted] [-appwrite 127.0.0.1:8080]
 //	scripts/dev [-demo] [-model scripted] [-turn-port 3001] [-title-port 3002] [-mcp-events-port 3003] [-webhook-ingress-port 3004] [-chat-port 3005] [-host 127.0.0.1] [-appwrite 127.0.0.1:8080]
 package main
 
@@ -44,6 +48,7 @@ func main() {
 	profile := flag.String("appwrite-profile", "cloud", "what the stand-in plays: cloud (Appwrite Cloud: authPassword never returned, per-project webhook limit) or oss (open-source Appwrite 1.9.6)")
 	webhookLimit := flag.Int("webhook-limit", 0, "webhooks per project in the cloud profile: 0 is the Free plan's 2, 50 Start, -1 unlimited (Pro, Scale)")
 	demo := flag.Bool("demo", false, "subscribe a local signed-webhook receiver to tablesdb.row.created through mcp-events, create a row, print the delivered event, and exit")
+	appwriteOnly := flag.Bool("appwrite-only", false, "start only the Appwrite stand-in, with an empty project and an API key with scripts/deploy's scopes; write .dev/stack.json and print the scripts/deploy line to run against it")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,6 +67,17 @@ func main() {
 		os.Exit(2)
 	}
 	aw := localappwrite.Options{Profile: prof, WebhookLimit: *webhookLimit}
+	if *appwriteOnly {
+		root, err := staging.FindRoot(".")
+		if err == nil {
+			err = runAppwriteOnly(ctx, os.Stdout, *appwriteAddr, filepath.Join(root, ".dev"), aw, *model == "scripted")
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "dev:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Stdout, *host, p, *appwriteAddr, aw, *demo, *model == "scripted"); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "dev:", err)
 		os.Exit(1)

@@ -8,7 +8,8 @@
 //
 // With -build it also builds each staged folder as the Go runtime does, into build/bin/<name>. With -plain it
 // stages nothing and fails, naming each file, when the code a deployment would ship imports unsafe, carries
-// assembly or uses sync.Pool without an exception in docs/CONVENTIONS.md (scripts/test runs it).
+// assembly or uses sync.Pool without an exception in docs/CONVENTIONS.md, or reads the environment anywhere but
+// the function's own config.go (scripts/test runs it).
 package main
 
 import (
@@ -30,7 +31,7 @@ func main() {
 	flag.BoolVar(&opts.AllowNoSkills, "allow-no-skills", false, "stage turn even without Appwrite skills (run scripts/update-skills for a deploy)")
 	flag.StringVar(&opts.Skills, "skills", "", "stage turn with the <name>/SKILL.md skills of this folder instead of functions/turn/skills")
 	chatDB := flag.String("chat-database", envOr("CHAT_DATABASE_ID", staging.DefaultChatDatabase), "the chat function's database (CHAT_DATABASE_ID): title fires for new rows of its conversations table only")
-	plain := flag.Bool("plain", false, "stage nothing; fail when shipped code imports unsafe, carries assembly or uses sync.Pool")
+	plain := flag.Bool("plain", false, "stage nothing; fail when shipped code imports unsafe, carries assembly, uses sync.Pool or reads the environment outside functions/<name>/config.go")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

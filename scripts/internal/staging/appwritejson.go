@@ -1,10 +1,10 @@
 package staging
 
 import (
+	"appwrite-agent/shared/awclient"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 )
 
 // ConversationsTable is the chat function's conversations table (functions/chat/store), whose new rows
@@ -13,10 +13,6 @@ const ConversationsTable = "conversations"
 
 // DefaultChatDatabase is chat's CHAT_DATABASE_ID default.
 const DefaultChatDatabase = "chat"
-
-// appwriteID is Appwrite's custom id rule (at most 36 of a-z A-Z 0-9 . - _, not starting with a special
-// character).
-var appwriteID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,35}$`)
 
 // TitleEvent is the one event title is registered for: a new row of the deployment's conversations table.
 func TitleEvent(chatDatabase string) string {
@@ -29,7 +25,7 @@ func TitleEvent(chatDatabase string) string {
 // chatDatabase only, so that no other row of the project (turn's progress rows, the user's own tables)
 // starts an execution. Every other key is kept as it is.
 func StagedAppwriteJSON(raw []byte, chatDatabase string) ([]byte, error) {
-	if !appwriteID.MatchString(chatDatabase) {
+	if !awclient.ValidID(chatDatabase) {
 		return nil, fmt.Errorf("chat database id %q is not an Appwrite id (at most 36 of a-z, A-Z, 0-9, '.', '-', '_', not starting with a special character)", chatDatabase)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

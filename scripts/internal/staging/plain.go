@@ -3,6 +3,7 @@ package staging
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -14,12 +15,31 @@ import (
 	"strings"
 )
 
-// The kinds of code that shipped code does without (docs/CONVENTIONS.md "Plain code").
+// The kinds of code that shipped code does without (docs/CONVENTIONS.md "Plain code" and "Configuration").
 const (
 	KindUnsafe   = "imports unsafe"
 	KindAssembly = "carries assembly"
 	KindPool     = "uses sync.Pool"
+	// KindEnv is a file other than a function's own config.go (ConfigFile) that names a function of the
+	// standard library that reads or changes the process environment (envFuncs), called or not: passing
+	// os.Getenv along reads the environment as surely as calling it. It has no exceptions.
+	KindEnv = "reads the environment"
 )
+
+// envFuncs are, per standard library package, its functions that read or change the process environment.
+var envFuncs = map[string]map[string]bool{
+	"os":      {"Getenv": true, "LookupEnv": true, "Environ": true, "ExpandEnv": true, "Setenv": true, "Unsetenv": true, "Clearenv": true},
+	"syscall": {"Getenv": true, "Environ": true, "Setenv": true, "Unsetenv": true, "Clearenv": true},
+}
+
+// ConfigFile reports whether rel (a path relative to the repository root, with slashes) is a function's
+// config.go: the file at the root of functions/<name>, the only shipped code that reads the environment. It
+// reads it once per process and passes what it read down; shared packages take a getenv argument from it
+// (the platform's own variables: shared/platform).
+func ConfigFile(rel string) bool {
+	dir, file, ok := strings.Cut(strings.TrimPrefix(rel, "functions/"), "/")
+	return ok && strings.HasPrefix(rel, "functions/") && dir != "" && file == "config.go"
+}
 
 // Finding is one shipped file that is not plain: File is relative to the repository root, with slashes.
 type Finding struct {
@@ -35,7 +55,8 @@ func (f Finding) String() string { return f.File + " " + f.Kind }
 const PlainExceptionsHeading = "## Exceptions to plain code"
 
 // Unplain lists the files of what Stage would copy for function name (a folder under root/functions) that import
-// unsafe, carry assembly (for any architecture) or use sync.Pool, sorted.
+// unsafe, carry assembly (for any architecture), use sync.Pool or read the environment outside the function's
+// config.go, sorted.
 func Unplain(ctx context.Context, root, name string) ([]Finding, error) {
 	fnDir := filepath.Join(root, "functions", name)
 	pkgs, err := listDeps(ctx, fnDir)
@@ -65,6 +86,9 @@ func Unplain(ctx context.Context, root, name string) ([]Finding, error) {
 				return nil, fmt.Errorf("plain %s: %w", name, err)
 			}
 			for _, k := range kinds {
+				if k == KindEnv && ConfigFile(rel(f)) {
+					continue
+				}
 				out = append(out, Finding{rel(f), k})
 			}
 		}
@@ -73,8 +97,8 @@ func Unplain(ctx context.Context, root, name string) ([]Finding, error) {
 	return out, nil
 }
 
-// goFileKinds parses a Go file and reports whether it imports unsafe and whether it names sync.Pool (under any
-// import name of sync).
+// goFileKinds parses a Go file and reports whether it imports unsafe, whether it names sync.Pool and whether it
+// names a function of envFuncs (under any import name of its package, a dot import included).
 func goFileKinds(file string) ([]string, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
@@ -83,30 +107,50 @@ func goFileKinds(file string) ([]string, error) {
 	}
 	var kinds []string
 	syncNames := map[string]bool{}
+	envNames := map[string]map[string]bool{} // import name -> the env functions of that package
+	var dotEnv []map[string]bool             // the env functions of dot-imported packages
 	for _, spec := range f.Imports {
 		path, _ := strconv.Unquote(spec.Path.Value)
-		switch path {
-		case "unsafe":
+		name := path
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		switch {
+		case path == "unsafe":
 			kinds = append(kinds, KindUnsafe)
-		case "sync":
-			name := "sync"
-			if spec.Name != nil {
-				name = spec.Name.Name
-			}
+		case path == "sync":
 			syncNames[name] = true
+		case envFuncs[path] != nil && name == ".":
+			dotEnv = append(dotEnv, envFuncs[path])
+		case envFuncs[path] != nil:
+			envNames[name] = envFuncs[path]
 		}
 	}
-	pool := false
-	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Pool" {
-			if id, ok := sel.X.(*ast.Ident); ok && syncNames[id.Name] {
-				pool = true
+	pool, env := false, false
+	var visit func(ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok {
+				pool = pool || (n.Sel.Name == "Pool" && syncNames[id.Name])
+				env = env || envNames[id.Name][n.Sel.Name]
+			} else {
+				ast.Inspect(n.X, visit)
+			}
+			return false // the selected name (n.Sel) is no unqualified identifier
+		case *ast.Ident:
+			for _, fns := range dotEnv {
+				env = env || fns[n.Name]
 			}
 		}
-		return !pool
-	})
+		return true
+	}
+	ast.Inspect(f, visit)
 	if pool {
 		kinds = append(kinds, KindPool)
+	}
+	if env {
+		kinds = append(kinds, KindEnv)
 	}
 	return kinds, nil
 }
@@ -144,15 +188,15 @@ func PlainExceptions(root string) (map[Finding]bool, error) {
 	return out, sc.Err()
 }
 
-// CheckPlain fails with every finding of Unplain, over the given functions, that docs/CONVENTIONS.md does not excuse,
-// one line per file.
+// CheckPlain fails with every finding of Unplain, over the given functions, that docs/CONVENTIONS.md does not excuse
+// (a file that reads the environment has no excuse), one line per file.
 func CheckPlain(ctx context.Context, root string, names []string) error {
 	excused, err := PlainExceptions(root)
 	if err != nil {
 		return err
 	}
 	seen := map[Finding]bool{}
-	var bad []string
+	var bad, env []string
 	for _, name := range names {
 		found, err := Unplain(ctx, root, name)
 		if err != nil {
@@ -163,13 +207,27 @@ func CheckPlain(ctx context.Context, root string, names []string) error {
 				continue
 			}
 			seen[f] = true
-			bad = append(bad, fmt.Sprintf("%s (shipped by %s)", f, name))
+			line := fmt.Sprintf("%s (shipped by %s)", f, name)
+			if f.Kind == KindEnv {
+				env = append(env, line)
+			} else {
+				bad = append(bad, line)
+			}
 		}
 	}
+	var msgs []string
 	if len(bad) > 0 {
-		return fmt.Errorf("shipped code must not import unsafe, carry assembly or use sync.Pool "+
+		msgs = append(msgs, fmt.Sprintf("shipped code must not import unsafe, carry assembly or use sync.Pool "+
 			"(an exception needs a line under %q in docs/CONVENTIONS.md with a figure a user can feel):\n\t%s",
-			PlainExceptionsHeading, strings.Join(bad, "\n\t"))
+			PlainExceptionsHeading, strings.Join(bad, "\n\t")))
+	}
+	if len(env) > 0 {
+		msgs = append(msgs, fmt.Sprintf("shipped code reads the environment only in functions/<name>/config.go, which "+
+			"passes what it read down (shared packages take a getenv argument; docs/CONVENTIONS.md \"Configuration\"):\n\t%s",
+			strings.Join(env, "\n\t")))
+	}
+	if len(msgs) > 0 {
+		return errors.New(strings.Join(msgs, "\n"))
 	}
 	return nil
 }

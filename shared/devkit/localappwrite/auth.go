@@ -160,9 +160,10 @@ func scopeSet(list []string) map[string]bool {
 // (app/init/resources/request.php:462-585, 1.9.6): against a self-hosted Appwrite such a request is a guest's.
 // The stand-in keeps it so that mcp-events can be tested as it runs on Cloud.
 func (s *Server) authenticate(r *http.Request, pr *project) (*principal, *APIError) {
-	// A guest may only create a session here (app/config/roles.php grants guests more, which the stand-in
-	// does not serve to them).
-	guest := &principal{kind: "guest", scopes: scopeSet([]string{"sessions.write"}), label: "User", role: "guests"}
+	// A guest may create a session and read what is public (GET /v1/functions/runtimes); app/config/roles.php
+	// grants guests more, which the stand-in does not serve to them. API keys do not have "public" (roles.php
+	// ROLE_KEYS: global, health.read, graphql, besides the key's own scopes).
+	guest := &principal{kind: "guest", scopes: scopeSet([]string{"sessions.write", "public"}), label: "User", role: "guests"}
 	if key := r.Header.Get("X-Appwrite-Key"); key != "" {
 		for _, prefix := range []string{"dynamic_", "ephemeral_"} {
 			if strings.HasPrefix(key, prefix) {

@@ -1,7 +1,7 @@
 package localappwrite
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +85,7 @@ func (b buildReport) Activate(url, logs string, took time.Duration) bool {
 	stillActive := dep != nil && dep.activate
 	if stillActive {
 		fn.deploymentID = b.did
+		fn.live = true // Workers/Builds.php:969-977 (1.9.6): the activation stores live true
 		fn.url = url
 		fn.secret = b.secret
 		fn.updated = s.now()
@@ -108,20 +109,18 @@ func (s *Server) deploymentLocked(pid, fid, did string) *deployment {
 }
 
 // functionEnvLocked is the environment of a function's build and runtime (Appwrite 1.9 `Executions/Create.php`,
-// `Workers/Functions.php`; docs/local-appwrite.md): its variables, then Appwrite's APPWRITE_FUNCTION_*
-// variables, which win.
+// `Workers/Functions.php`; docs/local-appwrite.md): Options.RuntimeEnv (stand-in only), its variables, then
+// Appwrite's APPWRITE_FUNCTION_* variables, which win.
 func (s *Server) functionEnvLocked(pr *project, fn *function, deploymentID string) []string {
-	keys := make([]string, 0, len(fn.variables))
-	for k := range fn.variables {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	env := make([]string, 0, len(keys)+12)
-	for _, k := range keys {
-		env = append(env, k+"="+fn.variables[k])
+	vars := slices.Clone(fn.vars)
+	slices.SortFunc(vars, func(a, b *variable) int { return strings.Compare(a.key, b.key) })
+	env := make([]string, 0, len(vars)+len(s.opts.RuntimeEnv)+12)
+	env = append(env, s.opts.RuntimeEnv...)
+	for _, v := range vars {
+		env = append(env, v.key+"="+v.value)
 	}
 	cpus, memory := "1", "512"
-	switch fn.specification {
+	switch fn.runtimeSpec {
 	case "s-0.5vcpu-512mb":
 		cpus = "0.5"
 	case "s-1vcpu-1gb":

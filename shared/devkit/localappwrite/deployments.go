@@ -1,9 +1,7 @@
 package localappwrite
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -235,215 +233,176 @@ func (s *Server) listDeployments(c *call) (int, any, *APIError) {
 var specifications = []string{"s-0.5vcpu-512mb", "s-1vcpu-512mb", "s-1vcpu-1gb", "s-2vcpu-2gb", "s-2vcpu-4gb",
 	"s-4vcpu-4gb", "s-4vcpu-8gb", "s-8vcpu-4gb", "s-8vcpu-8gb"}
 
-// functionSettings reads the params create and update share (Modules/Functions/Http/Functions/Create.php:83-93,
-// Update.php:75-85, 1.9.6), in their order: name (required, at most 128), runtime (create: required; the
-// stand-in builds only go-1.26, and an update must keep the function's), execute (at most 100 roles), events
-// (at most 100, each a valid event and none a functions.* event), schedule (cron: Task/Validator/Cron.php; run
-// as Appwrite's schedule-functions task runs it, cron.go and RunScheduled), timeout
-// (1-900), enabled, logging, entrypoint, commands, scopes, specification (one of app/config/specifications.php).
-// Omitted optional params take their defaults, as Appwrite's update does. The VCS params are accepted and
-// ignored. fn is only written when every param is valid.
-func (s *Server) functionSettings(c *call, fn *function, create bool) *APIError {
+// defaultSpecification is a function's specification when none is given (APP_COMPUTE_SPECIFICATION_DEFAULT).
+const defaultSpecification = "s-1vcpu-512mb"
+
+// specification reads one Specification param (app/config/specifications.php).
+func (c *call) specification(name, def string) (string, *APIError) {
+	spec, err := c.str(name, false, def, 0)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(specifications, spec) {
+		return "", invalidParam(name, "Specification must be one of: "+strings.Join(specifications, ", "))
+	}
+	return spec, nil
+}
+
+// functionSettings reads the params create and update share (Modules/Functions/Http/Functions/Create.php:82-117,
+// Update.php:75-105, 1.9.6), in their order: name (required, at most 128), runtime (create: required; one of
+// the runtime catalog, runtimes.go; update: optional, empty keeps the function's), execute (at most 100 roles),
+// events (at most 100, each a valid event and none a functions.* event), schedule (cron: Task/Validator/Cron.php;
+// run as Appwrite's schedule-functions task runs it, cron.go and RunScheduled), timeout
+// (1-900), enabled, logging, entrypoint (update: empty keeps the function's), commands, scopes, the VCS params
+// (accepted and ignored), buildSpecification and runtimeSpecification (one of app/config/specifications.php).
+// A request in a format below 1.9.0 may send the single "specification" of 1.8, which request filter V21 turns
+// into both (Request/Filters/V21.php:113-116); in a newer format it is an undeclared param and dropped.
+// Omitted optional params take their defaults, as Appwrite's update does. fn is only written when every param
+// is valid. It reports whether a setting a build depends on changed (name, entrypoint, commands, runtime:
+// Update.php:244-253, which then stores live false).
+func (s *Server) functionSettings(c *call, fn *function, create bool) (rebuild bool, _ *APIError) {
+	if c.legacyBefore(1, 9, 0) && c.has("specification") {
+		c.params["buildSpecification"], c.params["runtimeSpecification"] = c.params["specification"], c.params["specification"]
+	}
 	name, err := c.str("name", true, "", 128)
 	if err != nil {
-		return err
+		return false, err
 	}
-	var runtime string
-	if create {
-		if runtime, err = c.str("runtime", true, "", 128); err != nil {
-			return err
-		}
-		if runtime != "go-1.26" {
-			return invalidParam("runtime", "Value must be one of (go-1.26)")
-		}
-	} else {
-		if runtime, err = c.str("runtime", false, fn.runtime, 128); err != nil {
-			return err
-		}
-		if runtime != fn.runtime {
-			return invalidParam("runtime", "The local Appwrite stand-in runs only "+fn.runtime+" for this function")
-		}
+	runtime, err := c.str("runtime", create, "", 128)
+	if err != nil {
+		return false, err
+	}
+	if (create || runtime != "") && !slices.Contains(knownRuntimes(), runtime) {
+		return false, invalidParam("runtime", runtimeDescription())
+	}
+	if runtime == "" {
+		runtime = fn.runtime
 	}
 	execute, _, err := c.strArray("execute", false, 100, "Value must a valid array no longer than 100 items and Value must be a valid string and at least 1 chars and no longer than 2048 chars")
 	if err != nil {
-		return err
+		return false, err
 	}
 	events, _, err := c.strArray("events", false, 100, "Value must a valid array no longer than 100 items and Event is not valid.")
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, e := range events {
 		// FunctionEvent (Event/Validator/FunctionEvent.php, 1.9.6): no function may be triggered by a
 		// functions.* event; ArrayList's description then carries the element validator's message.
 		if strings.HasPrefix(e, "functions.") {
-			return invalidParam("events", "Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed.")
+			return false, invalidParam("events", "Value must a valid array no longer than 100 items and Triggering a function on a function event is not allowed.")
 		}
 		if !validEvent(e) {
-			return invalidParam("events", "Value must a valid array no longer than 100 items and Event is not valid.")
+			return false, invalidParam("events", "Value must a valid array no longer than 100 items and Event is not valid.")
 		}
 	}
 	schedule, err := c.str("schedule", false, "", 0)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !validCron(schedule, s.now()) {
-		return invalidParam("schedule", errCron.Error())
+		return false, invalidParam("schedule", errCron.Error())
 	}
 	timeout, err := c.integer("timeout", 15)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if timeout < 1 || timeout > 900 {
-		return invalidParam("timeout", "Value must be a valid range between 1 and 900")
+		return false, invalidParam("timeout", "Value must be a valid range between 1 and 900")
 	}
 	enabled, err := c.boolean("enabled", true)
 	if err != nil {
-		return err
+		return false, err
 	}
 	logging, err := c.boolean("logging", true)
 	if err != nil {
-		return err
+		return false, err
 	}
 	entrypoint, err := c.str("entrypoint", false, "", 1028)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if entrypoint == "" && !create {
+		entrypoint = fn.entrypoint
 	}
 	commands, err := c.str("commands", false, "", 8192)
 	if err != nil {
-		return err
+		return false, err
 	}
 	scopes, _, err := c.strArray("scopes", false, 0, "Value must a valid array and Value must be one of ("+strings.Join(sortedScopes(), ", ")+")")
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, sc := range scopes {
 		if !slices.Contains(projectScopes, sc) {
-			return invalidParam("scopes", "Value must a valid array and Value must be one of ("+strings.Join(sortedScopes(), ", ")+")")
+			return false, invalidParam("scopes", "Value must a valid array and Value must be one of ("+strings.Join(sortedScopes(), ", ")+")")
 		}
 	}
-	spec, err := c.str("specification", false, "s-1vcpu-512mb", 0)
+	buildSpec, err := c.specification("buildSpecification", defaultSpecification)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if !slices.Contains(specifications, spec) {
-		return invalidParam("specification", "Specification must be one of: "+strings.Join(specifications, ", "))
+	runtimeSpec, err := c.specification("runtimeSpecification", defaultSpecification)
+	if err != nil {
+		return false, err
 	}
+	rebuild = fn.name != name || fn.entrypoint != entrypoint || fn.commands != commands || fn.runtime != runtime
 	fn.name, fn.runtime, fn.execute, fn.events = name, runtime, execute, events
 	fn.setScheduleLocked(schedule, s.now())
 	fn.timeout, fn.enabled, fn.logging = timeout, enabled, logging
-	fn.entrypoint, fn.commands, fn.scopes, fn.specification = entrypoint, commands, scopes, spec
+	fn.entrypoint, fn.commands, fn.scopes = entrypoint, commands, scopes
+	fn.buildSpec, fn.runtimeSpec = buildSpec, runtimeSpec
 	fn.updated = s.now()
-	return nil
+	return rebuild, nil
 }
 
 // createFunction copies POST /v1/functions (Modules/Functions/Http/Functions/Create.php, 1.9.6): functionId
-// (custom id or unique()), then the shared settings; a taken id is 409 function_already_exists (:266). The
-// function has no deployment until one is built (no domain rule is made: the stand-in derives rules).
+// (custom id or unique()), then the shared settings; a runtime _APP_FUNCTIONS_RUNTIMES does not list
+// (Options.FunctionsRuntimes) is 404 function_runtime_unsupported `Runtime "<id>" is not supported` (:209-213),
+// a taken id 409 function_already_exists (:265-266). The function is live, has no deployment, and no domain
+// rule: a request format of 1.7.0 or later makes none (:316-395), so a domain is the caller's to create through
+// POST /v1/proxy/rules/function (rules.go).
 func (s *Server) createFunction(c *call) (int, any, *APIError) {
 	id, err := c.customID("functionId")
 	if err != nil {
 		return 0, nil, err
 	}
 	now := s.now()
-	fn := &function{id: id, created: now, executions: map[string]*execution{}, deploymentID: s.uniqueID(),
-		deployments: map[string]*deployment{}, variables: map[string]string{}, secret: fmt.Sprintf("%x", randomBytes(16))}
-	if err := s.functionSettings(c, fn, true); err != nil {
+	fn := &function{id: id, created: now, executions: map[string]*execution{}, deployments: map[string]*deployment{},
+		secret: fmt.Sprintf("%x", randomBytes(16)), live: true}
+	if _, err := s.functionSettings(c, fn, true); err != nil {
 		return 0, nil, err
+	}
+	if !s.runtimeOffered(fn.runtime) {
+		return 0, nil, newErr(ErrFunctionRuntimeUnsupported, "Runtime \"%s\" is not supported", fn.runtime)
 	}
 	if c.pr.functions[id] != nil {
 		return 0, nil, newErr(ErrFunctionAlreadyExists)
 	}
-	fn.entrypoint = orDefault(fn.entrypoint, "main.go")
 	c.pr.functions[id] = fn
-	m := functionModel(fn)
+	m := functionModel(fn, c.legacyBefore(1, 9, 0))
 	c.emit("functions.[functionId].create", m, param{"functionId", id})
 	return http.StatusCreated, m, nil
 }
 
-// updateFunction copies PUT /v1/functions/{functionId} (Modules/Functions/Http/Functions/Update.php).
+// updateFunction copies PUT /v1/functions/{functionId} (Modules/Functions/Http/Functions/Update.php, 1.9.6):
+// "live" becomes false when the name, entrypoint, commands or runtime change and true otherwise
+// (:244-253, :285), whatever it was before.
 func (s *Server) updateFunction(c *call) (int, any, *APIError) {
 	fn := c.pr.functions[c.r.PathValue("functionId")]
 	if fn == nil {
 		return 0, nil, newErr(ErrFunctionNotFound)
 	}
 	next := *fn
-	if err := s.functionSettings(c, &next, false); err != nil {
-		return 0, nil, err
-	}
-	*fn = next
-	m := functionModel(fn)
-	c.emit("functions.[functionId].update", m, param{"functionId", fn.id})
-	return http.StatusOK, m, nil
-}
-
-// listRules answers GET /v1/proxy/rules with one rule per function ("manual" trigger, type "deployment"):
-// its domain is the function's local domain (DomainURL without the scheme). Only the `equal` queries on
-// deploymentResourceType, deploymentResourceId and trigger and `limit` are applied.
-func (s *Server) listRules(c *call) (int, any, *APIError) {
-	qs, _, err := c.strArray("queries", false, 100, "Invalid query")
+	rebuild, err := s.functionSettings(c, &next, false)
 	if err != nil {
 		return 0, nil, err
 	}
-	equal := map[string][]string{}
-	limit := 25
-	for _, raw := range qs {
-		var q struct {
-			Method    string            `json:"method"`
-			Attribute string            `json:"attribute"`
-			Values    []json.RawMessage `json:"values"`
-		}
-		if json.Unmarshal([]byte(raw), &q) != nil {
-			return 0, nil, invalidParam("queries", "Invalid query: Syntax error")
-		}
-		switch q.Method {
-		case "limit":
-			if len(q.Values) == 1 {
-				if n, err := strconv.Atoi(string(bytes.TrimSpace(q.Values[0]))); err == nil {
-					limit = n
-				}
-			}
-		case "equal":
-			for _, v := range q.Values {
-				var sv string
-				if json.Unmarshal(v, &sv) == nil {
-					equal[q.Attribute] = append(equal[q.Attribute], sv)
-				}
-			}
-		}
-	}
-	base := strings.TrimSuffix(s.endpointLocked(), "/v1")
-	host := strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
-	ids := make([]string, 0, len(c.pr.functions))
-	for id := range c.pr.functions {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	rules := []obj{}
-	for _, id := range ids {
-		fn := c.pr.functions[id]
-		attrs := map[string]string{"deploymentResourceType": "function", "deploymentResourceId": id, "trigger": "manual", "type": "deployment"}
-		match := true
-		for k, vs := range equal {
-			if v, ok := attrs[k]; !ok || !slices.Contains(vs, v) {
-				match = false
-			}
-		}
-		if !match {
-			continue
-		}
-		rules = append(rules, obj{
-			{"$id", "rule-" + id}, {"$createdAt", formatTime(fn.created)}, {"$updatedAt", formatTime(fn.updated)},
-			{"domain", host + DomainPrefix + "/" + id}, {"type", "deployment"}, {"trigger", "manual"},
-			{"redirectUrl", ""}, {"redirectStatusCode", 301}, {"deploymentId", fn.deploymentID},
-			{"deploymentResourceType", "function"}, {"deploymentResourceId", id}, {"deploymentVcsProviderBranch", ""},
-			{"status", "verified"}, {"logs", ""}, {"renewAt", ""},
-		})
-	}
-	total := len(rules)
-	if limit >= 0 && len(rules) > limit {
-		rules = rules[:limit]
-	}
-	return http.StatusOK, obj{{"total", total}, {"rules", rules}}, nil
+	next.live = !rebuild
+	*fn = next
+	m := functionModel(fn, c.legacyBefore(1, 9, 0))
+	c.emit("functions.[functionId].update", m, param{"functionId", fn.id})
+	return http.StatusOK, m, nil
 }
 
 // serveHealthVersion answers GET /v1/health/version (no authentication), which `appwrite client --endpoint`

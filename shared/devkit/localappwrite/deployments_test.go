@@ -174,6 +174,25 @@ func TestDeploymentChunkedBuildAndServe(t *testing.T) {
 		t.Fatalf("execution %+v", ex)
 	}
 
+	if !fn.Live {
+		t.Fatalf("a function whose deployment was activated by its build is not live: %+v", fn)
+	}
+	// A variable changed through the API takes effect with the next deployment: the function is no longer
+	// live until a build activates one (Variables/Update.php:125-126, Workers/Builds.php:969-977).
+	vars, err := fs.ListVariables("hello")
+	if err != nil || vars.Total != 1 || vars.Variables[0].Key != "GREETING" {
+		t.Fatalf("variables %+v %v", vars, err)
+	}
+	if _, err := fs.UpdateVariable("hello", vars.Variables[0].Id, "GREETING", fs.WithUpdateVariableValue("hello again")); err != nil {
+		t.Fatal(err)
+	}
+	if fn, err := fs.Get("hello"); err != nil || fn.Live {
+		t.Fatalf("after a variable update: %+v %v", fn, err)
+	}
+	if code, env := getJSON(t, f.s.DomainURL("hello")+"/env"); code != 200 || env["greeting"] != "hi" {
+		t.Fatalf("the running deployment's environment changed: %d %v", code, env)
+	}
+
 	// A second deployment (one request, no content-range) takes over; the first runtime is stopped.
 	first := f.s.deploy.Runtime(testProject + "/hello")
 	small := filepath.Join(t.TempDir(), "small.tar.gz")
@@ -187,6 +206,12 @@ func TestDeploymentChunkedBuildAndServe(t *testing.T) {
 	}
 	if code, health := getJSON(t, f.s.DomainURL("hello")+"/health"); code != 200 || health["build_id"] != dep2.Id {
 		t.Fatalf("after redeploy: %d %v", code, health)
+	}
+	if code, env := getJSON(t, f.s.DomainURL("hello")+"/env"); code != 200 || env["greeting"] != "hello again" {
+		t.Fatalf("the new deployment's environment: %d %v", code, env)
+	}
+	if fn, err := fs.Get("hello"); err != nil || !fn.Live || fn.DeploymentId != dep2.Id {
+		t.Fatalf("after the redeploy: %+v %v", fn, err)
 	}
 	select {
 	case <-first.Done():
@@ -380,12 +405,17 @@ func TestDeploymentErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if upd.Name != "renamed" || upd.Timeout != 60 || upd.Commands != "make" || upd.Entrypoint != "" || len(upd.Events) != 0 ||
-		upd.Specification != "s-0.5vcpu-512mb" || upd.Logging || upd.Scopes[0] != "rows.read" {
+	// An update without an entrypoint keeps the function's (Update.php:179-181); the name and commands changed,
+	// so the function is no longer live (:244-253).
+	if upd.Name != "renamed" || upd.Timeout != 60 || upd.Commands != "make" || upd.Entrypoint != "main.go" || len(upd.Events) != 0 ||
+		upd.Specification != "s-0.5vcpu-512mb" || upd.Logging || upd.Scopes[0] != "rows.read" || upd.Live {
 		t.Fatalf("update %+v", upd)
 	}
-	// An empty entrypoint on the function and none in the request: function_entrypoint_missing.
-	if code, body := rawDeploy(t, f, "fn", "a.tar.gz", data, nil, true); code != 404 || body["type"] != ErrFunctionEntrypointMissing {
+	// A function created without an entrypoint, and none in the request: function_entrypoint_missing.
+	if _, err := fs.Create("noentry", "No entrypoint", "go-1.26"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := rawDeploy(t, f, "noentry", "a.tar.gz", data, nil, true); code != 404 || body["type"] != ErrFunctionEntrypointMissing {
 		t.Fatalf("entrypoint missing: %d %v", code, body)
 	}
 	_, err = fs.Update("fn", "x", fs.WithUpdateSpecification("huge"))
@@ -408,5 +438,44 @@ func TestDeploymentErrors(t *testing.T) {
 	defer cancel()
 	if _, err := f.s.WaitDeployment(ctx, testProject, "fn", id); err == nil {
 		t.Fatal("a partial upload finished")
+	}
+}
+
+// TestFunctionSpecifications: in the current format a function has buildSpecification and
+// runtimeSpecification (Functions/Create.php 1.9.6) and an undeclared "specification" is dropped; a request in
+// format 1.8.0 (SDK v1.0.0) sends "specification", which request filter V21 turns into both
+// (Request/Filters/V21.php:113-116), and gets it back (Response/Filters/V21.php:85-90).
+func TestFunctionSpecifications(t *testing.T) {
+	f := newFixture(t, Options{})
+	code, body := f.rawCall(t, "POST", "/functions", map[string]any{"functionId": "current", "name": "c", "runtime": "go-1.26",
+		"specification": "s-2vcpu-2gb", "runtimeSpecification": "s-0.5vcpu-512mb"}, nil)
+	if code != 201 || body["buildSpecification"] != defaultSpecification || body["runtimeSpecification"] != "s-0.5vcpu-512mb" || body["live"] != true || body["deploymentId"] != "" {
+		t.Fatalf("current format: %d %v", code, body)
+	}
+	if _, ok := body["specification"]; ok {
+		t.Fatalf("current format answers specification: %v", body)
+	}
+	fs := functions.New(f.sdk(f.key))
+	fn, err := fs.Create("legacy", "l", "go-1.26", fs.WithCreateSpecification("s-2vcpu-2gb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fn.Specification != "s-2vcpu-2gb" {
+		t.Fatalf("legacy format: %+v", fn)
+	}
+	code, body = f.rawCall(t, "GET", "/functions/legacy", nil, nil)
+	if code != 200 || body["buildSpecification"] != "s-2vcpu-2gb" || body["runtimeSpecification"] != "s-2vcpu-2gb" {
+		t.Fatalf("stored: %d %v", code, body)
+	}
+	// An update that keeps name, entrypoint, commands and runtime leaves the function live, one that renames
+	// it does not (Functions/Update.php:244-253).
+	if _, err := fs.CreateVariable("legacy", "K", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if fn, err := fs.Update("legacy", "l", fs.WithUpdateTimeout(30)); err != nil || !fn.Live {
+		t.Fatalf("an update that rebuilds nothing: %+v %v", fn, err)
+	}
+	if fn, err := fs.Update("legacy", "renamed"); err != nil || fn.Live {
+		t.Fatalf("a rename: %+v %v", fn, err)
 	}
 }

@@ -35,7 +35,23 @@ var hopHeaders = []string{"connection", "keep-alive", "proxy-connection", "trans
 // Appwrite's router does.
 func (s *Server) serveDomain(w http.ResponseWriter, r *http.Request) {
 	fid := r.PathValue("functionId")
-	path := "/" + r.PathValue("path")
+	s.serveFunction(w, r, "/"+r.PathValue("path"), func() (*project, *function) { return s.functionByIDLocked(fid) })
+}
+
+// serveRuleDomain serves a request to a stored rule's domain (the host name names the function, the whole
+// path is the function's), as Appwrite's router serves <sub>.<_APP_DOMAIN_FUNCTIONS>.
+func (s *Server) serveRuleDomain(w http.ResponseWriter, r *http.Request, rl *rule) {
+	s.serveFunction(w, r, r.URL.Path, func() (*project, *function) {
+		pr := s.projects[rl.projectID]
+		if pr == nil {
+			return nil, nil
+		}
+		return pr, pr.functions[rl.functionID]
+	})
+}
+
+// serveFunction runs the function lookup names (called with s.mu held) for one domain request with path.
+func (s *Server) serveFunction(w http.ResponseWriter, r *http.Request, path string, lookup func() (*project, *function)) {
 	if r.URL.RawQuery != "" {
 		path += "?" + r.URL.RawQuery
 	}
@@ -56,7 +72,7 @@ func (s *Server) serveDomain(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	pr, fn := s.functionByIDLocked(fid)
+	pr, fn := lookup()
 	if fn == nil || !fn.enabled {
 		s.mu.Unlock()
 		writeDomainError(w, http.StatusNotFound, "Function not found")

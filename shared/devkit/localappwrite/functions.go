@@ -30,14 +30,24 @@ type function struct {
 	executions        map[string]*execution
 
 	// Settings the Functions API updates (PUT /functions/{id}) and deployments use.
-	entrypoint, commands    string
-	schedule, specification string
+	entrypoint, commands string
+	schedule             string
 	// cron is the parsed schedule (nil without one) and nextRun its next occurrence, when RunScheduled
 	// starts the function's scheduled execution.
-	cron      *cronSchedule
-	nextRun   time.Time
-	logging   bool
-	variables map[string]string
+	cron    *cronSchedule
+	nextRun time.Time
+	// buildSpec and runtimeSpec are buildSpecification and runtimeSpecification (1.9; the single
+	// specification of older request formats sets both).
+	buildSpec, runtimeSpec string
+	logging                bool
+	// vars are the function's variables (variables.go), in creation order.
+	vars []*variable
+	// live is the model's "live": false once a variable or a setting a build depends on changed, true again
+	// when a deployment is activated by its build (Response/Model/Func.php; variables.go, build.go).
+	live bool
+	// seeded marks a function registered with RegisterFunction (the admin API): it plays a function made in
+	// the Console, whose domain rule Appwrite made, so GET /v1/proxy/rules derives a rule for it (rules.go).
+	seeded bool
 	// Deployments uploaded through the API (deployments.go), in upload order; latestDeploymentID is the
 	// newest complete one.
 	deployments        map[string]*deployment
@@ -137,13 +147,20 @@ func (s *Server) RegisterFunction(projectID string, spec FunctionSpec) error {
 			deployments: map[string]*deployment{}}
 		pr.functions[spec.ID] = fn
 	}
+	fn.seeded, fn.live = true, true
 	fn.entrypoint = orDefault(spec.Entrypoint, "main.go")
 	fn.commands = spec.Commands
-	fn.specification = orDefault(spec.Specification, "s-1vcpu-512mb")
+	fn.buildSpec = orDefault(spec.Specification, defaultSpecification)
+	fn.runtimeSpec = fn.buildSpec
 	fn.logging = true
-	fn.variables = map[string]string{}
-	for k, v := range spec.Variables {
-		fn.variables[k] = v
+	fn.vars = nil
+	keys := make([]string, 0, len(spec.Variables))
+	for k := range spec.Variables {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fn.vars = append(fn.vars, &variable{id: s.uniqueID(), key: k, value: spec.Variables[k], created: now, updated: now})
 	}
 	fn.name = orDefault(spec.Name, spec.ID)
 	fn.runtime = orDefault(spec.Runtime, "go-1.26")
@@ -203,28 +220,42 @@ func (s *Server) withFunction(projectID, functionID string, f func(*function)) e
 	return nil
 }
 
-// functionModel renders Response/Model/Func.php. A function registered with a URL and never deployed
-// through the API reports its registration as a ready deployment.
-func functionModel(fn *function) obj {
-	depCreated := fn.created
+// functionModel renders Response/Model/Func.php (1.9.6). A function registered with RegisterFunction with a
+// URL and never deployed through the API reports its registration as a ready deployment. legacy (a request
+// format below 1.9.0) adds "specification", as response filter V21 does (Response/Filters/V21.php:85-90).
+func functionModel(fn *function, legacy bool) obj {
+	activeID, depCreated := "", ""
 	if d := fn.deployments[fn.deploymentID]; d != nil {
-		depCreated = d.created
+		activeID, depCreated = d.id, formatTime(d.created)
+	} else if fn.seeded {
+		activeID, depCreated = fn.deploymentID, formatTime(fn.created)
 	}
-	latestID, latestCreated, latestStatus := fn.deploymentID, depCreated, "ready"
+	latestID, latestCreated, latestStatus := "", "", ""
 	if d := fn.deployments[fn.latestDeploymentID]; d != nil {
-		latestID, latestCreated, latestStatus = d.id, d.created, d.status
+		latestID, latestCreated, latestStatus = d.id, formatTime(d.created), d.status
+	} else if fn.seeded {
+		latestID, latestCreated, latestStatus = activeID, depCreated, "ready"
 	}
-	return obj{
+	vars := []obj{}
+	for _, v := range fn.vars {
+		vars = append(vars, variableModel(fn, v))
+	}
+	m := obj{
 		{"$id", fn.id}, {"$createdAt", formatTime(fn.created)}, {"$updatedAt", formatTime(fn.updated)},
-		{"execute", nonNil(fn.execute)}, {"name", fn.name}, {"enabled", fn.enabled}, {"live", true},
-		{"logging", fn.logging}, {"runtime", fn.runtime}, {"deploymentId", fn.deploymentID},
-		{"deploymentCreatedAt", formatTime(depCreated)}, {"latestDeploymentId", latestID},
-		{"latestDeploymentCreatedAt", formatTime(latestCreated)}, {"latestDeploymentStatus", latestStatus},
-		{"scopes", nonNil(fn.scopes)}, {"vars", []any{}}, {"events", nonNil(fn.events)}, {"schedule", fn.schedule},
+		{"execute", nonNil(fn.execute)}, {"name", fn.name}, {"enabled", fn.enabled}, {"live", fn.live},
+		{"logging", fn.logging}, {"runtime", fn.runtime}, {"deploymentRetention", 0}, {"deploymentId", activeID},
+		{"deploymentCreatedAt", depCreated}, {"latestDeploymentId", latestID},
+		{"latestDeploymentCreatedAt", latestCreated}, {"latestDeploymentStatus", latestStatus},
+		{"scopes", nonNil(fn.scopes)}, {"vars", vars}, {"events", nonNil(fn.events)}, {"schedule", fn.schedule},
 		{"timeout", fn.timeout}, {"entrypoint", fn.entrypoint}, {"commands", fn.commands}, {"version", "v5"},
 		{"installationId", ""}, {"providerRepositoryId", ""}, {"providerBranch", ""},
-		{"providerRootDirectory", ""}, {"providerSilentMode", false}, {"specification", fn.specification},
+		{"providerRootDirectory", ""}, {"providerSilentMode", false}, {"providerBranches", []string{}},
+		{"providerPaths", []string{}}, {"buildSpecification", fn.buildSpec}, {"runtimeSpecification", fn.runtimeSpec},
 	}
+	if legacy {
+		m = append(m, kv{"specification", fn.buildSpec})
+	}
+	return m
 }
 
 // executionModel renders Response/Model/Execution.php; functionId (SDK v1.0.0) and resourceId/resourceType
@@ -253,7 +284,7 @@ func (s *Server) getFunction(c *call) (int, any, *APIError) {
 	if fn == nil {
 		return 0, nil, newErr(ErrFunctionNotFound)
 	}
-	return http.StatusOK, functionModel(fn), nil
+	return http.StatusOK, functionModel(fn, c.legacyBefore(1, 9, 0)), nil
 }
 
 func (s *Server) getExecution(c *call) (int, any, *APIError) {

@@ -135,7 +135,14 @@ func routeTable() []route {
 		{pattern: "GET /v1/functions/{functionId}/deployments/{deploymentId}", scopes: functionsRead, api: (*Server).getDeployment},
 		{pattern: "POST /v1/functions/{functionId}/executions", scopes: []string{"executions.write", "execution.write"}, api: (*Server).createExecution},
 		{pattern: "GET /v1/functions/{functionId}/executions/{executionId}", scopes: []string{"executions.read", "execution.read"}, api: (*Server).getExecution},
+		{pattern: "GET /v1/functions/runtimes", scopes: []string{"public"}, api: (*Server).listRuntimes},
+		{pattern: "GET /v1/functions/{functionId}/variables", scopes: functionsRead, api: (*Server).listVariables},
+		{pattern: "POST /v1/functions/{functionId}/variables", scopes: functionsWrite, api: (*Server).createVariable},
+		{pattern: "GET /v1/functions/{functionId}/variables/{variableId}", scopes: functionsRead, api: (*Server).getVariable},
+		{pattern: "PUT /v1/functions/{functionId}/variables/{variableId}", scopes: functionsWrite, api: (*Server).updateVariable},
+		{pattern: "DELETE /v1/functions/{functionId}/variables/{variableId}", scopes: functionsWrite, api: (*Server).deleteVariable},
 		{pattern: "GET /v1/proxy/rules", scopes: []string{"rules.read"}, api: (*Server).listRules},
+		{pattern: "POST /v1/proxy/rules/function", scopes: []string{"rules.write"}, api: (*Server).createFunctionRule},
 
 		// Health (no authentication).
 		{pattern: "GET /v1/health", web: (*Server).serveHealth},
@@ -236,6 +243,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, scopes []strin
 
 	s.mu.Lock()
 	status, body, apiErr := func() (int, any, *APIError) {
+		if f := s.takeFaultLocked(r); f != nil {
+			return 0, nil, f
+		}
 		if pid == "" {
 			// No project: Appwrite falls back to the console project, where a project key is unknown.
 			return 0, nil, missingScope(&principal{label: "User", role: "guests"}, scopes[0])
@@ -302,6 +312,18 @@ func isLegacyFormat(v string) bool {
 		return false
 	}
 	return versionLess(p, [3]int{1, 9, 1})
+}
+
+// legacyBefore reports whether the request asks for a response format (X-Appwrite-Response-Format) below
+// major.minor.patch: Appwrite then runs the request and response filters of every later version
+// (app/controllers/general.php:870-935, 1.9.6). No header is the current format.
+func (c *call) legacyBefore(major, minor, patch int) bool {
+	v := c.r.Header.Get("X-Appwrite-Response-Format")
+	if v == "" {
+		return false
+	}
+	p, ok := parseVersion(v)
+	return ok && versionLess(p, [3]int{major, minor, patch})
 }
 
 var indexedKey = regexp.MustCompile(`^([^\[\]]+)((?:\[[^\[\]]*\])+)$`)

@@ -112,13 +112,8 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 		}
 	}
 	// The demo user is also a Console account, who signs in at the Console's OAuth server (package oauthserver).
-	if err := s.SeedProject(ProjectSpec{ID: "console", Name: "Console"}); err != nil {
+	if err := s.seedConsoleUser(); err != nil {
 		return nil, err
-	}
-	if err := s.SeedUser("console", UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: DemoUserPassword}); err != nil {
-		if apiErr, ok := err.(*APIError); !ok || apiErr.Type != ErrUserAlreadyExists {
-			return nil, err
-		}
 	}
 	err = s.SeedDatabase(pid, DatabaseSpec{ID: DemoDatabaseID, Name: "Main", Tables: []TableSpec{{
 		// Row security on and no table permission, as chat creates it: each conversation is readable by its
@@ -198,9 +193,9 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	}, nil
 }
 
-// WriteStackJSON writes d to path (e.g. ".dev/stack.json"), creating the directory, readable by the owner only
-// (it holds a key and a token).
-func WriteStackJSON(path string, d *Demo) error {
+// WriteStackJSON writes d (a *Demo, or what a dev mode writes instead) to path (e.g. ".dev/stack.json") as
+// JSON, creating the directory, readable by the owner only (it holds a key and a token).
+func WriteStackJSON(path string, d any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -226,4 +221,30 @@ func ReadStackJSON(path string) (*Demo, error) {
 		return nil, fmt.Errorf("localappwrite: %s: %w", path, err)
 	}
 	return &d, nil
+}
+
+// seedConsoleUser makes the demo user a Console account (a user of the seeded project "console"), who signs in
+// at the Console's OAuth server.
+func (s *Server) seedConsoleUser() error {
+	if err := s.SeedProject(ProjectSpec{ID: "console", Name: "Console"}); err != nil {
+		return err
+	}
+	err := s.SeedUser("console", UserSpec{ID: DemoUserID, Email: DemoUserEmail, Name: "Demo User", Password: DemoUserPassword})
+	if apiErr, ok := err.(*APIError); err != nil && (!ok || apiErr.Type != ErrUserAlreadyExists) {
+		return err
+	}
+	return nil
+}
+
+// SeedEmptyProject seeds what a deploy starts from: a project with no functions, no database and no user of
+// its own, whose member is the demo user (a Console account, so an MCP client signs in as them and acts on
+// the project), and an API key with scopes. It returns the key.
+func (s *Server) SeedEmptyProject(projectID, name string, scopes []string) (string, error) {
+	if err := s.SeedProject(ProjectSpec{ID: projectID, Name: name, Members: []string{DemoUserID}}); err != nil {
+		return "", err
+	}
+	if err := s.seedConsoleUser(); err != nil {
+		return "", err
+	}
+	return s.CreateKey(projectID, scopes)
 }

@@ -30,6 +30,7 @@ import (
 
 	"appwrite-agent/shared/devkit/localappwrite/builder"
 	"appwrite-agent/shared/devkit/localappwrite/oauthserver"
+	"appwrite-agent/shared/loopback"
 )
 
 // Options configure a Server. The zero value is usable.
@@ -91,6 +92,17 @@ type Options struct {
 	// WebhookLimit is the per-project webhook limit of ProfileCloud: 0 is the Free plan's 2, a negative
 	// number no limit (Pro, Scale). Ignored by ProfileOpenSource, which has no plans.
 	WebhookLimit int
+	// FunctionsDomain is Appwrite's _APP_DOMAIN_FUNCTIONS: function domains are <sub>.<FunctionsDomain>, created
+	// through POST /v1/proxy/rules/function and served by the request's host name (rules.go). Empty is
+	// DefaultFunctionsDomain, "functions.localhost", the value of Appwrite's own .env.
+	FunctionsDomain string
+	// FunctionsRuntimes is Appwrite's _APP_FUNCTIONS_RUNTIMES: the runtimes offered (GET /v1/functions/runtimes)
+	// and accepted by a function create; empty offers every runtime of the catalog (runtimes.go).
+	FunctionsRuntimes []string
+	// RuntimeEnv is STAND-IN ONLY: variables every build and runtime process gets before the function's own
+	// (a real runtime has its image's environment, such as its trust store; a test gives its receivers'
+	// certificate to deployed functions with SSL_CERT_FILE here).
+	RuntimeEnv []string
 	// Logf receives diagnostics; log.Printf when nil. Use func(string, ...any){} to silence.
 	Logf func(format string, args ...any)
 }
@@ -174,6 +186,8 @@ type Server struct {
 	baseURL  string
 	issuer   string
 	projects map[string]*project
+	rules    map[string]*rule // proxy rules by id, across projects (Appwrite keeps them in the platform database)
+	faults   []*fault         // FailRequests' injected failures (faults.go)
 
 	deliveries    []*Delivery
 	deliveryIndex map[string]*Delivery
@@ -219,7 +233,9 @@ func New(opts Options) *Server {
 		opts.Clock = time.Now
 	}
 	if opts.DeliveryClient == nil {
-		opts.DeliveryClient = &http.Client{Timeout: deliveryTimeout}
+		// A webhook URL on a function domain of the stand-in (<sub>.functions.localhost) reaches it: curl,
+		// which Appwrite's worker uses, resolves localhost names to loopback (loopback.Dial).
+		opts.DeliveryClient = loopback.Client(deliveryTimeout)
 	} else if opts.DeliveryClient.Timeout == 0 {
 		c := *opts.DeliveryClient
 		c.Timeout = deliveryTimeout
@@ -256,6 +272,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts:          opts,
 		projects:      map[string]*project{},
+		rules:         map[string]*rule{},
 		deliveryIndex: map[string]*Delivery{},
 		templates:     map[string]templates{},
 	}
@@ -331,7 +348,12 @@ func (s *Server) issuerLocked() string {
 // ServeHTTP implements http.Handler.
 // Under /v1 it adds Appwrite's CORS headers for a request with an Origin and answers a preflight (OPTIONS)
 // with 204 (app/controllers/general.php:990-1001 and :1156-1177).
+// A request whose host name is a stored rule's domain is that function's domain (rules.go, domains.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rl := s.ruleForHost(r.Host); rl != nil {
+		s.serveRuleDomain(w, r, rl)
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, "/v1/") && r.Header.Get("Upgrade") == "" {
 		corsHeaders(w.Header(), r.Header.Get("Origin"))
 		if r.Method == http.MethodOptions {
