@@ -43,7 +43,9 @@ func TestSkillsInstalledOnAFirstDeploy(t *testing.T) {
 		}
 	}
 
-	failing := func(context.Context, string, io.Writer) error { return errors.New("GET https://api.github.com/...: dial tcp: no route to host") }
+	failing := func(context.Context, string, io.Writer) error {
+		return errors.New("GET https://api.github.com/...: dial tcp: no route to host")
+	}
 	err := (&deployer{opts: Options{Root: t.TempDir(), InstallSkills: failing}, log: io.Discard}).ensureSkills(context.Background())
 	var r *Refusal
 	if !errors.As(err, &r) || !strings.Contains(r.Reason, "no route to host") || !strings.Contains(r.Reason, "-allow-no-skills") || !strings.Contains(r.Reason, "scripts/update-skills") {
