@@ -31,7 +31,8 @@ type check struct {
 // failed is a check that fails its scenario (the suite counts FAILURE and WARNING alike).
 func (c check) failed() bool { return c.Status == "FAILURE" || c.Status == "WARNING" }
 
-// clientRun is one run of every client scenario of the suite: the scenarios it lists and the checks of each.
+// clientRun is one run of the suite's client scenarios: every scenario the suite lists, and the checks of
+// each that ran.
 type clientRun struct {
 	scenarios []string
 	checks    map[string][]check
@@ -47,11 +48,13 @@ func (r clientRun) has(scenario, id, status string) bool {
 // connection timeout.
 const clientParallel = 3
 
-// runClientSuite runs every client scenario the suite lists (core, back-compatibility, draft and extension
-// scenarios), each as `conformance client --scenario` with command as the client, in env, clientParallel at a
-// time, and reads their checks. It fails the test when a scenario left no results, or when baseline names a
-// scenario the suite does not have.
-func runClientSuite(t *testing.T, ctx context.Context, p nodepeers.Peers, command string, env []string, baseline string) clientRun {
+// runClientSuite runs the client scenarios the suite lists (core, back-compatibility, draft and extension
+// scenarios) for which runs is true, with command as the client, in env, and reads their checks. Without
+// suites each runs as `conformance client --scenario`, clientParallel at a time; with suites, each named suite
+// runs as `conformance client --suite` (its scenarios at once), one suite after the other, and runs must be
+// true exactly for their scenarios. It fails the test when a scenario that ran left no results, or when
+// baseline names a scenario the suite does not have.
+func runClientSuite(t *testing.T, ctx context.Context, p nodepeers.Peers, command string, env []string, baseline string, suites []string, runs func(scenario string) bool) clientRun {
 	t.Helper()
 	b, err := exec.CommandContext(ctx, p.Node, p.Conformance, "list", "--client").Output()
 	if err != nil {
@@ -70,27 +73,47 @@ func runClientSuite(t *testing.T, ctx context.Context, p nodepeers.Peers, comman
 		}
 	}
 	out := t.TempDir()
-	outputs := make([]string, len(run.scenarios))
-	sem := make(chan struct{}, clientParallel)
-	var wg sync.WaitGroup
-	for i, name := range run.scenarios {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cmd := exec.CommandContext(ctx, p.Node, p.Conformance, "client", "--command", command, "--scenario", name,
-				"--expected-failures", baseline, "-o", out)
-			cmd.Env = append(os.Environ(), env...)
-			// The suite's exit status is not the verdict (judgeClientRun is): it also fails a scenario on a
-			// check the machine's load decides, which judgeClientRun tells apart.
-			b, err := cmd.CombinedOutput()
-			outputs[i] = fmt.Sprintf("== %s (exit: %v)\n%s", name, err, b)
-		}()
+	// The suite's exit status is not the verdict (judgeClientRun is): it also fails a scenario on a check the
+	// machine's load decides, which judgeClientRun tells apart.
+	conformance := func(args ...string) string {
+		// --timeout: the suite gives a client 30 s by default, which a loaded machine running a suite's
+		// scenarios at once can exceed; the clients bound their own time (turn's budget, the page's flow).
+		cmd := exec.CommandContext(ctx, p.Node, append([]string{p.Conformance, "client", "--command", command,
+			"--timeout", "120000", "--expected-failures", baseline, "-o", out}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		b, err := cmd.CombinedOutput()
+		return fmt.Sprintf("== conformance client %s (exit: %v)\n%s", strings.Join(args, " "), err, b)
 	}
-	wg.Wait()
+	outputs := make([]string, len(run.scenarios))
+	if suites != nil {
+		for _, suite := range suites {
+			o := conformance("--suite", suite)
+			for i := range outputs {
+				outputs[i] += o
+			}
+		}
+	} else {
+		sem := make(chan struct{}, clientParallel)
+		var wg sync.WaitGroup
+		for i, name := range run.scenarios {
+			if !runs(name) {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				outputs[i] = conformance("--scenario", name)
+			}()
+		}
+		wg.Wait()
+	}
 	run.checks = map[string][]check{}
 	for i, name := range run.scenarios {
+		if !runs(name) {
+			continue
+		}
 		files, _ := filepath.Glob(filepath.Join(out, name+"-*", "checks.json"))
 		if len(files) != 1 {
 			t.Errorf("scenario %s left %d checks.json files, want 1:\n%s", name, len(files), outputs[i])
@@ -125,7 +148,7 @@ func judgeClientRun(t *testing.T, run clientRun, baseline string) int {
 	for _, name := range run.scenarios {
 		cs, ok := run.checks[name]
 		if !ok {
-			continue // reported by runClientSuite
+			continue // not run, or reported by runClientSuite
 		}
 		var failures []string
 		successes := 0
@@ -205,7 +228,7 @@ func TestTurnClientConformance(t *testing.T) {
 	defer cancel()
 	bin := buildTurnClient(t, ctx)
 	const baseline = "client-turn-baseline.yml"
-	run := runClientSuite(t, ctx, p, bin, []string{"SAFEHTTP_ALLOW=127.0.0.0/8,::1/128", "SAFEHTTP_ALLOW_HTTP=1"}, baseline)
+	run := runClientSuite(t, ctx, p, bin, []string{"SAFEHTTP_ALLOW=127.0.0.0/8,::1/128", "SAFEHTTP_ALLOW_HTTP=1"}, baseline, nil, func(string) bool { return true })
 	passed := judgeClientRun(t, run, baseline)
 	t.Logf("%d of %d client scenarios apply to turn and pass; %d do not apply (%s)", passed, len(run.scenarios), len(readBaseline(t, baseline, "client")), baseline)
 
@@ -229,4 +252,55 @@ func TestTurnClientConformance(t *testing.T) {
 			t.Errorf("%s: turn refreshed but did not call the server with the new token", name)
 		}
 	}
+}
+
+// TestChatOAuthConformance runs the suite's auth/* client scenarios against the chat page's own MCP OAuth
+// client: functions/chat/web/src/lib/mcp-oauth.ts, built into one ES module by the page's bundler
+// (chatoauth-build.mjs) and driven from Node by chatoauth.mjs, which plays the browser around it (the page's
+// URL, sessionStorage, the redirect to the authorization server and back to the callback) and then turn's use
+// of the tokens (initialize, tools/list, tools/call), handing a 403 insufficient_scope back to the module as a
+// step-up. Every scenario that applies passes: metadata discovery in its four layouts, Client ID Metadata
+// Documents, scope selection, the step-up and its retry limit, the token endpoint's authentication
+// methods, pre-registered credentials, the 2025-03-26 fallbacks, a resource mismatch, offline_access. The
+// others are in client-chat-baseline.yml with their reasons: the protocol scenarios (initialize, tools_call,
+// sse-retry, elicitation) are not run here (the page is not an MCP client: turn is, TestTurnClientConformance),
+// and this test fails when one of them is missing from the baseline.
+func TestChatOAuthConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs Node and the suite's servers")
+	}
+	p, err := nodepeers.Locate()
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	root, err := staging.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := filepath.Join(root, "functions", "chat", "web")
+	if _, err := os.Stat(filepath.Join(web, "node_modules", "vite", "package.json")); err != nil {
+		t.Skipf("the chat page's node_modules are not installed (%v): run scripts/build-chat-web prepare (scripts/test does)", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	module := t.TempDir()
+	build := exec.CommandContext(ctx, p.Node, filepath.Join(root, "scripts", "internal", "nodepeers", "chatoauth-build.mjs"), web, module)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the page's mcp-oauth module: %v\n%s", err, out)
+	}
+	const baseline = "client-chat-baseline.yml"
+	isAuth := func(name string) bool { return strings.HasPrefix(name, "auth/") }
+	command := p.Node + " " + filepath.Join(root, "scripts", "internal", "nodepeers", "chatoauth.mjs")
+	// The auth/* scenarios are the suite's auth, backcompat, draft and extensions suites; each runs its
+	// scenarios at once (the page's module has no connection timeout a loaded machine could exceed).
+	run := runClientSuite(t, ctx, p, command, []string{"CHAT_OAUTH_MODULE=" + filepath.Join(module, "mcp-oauth.mjs")}, baseline,
+		[]string{"auth", "backcompat", "draft", "extensions"}, isAuth)
+	expected := readBaseline(t, baseline, "client")
+	for _, name := range run.scenarios {
+		if !isAuth(name) && !expected[name] {
+			t.Errorf("%s is not run against the page's OAuth client: %s must list it with its reason", name, baseline)
+		}
+	}
+	passed := judgeClientRun(t, run, baseline)
+	t.Logf("%d of %d client scenarios apply to the page's OAuth client and pass; %d do not apply (%s)", passed, len(run.scenarios), len(expected), baseline)
 }
