@@ -538,6 +538,21 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 	}
 	switch method {
 	case "events/list":
+		// The MCP spec's pagination: a cursor the server did not issue is invalid params. events/list answers
+		// every event in one page and issues none.
+		var params struct {
+			Cursor json.RawMessage `json:"cursor"`
+		}
+		if len(head.Params) > 0 && string(head.Params) != "null" {
+			if err := decodeParams(head.Params, &params); err != nil {
+				merr = err
+				break
+			}
+		}
+		if len(params.Cursor) > 0 && string(params.Cursor) != "null" {
+			merr = mcperr.Invalid("cursor", "cursor: not a cursor of this server (events/list answers every event in one page and issues none)")
+			break
+		}
 		result = List(p.Scopes)
 		if res := result.(ListResult); len(res.Events) == 0 {
 			ask := listStepUp(p.Scopes)

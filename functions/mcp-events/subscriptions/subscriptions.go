@@ -375,6 +375,12 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	if terr != nil {
 		return nil, "", mcperr.As(terr)
 	}
+	if err := checkMaxAge(p.MaxAgeMs); err != nil {
+		return nil, "", err
+	}
+	if err := s.fitsAlone(pr, secret, ttl); err != nil {
+		return nil, "", err
+	}
 	if missing := pr.event.MissingScopes(c.Principal.Scopes); len(missing) > 0 {
 		return nil, "", mcperr.InsufficientScope(missing, pr.event.StepUpScopes(c.Principal.Scopes),
 			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
@@ -811,6 +817,32 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		s.cleanup(ctx, c, proj, c.Principal.Subject, pr.id, hooks)
 	}
 	return &EmptyResult{ResultType: "complete"}, metrics.OutcomeUnsubscribed, nil
+}
+
+// fitsAlone refuses, before Appwrite is asked anything, a subscription that cannot fit a webhook even
+// without a previous secret; whether a rotation's grace window fits too is decided once the existing webhook
+// is read.
+func (s *Service) fitsAlone(pr *prepared, secret []byte, ttl time.Duration) *mcperr.Error {
+	now := s.o.Now()
+	least := seal.Subscription{CallbackURL: pr.url, Secret: secret, Event: pr.event.Name, Args: seal.ArgsOf(withoutProject(pr.args)),
+		ProjectID: pr.project, Expiry: now.Add(ttl), VerifiedAt: now}
+	if _, err := s.o.Sealer.Seal(pr.id, least); err != nil {
+		return s.sealError(err, least)
+	}
+	return nil
+}
+
+// checkMaxAge accepts a maxAgeMs that is absent, null or a number of milliseconds not below zero (SEP-3415:
+// how old an event the subscriber still wants; this server replays nothing, so it only checks it).
+func checkMaxAge(raw json.RawMessage) *mcperr.Error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var ms float64
+	if err := json.Unmarshal(raw, &ms); err != nil || ms < 0 {
+		return mcperr.Invalid("maxAgeMs", "maxAgeMs: must be null or a number of milliseconds, 0 or more")
+	}
+	return nil
 }
 
 // dottedID refuses an id that goes into the webhook's Appwrite event strings (every argument but project_id)

@@ -1,0 +1,158 @@
+package handler_test
+
+import (
+	"encoding/base64"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"appwrite-agent/functions/mcp-events/mcpserver"
+	"appwrite-agent/shared/eventcatalog"
+)
+
+// TestInvalidRequestsTouchNothing: appwrite/mcp's list of malformed subscriptions (tests/e2e/
+// test_events_subscribe.py, "invalid requests are refused before anything is sent"), each refused with
+// -32602 before Appwrite or the callback is contacted: the arguments (unknown, missing project, not an
+// object, an id that would widen the webhook's event pattern or is not an Appwrite id, in every id argument
+// of every event, a status outside its choices), the delivery (absent, its URL absent, not https, without a
+// host, not a URL, private, the metadata address, with credentials, too long to seal), the secret (absent,
+// not a string, empty, without or with a changed prefix, not base64, 23 or 65 bytes) and ttlMs and maxAgeMs
+// that are not numbers (or below zero for maxAgeMs). An unknown event is NotFound, another delivery mode
+// Unsupported; events/unsubscribe refuses the same way. Where this server decides otherwise, docs/events.md
+// §11 says why: a negative ttlMs is clamped (TestTTLExtremes), and a project id may hold a '.'.
+func TestInvalidRequestsTouchNothing(t *testing.T) {
+	st := newStack(t)
+	proxy := st.proxyAppwrite(t, nil)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	cb := st.recv.url("/checklist")
+	key := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32)))
+	base := subParams("tablesdb.row.created", rowArgs(), cb, secret, nil)
+	with := func(change func(p map[string]any)) map[string]any {
+		p := maps.Clone(base)
+		p["delivery"] = maps.Clone(base["delivery"].(map[string]any))
+		p["arguments"] = maps.Clone(base["arguments"].(map[string]any))
+		change(p)
+		return p
+	}
+	delivery := func(k string, v any) map[string]any {
+		return with(func(p map[string]any) { p["delivery"].(map[string]any)[k] = v })
+	}
+	noDelivery := func(k string) map[string]any {
+		return with(func(p map[string]any) { delete(p["delivery"].(map[string]any), k) })
+	}
+	invalid := map[string]map[string]any{
+		"unknown argument":        with(func(p map[string]any) { p["arguments"].(map[string]any)["extra"] = "x" }),
+		"no project":              with(func(p map[string]any) { delete(p["arguments"].(map[string]any), "project_id") }),
+		"arguments not an object": with(func(p map[string]any) { p["arguments"] = []string{"main"} }),
+		"no delivery":             with(func(p map[string]any) { p["delivery"] = nil }),
+		"no url":                  noDelivery("url"),
+		"http url":                delivery("url", strings.Replace(cb, "https://", "http://", 1)),
+		"ftp url":                 delivery("url", "ftp://hooks.example.com/"),
+		"file url":                delivery("url", "file:///etc/passwd"),
+		"url without host":        delivery("url", "https:///path"),
+		"not a url":               delivery("url", "not a url"),
+		"private url":             delivery("url", "https://10.0.0.7/hooks"),
+		"metadata url":            delivery("url", "https://169.254.169.254/latest"),
+		"credentials in url":      delivery("url", strings.Replace(cb, "https://", "https://u:p@", 1)),
+		"no secret":               noDelivery("secret"),
+		"secret not a string":     delivery("secret", 42),
+		"empty secret":            delivery("secret", ""),
+		"bare prefix":             delivery("secret", "whsec_"),
+		"secret without prefix":   delivery("secret", key),
+		"uppercase prefix":        delivery("secret", "WHSEC_"+key),
+		"space after prefix":      delivery("secret", "whsec_ "+key),
+		"secret not base64":       delivery("secret", "whsec_not*base64!"),
+		"secret bad padding":      delivery("secret", "whsec_"+key[:len(key)-1]),
+		"secret of 23 bytes":      delivery("secret", "whsec_"+base64.StdEncoding.EncodeToString(make([]byte, 23))),
+		"secret of 65 bytes":      delivery("secret", "whsec_"+base64.StdEncoding.EncodeToString(make([]byte, 65))),
+		"envelope too large":      delivery("url", cb+"?pad="+strings.Repeat("a", 2000)),
+		"ttl not a number":        with(func(p map[string]any) { p["ttlMs"] = "1h" }),
+		"maxAge not a number":     with(func(p map[string]any) { p["maxAgeMs"] = "1h" }),
+		"maxAge negative":         with(func(p map[string]any) { p["maxAgeMs"] = -5 }),
+		"deployment status outside its choices": subParams("functions.deployment.completed",
+			map[string]any{"project_id": projectID, "function_id": fnID, "status": "building"}, cb, secret, nil),
+	}
+	// Ids that would widen an Appwrite event pattern, or are not ids, in every id argument of every event.
+	ids := map[string]string{"database_id": dbID, "table_id": tableID, "bucket_id": bucketID, "function_id": fnID, "site_id": siteID}
+	for _, e := range eventcatalog.All() {
+		full := map[string]any{"project_id": projectID}
+		for _, a := range e.Args {
+			full[a] = ids[a]
+		}
+		for _, a := range e.RequiredArgs() {
+			for _, bad := range []string{"*", "a*", "a.b", "fn1.executions", "", "-lead", "_lead", "a b", strings.Repeat("a", 37)} {
+				if a == "project_id" && strings.Contains(bad, ".") {
+					continue // a project id may hold a '.': it is not part of the event strings (docs/events.md §11)
+				}
+				args := maps.Clone(full)
+				args[a] = bad
+				invalid[e.Name+" "+a+"="+bad] = subParams(e.Name, args, cb, secret, nil)
+			}
+		}
+	}
+	appwriteCalls := func() int {
+		proxy.mu.Lock()
+		defer proxy.mu.Unlock()
+		return len(proxy.calls)
+	}
+	for _, name := range slices.Sorted(maps.Keys(invalid)) {
+		t.Run(name, func(t *testing.T) {
+			before := appwriteCalls()
+			r := rpc(t, url, tok, "events/subscribe", invalid[name])
+			if r.Error == nil || r.Error.Code != -32602 {
+				t.Fatalf("want -32602, got %s", r.Raw)
+			}
+			if n := appwriteCalls() - before; n != 0 {
+				t.Fatalf("refused after %d calls to Appwrite", n)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name, method string
+		params       map[string]any
+		code         int
+	}{
+		{"unknown event", "events/subscribe", with(func(p map[string]any) { p["name"] = "tablesdb.row.exploded" }), -32011},
+		{"unsubscribe an unknown event", "events/unsubscribe", map[string]any{"name": "nope", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}}, -32011},
+		{"unsubscribe with a wildcard", "events/unsubscribe", map[string]any{"name": "tablesdb.row.created",
+			"arguments": map[string]any{"project_id": projectID, "database_id": dbID, "table_id": "*"}, "delivery": map[string]any{"url": cb}}, -32602},
+		{"poll delivery", "events/subscribe", delivery("mode", "poll"), -32014},
+		{"push delivery", "events/subscribe", delivery("mode", "push"), -32014},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := rpc(t, url, tok, c.method, c.params); r.Error == nil || r.Error.Code != c.code {
+				t.Fatalf("want %d, got %s", c.code, r.Raw)
+			}
+		})
+	}
+	proxy.mu.Lock()
+	calls := slices.Clone(proxy.calls)
+	proxy.mu.Unlock()
+	if len(calls) != 0 {
+		t.Fatalf("refused requests reached Appwrite: %v", calls)
+	}
+	if n := len(st.recv.received()); n != 0 {
+		t.Fatalf("refused requests contacted the callback %d times", n)
+	}
+}
+
+// TestEventsListRefusesAForeignCursor: the MCP spec's pagination says a cursor the server did not issue is
+// invalid params; events/list lists every event in one page and issues none, so any cursor is refused
+// (appwrite/mcp answers the same), while null and no params at all list the catalog.
+func TestEventsListRefusesAForeignCursor(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	if r := rpc(t, url, tok, "events/list", map[string]any{"cursor": "abc"}); r.Error == nil || r.Error.Code != -32602 || r.Error.Data["field"] != "cursor" {
+		t.Fatalf("a foreign cursor: %s", r.Raw)
+	}
+	for _, params := range []map[string]any{nil, {"cursor": nil}} {
+		if r := rpc(t, url, tok, "events/list", params); r.Error != nil || len(r.Result["events"].([]any)) != len(eventcatalog.All()) {
+			t.Fatalf("params %v: %s", params, r.Raw)
+		}
+	}
+}
