@@ -3,8 +3,13 @@ package handler_test
 import (
 	"encoding/base64"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
@@ -154,5 +159,98 @@ func TestEventsListRefusesAForeignCursor(t *testing.T) {
 		if r := rpc(t, url, tok, "events/list", params); r.Error != nil || len(r.Result["events"].([]any)) != len(eventcatalog.All()) {
 			t.Fatalf("params %v: %s", params, r.Raw)
 		}
+	}
+}
+
+// TestAnotherUsersUnsubscribeTouchesNothing: a subscription's id is a keyed hash over its principal, URL,
+// event and arguments, so another member of the project unsubscribing the same event and URL names another
+// id: the answer is the empty result, and the first user's webhook stays (appwrite/mcp asks the same).
+func TestAnotherUsersUnsubscribeTouchesNothing(t *testing.T) {
+	st := newStack(t)
+	must(t, st.la.AddMember(projectID, "user-2"))
+	url := st.instance(st.server(mcpserver.Options{}))
+	secret := newSecret()
+	st.recv.accept(secret)
+	cb := st.recv.url("/shared")
+	r := rpc(t, url, st.token(userID, allScopes), "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
+	if r.Error != nil {
+		t.Fatal(string(r.Raw))
+	}
+	id := r.Result["id"].(string)
+	target := map[string]any{"name": "tablesdb.row.created", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}}
+	if r := rpc(t, url, st.token("user-2", allScopes), "events/unsubscribe", target); r.Error != nil || r.Result["resultType"] != "complete" || len(r.Result) != 1 {
+		t.Fatalf("another user's unsubscribe: %s", r.Raw)
+	}
+	hooks := st.webhooks(projectID)
+	if len(hooks) != 1 || hooks[0]["$id"] != id {
+		t.Fatalf("webhooks after another user's unsubscribe: %v", hooks)
+	}
+}
+
+// TestAppwriteFailuresLeaveNothing: Appwrite failing (its 503) on the read that authorizes a subscription or
+// on the webhook's create is an internal error (-32603) that leaves no webhook and sends no challenge for a
+// subscription that cannot be made; a failing list of the project's webhooks (read only to clean up and to
+// find a verification to reuse) does not stop the subscription (appwrite/mcp answers -32603 there too:
+// docs/events.md §11, S29).
+func TestAppwriteFailuresLeaveNothing(t *testing.T) {
+	st := newStack(t)
+	var mu sync.Mutex
+	var failing func(method, path string) bool
+	setFailing := func(f func(method, path string) bool) { mu.Lock(); failing = f; mu.Unlock() }
+	target, err := neturl.Parse(st.laSrv.URL)
+	must(t, err)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fail := failing != nil && failing(r.Method, r.URL.Path)
+		mu.Unlock()
+		if fail {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"message":"maintenance","code":503,"type":"general_server_error"}`))
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	st.env["MCP_EVENTS_APPWRITE_ENDPOINT"] = proxy.URL + "/v1"
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	for _, c := range []struct {
+		name       string
+		fail       func(method, path string) bool
+		code       int // 0: subscribed
+		challenged bool
+	}{
+		{"the table read", func(m, p string) bool { return m == "GET" && strings.HasPrefix(p, "/v1/tablesdb/") }, -32603, false},
+		{"the webhook create", func(m, p string) bool { return m == "POST" && p == "/v1/webhooks" }, -32603, true},
+		{"the webhook list", func(m, p string) bool { return m == "GET" && p == "/v1/webhooks" }, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			setFailing(c.fail)
+			cb := st.recv.url("/" + strings.ReplaceAll(c.name, " ", "-"))
+			before := len(st.recv.received())
+			r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
+			setFailing(nil)
+			switch {
+			case c.code == 0 && r.Error != nil:
+				t.Fatalf("want a subscription, got %s", r.Raw)
+			case c.code != 0 && (r.Error == nil || r.Error.Code != c.code):
+				t.Fatalf("want %d, got %s", c.code, r.Raw)
+			}
+			if challenged := len(st.recv.received()) > before; challenged != c.challenged {
+				t.Fatalf("challenged: %v", challenged)
+			}
+			if n := len(st.webhooks(projectID)); (c.code == 0) != (n == 1) {
+				t.Fatalf("%d webhooks left", n)
+			}
+			if c.code == 0 {
+				if r := rpc(t, url, tok, "events/unsubscribe", map[string]any{"name": "tablesdb.row.created", "arguments": rowArgs(), "delivery": map[string]any{"url": cb}}); r.Error != nil {
+					t.Fatal(string(r.Raw))
+				}
+			}
+		})
 	}
 }

@@ -313,7 +313,7 @@ type receiver struct {
 
 	mu      sync.Mutex
 	secrets []string // accepted whsec_ secrets
-	mode    string   // "answer" (default), "wrong", "404", "500", "hang"
+	mode    string   // "answer" (default), "wrong", "404", "500", "307", "hang"
 	got     []received
 }
 
@@ -384,6 +384,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	case "500":
 		http.Error(w, "boom", http.StatusInternalServerError)
+		return
+	case "307":
+		// Points at an endpoint of the same receiver that would answer the challenge.
+		http.Redirect(w, req, r.url("/redirected"), http.StatusTemporaryRedirect)
 		return
 	}
 	var ch struct {

@@ -2,6 +2,8 @@ package handler_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +123,28 @@ func TestWorkerPayloadsAreDelivered(t *testing.T) {
 	checkPayloadSchema(t, "users.user.created", second.Data)
 	if strings.Contains(string(events[0].Body)+string(events[1].Body), "jane@example.com") {
 		t.Fatal("a personal field leaked")
+	}
+}
+
+// TestOnlyPOSTIsAWebhook: Appwrite POSTs its webhooks; any other method on a webhook path is 405 with a JSON
+// body, counted as rejected, and nothing is delivered.
+func TestOnlyPOSTIsAWebhook(t *testing.T) {
+	f := newFixture(t)
+	s := f.subscribe("sub-get", "tablesdb.row.created", rowArgs, time.Now().Add(time.Hour))
+	for _, m := range []string{"GET", "PUT", "DELETE"} {
+		req, _ := http.NewRequest(m, f.ingress.URL+"/appwrite/webhooks/"+s.id, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Error string }
+		err = json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed || err != nil || body.Error != "method_not_allowed" {
+			t.Fatalf("%s: %d %+v %v", m, res.StatusCode, body, err)
+		}
+	}
+	if len(f.receiver.Deliveries()) != 0 || f.logs.count(`"reason":"method_not_allowed"`) != 3 {
+		t.Fatalf("deliveries %d, counters %v", len(f.receiver.Deliveries()), f.logs.lines)
 	}
 }
