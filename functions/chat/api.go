@@ -13,16 +13,20 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"appwrite-agent/functions/chat/awclient"
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/functions/chat/turns"
-	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/attachment"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/seal"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 
+	"github.com/appwrite/sdk-for-go/account"
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/functions"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/query"
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
 
@@ -50,127 +54,189 @@ func invalid(format string, args ...any) *apiError {
 // call is one authenticated API request.
 type call struct {
 	rt   openruntimes.Context
+	req  *http.Request // the request as the mux matched it: PathValue reads the route's wildcards
 	cfg  Config
 	ctx  context.Context
 	aw   *awclient.Client
 	key  string // the execution's API key (x-appwrite-key)
 	st   *store.Store
 	jwt  string
-	user awclient.Account
+	user user
 	now  func() time.Time
 }
 
-type handlerFunc func(c *call, args []string) (int, any, *apiError)
-
-// route is one API route: method, path segments after /api/ ("*" is an argument) and its handler.
-type route struct {
-	method string
-	segs   []string
-	h      handlerFunc
+// user is the signed-in user: the part of Appwrite's account chat reads.
+type user struct {
+	ID, Name, Email string
 }
 
-var routes = []route{
-	{"GET", []string{"me"}, getMe},
-	{"GET", []string{"conversations"}, listConversations},
-	{"GET", []string{"conversations", "*"}, getConversation},
-	{"PATCH", []string{"conversations", "*"}, renameConversation},
-	{"DELETE", []string{"conversations", "*"}, deleteConversation},
-	{"POST", []string{"turns"}, postTurn},
-	{"GET", []string{"turns", "*", "events"}, getTurnEvents},
-	{"POST", []string{"turns", "*", "stop"}, stopTurn},
-	{"GET", []string{"engine"}, getEngine},
-	{"GET", []string{"settings"}, getSettings},
-	{"PUT", []string{"settings"}, putSettings},
-	{"GET", []string{"memories"}, listMemories},
-	{"DELETE", []string{"memories", "*"}, deleteMemory},
-	{"GET", []string{"mcp", "connections"}, listMCP},
-	{"PUT", []string{"mcp", "connections", "*"}, putMCP},
-	{"DELETE", []string{"mcp", "connections", "*"}, deleteMCP},
+// maxAnswer bounds every Appwrite answer chat reads (a conversation's messages and a turn's timeline
+// included).
+const maxAnswer = 32 << 20
+
+// readAccount reads GET /v1/account as the JWT's user: the only way chat learns who is calling.
+func readAccount(ctx context.Context, aw *awclient.Client, jwt string) (user, error) {
+	a, err := awclient.Do(ctx, aw, awclient.JWT(jwt), func(sdk client.Client) (*models.User, error) { return account.New(sdk).Get() })
+	if err != nil {
+		return user{}, err
+	}
+	if a.Id == "" {
+		return user{}, &awclient.Error{Status: http.StatusOK, Type: "invalid_response", Message: "GET /account: the answer has no $id"}
+	}
+	return user{ID: a.Id, Name: a.Name, Email: a.Email}, nil
 }
 
-// match finds the route of method and path: the handler and its arguments, or whether the path is known
-// with another method.
-func match(method, path string) (handlerFunc, []string, bool) {
-	segs := strings.Split(strings.Trim(strings.TrimPrefix(path, "/api"), "/"), "/")
-	known := false
+// handlerFunc answers one route for a signed-in user: the status and body of a success, or the error.
+type handlerFunc func(c *call) (int, any, *apiError)
+
+// routes is the API: a net/http ServeMux pattern per route ({id} is an argument, read with PathValue), each
+// for a signed-in user. GET /api/config, which needs no JWT, is added by newAPIMux.
+var routes = []struct {
+	pattern string
+	h       handlerFunc
+}{
+	{"GET /api/me", getMe},
+	{"GET /api/conversations", listConversations},
+	{"GET /api/conversations/{id}", getConversation},
+	{"PATCH /api/conversations/{id}", renameConversation},
+	{"DELETE /api/conversations/{id}", deleteConversation},
+	{"POST /api/turns", postTurn},
+	{"GET /api/turns/{id}/events", getTurnEvents},
+	{"POST /api/turns/{id}/stop", stopTurn},
+	{"GET /api/engine", getEngine},
+	{"GET /api/settings", getSettings},
+	{"PUT /api/settings", putSettings},
+	{"GET /api/memories", listMemories},
+	{"DELETE /api/memories/{id}", deleteMemory},
+	{"GET /api/mcp/connections", listMCP},
+	{"PUT /api/mcp/connections/{id}", putMCP},
+	{"DELETE /api/mcp/connections/{id}", deleteMCP},
+}
+
+// apiMux routes every API request. It is built once and never changed; each request's state travels in its
+// exchange (the http.ResponseWriter the mux hands to the handler).
+var apiMux = newAPIMux()
+
+func newAPIMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /api/config", handler(http.MethodGet, func(x *exchange, _ *http.Request) openruntimes.Response {
+		return x.answer(http.StatusOK, configBody(x.cfg), nil)
+	}))
 	for _, r := range routes {
-		if len(r.segs) != len(segs) {
-			continue
-		}
-		var args []string
-		ok := true
-		for i, s := range r.segs {
-			if s == "*" {
-				v, err := url.PathUnescape(segs[i])
-				if err != nil || v == "" {
-					ok = false
-					break
-				}
-				args = append(args, v)
-			} else if s != segs[i] {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		if r.method == method {
-			return r.h, args, true
-		}
-		known = true
+		method, _, _ := strings.Cut(r.pattern, " ")
+		mux.Handle(r.pattern, handler(method, func(x *exchange, req *http.Request) openruntimes.Response {
+			return x.signedIn(req, r.h)
+		}))
 	}
-	return nil, nil, known
+	return mux
 }
 
+// exchange is one API request on its way through apiMux: the runtime's request, the configuration, and the
+// answer. It is the http.ResponseWriter of the mux: chat's handlers set res; the mux's own handlers (an
+// unknown path, a known path with another method, a path that is not clean) only write a status, which
+// api turns into chat's JSON error.
+type exchange struct {
+	rt     openruntimes.Context
+	cfg    Config
+	now    func() time.Time
+	res    *openruntimes.Response
+	status int
+	header http.Header
+}
+
+// Header implements http.ResponseWriter for the mux's own handlers (what they set is not sent).
+func (x *exchange) Header() http.Header {
+	if x.header == nil {
+		x.header = http.Header{}
+	}
+	return x.header
+}
+
+// WriteHeader implements http.ResponseWriter: the mux's own handlers answer with this status.
+func (x *exchange) WriteHeader(status int) {
+	if x.status == 0 {
+		x.status = status
+	}
+}
+
+// Write implements http.ResponseWriter: the mux's own text is replaced by chat's JSON error.
+func (x *exchange) Write(b []byte) (int, error) {
+	x.WriteHeader(http.StatusOK)
+	return len(b), nil
+}
+
+// handler adapts an API handler to the mux. A ServeMux "GET" pattern also matches HEAD; the API has no HEAD
+// route, so a method other than the route's is answered as by a known path with another method.
+func handler(method string, h func(x *exchange, req *http.Request) openruntimes.Response) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		x := w.(*exchange)
+		if req.Method != method {
+			x.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		res := h(x, req)
+		x.res = &res
+	})
+}
+
+// answer is the JSON answer of a success (status and body) or of e.
+func (x *exchange) answer(status int, body any, e *apiError) openruntimes.Response {
+	if e != nil {
+		if e.status >= 500 {
+			x.rt.Error(fmt.Sprintf("%s %s: %d %s: %s", x.rt.Req.Method, x.rt.Req.Path, e.status, e.code, e.message))
+		}
+		return fnhttp.Error(x.rt, e.status, e.code, e.message)
+	}
+	r := fnhttp.JSON(x.rt, status, body)
+	r.Headers["cache-control"] = "no-store"
+	return r
+}
+
+// api answers a request under /api: apiMux finds the route in the path with its slashes at either end
+// trimmed (so /api/me/ is /api/me); a path no route has is 404, a route's path with another method 405.
 func api(rt openruntimes.Context, cfg Config, now func() time.Time) openruntimes.Response {
-	answer := func(status int, body any, e *apiError) openruntimes.Response {
-		if e != nil {
-			if e.status >= 500 {
-				rt.Error(fmt.Sprintf("%s %s: %d %s: %s", rt.Req.Method, rt.Req.Path, e.status, e.code, e.message))
-			}
-			return fnhttp.Error(rt, e.status, e.code, e.message)
-		}
-		r := fnhttp.JSON(rt, status, body)
-		r.Headers["cache-control"] = "no-store"
-		return r
+	x := &exchange{rt: rt, cfg: cfg, now: now}
+	path := "/api/" + strings.Trim(strings.TrimPrefix(rt.Req.Path, "/api"), "/")
+	req := &http.Request{Method: rt.Req.Method, URL: &url.URL{Path: path}, Header: http.Header{}}
+	apiMux.ServeHTTP(x, req)
+	switch {
+	case x.res != nil:
+		return *x.res
+	case x.status == http.StatusMethodNotAllowed:
+		return x.answer(0, nil, fail(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", rt.Req.Method, rt.Req.Path))
+	default: // 404, or the redirect of a path with . or .. segments: no route has it
+		return x.answer(0, nil, fail(http.StatusNotFound, "not_found", "no route for %s %s", rt.Req.Method, rt.Req.Path))
 	}
-	if rt.Req.Method == http.MethodGet && strings.TrimSuffix(rt.Req.Path, "/") == "/api/config" {
-		return answer(http.StatusOK, configBody(cfg), nil)
-	}
-	h, args, known := match(rt.Req.Method, rt.Req.Path)
-	if h == nil {
-		if known {
-			return answer(0, nil, fail(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", rt.Req.Method, rt.Req.Path))
-		}
-		return answer(0, nil, fail(http.StatusNotFound, "not_found", "no route for %s %s", rt.Req.Method, rt.Req.Path))
-	}
+}
+
+// signedIn authenticates the request with the user's JWT and runs h as that user.
+func (x *exchange) signedIn(req *http.Request, h handlerFunc) openruntimes.Response {
+	rt, cfg := x.rt, x.cfg
 	jwt, ok := fnhttp.BearerToken(rt.Req.Headers["authorization"])
 	if !ok {
-		return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "sign in: send the JWT of account.createJWT() as Authorization: Bearer <jwt>"))
+		return x.answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "sign in: send the JWT of account.createJWT() as Authorization: Bearer <jwt>"))
 	}
 	if cfg.Endpoint == "" || cfg.ProjectID == "" {
-		return answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID are not set: chat runs as an Appwrite function"))
+		return x.answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID are not set: chat runs as an Appwrite function"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: Budget})
-	user, err := aw.Account(ctx, jwt)
+	aw := awclient.New(cfg.Endpoint, cfg.ProjectID, &http.Client{Timeout: Budget}, maxAnswer)
+	u, err := readAccount(ctx, aw, jwt)
 	if err != nil {
-		if s := appwriterest.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
-			var ae *appwriterest.Error
+		if s := awclient.StatusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
+			var ae *awclient.Error
 			errors.As(err, &ae)
-			return answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "Appwrite refused the JWT (%s: %s): sign in again", ae.Type, ae.Message))
+			return x.answer(0, nil, fail(http.StatusUnauthorized, "unauthorized", "Appwrite refused the JWT (%s: %s): sign in again", ae.Type, ae.Message))
 		}
-		return answer(0, nil, fail(http.StatusBadGateway, "appwrite_error", "reading the account from Appwrite failed: %v", err))
+		return x.answer(0, nil, fail(http.StatusBadGateway, "appwrite_error", "reading the account from Appwrite failed: %v", err))
 	}
 	key := rt.Req.Headers["x-appwrite-key"]
 	if key == "" {
-		return answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json and call it on its function domain"))
+		return x.answer(0, nil, fail(http.StatusServiceUnavailable, "not_configured", "the execution has no API key (x-appwrite-key): give chat its scopes in appwrite.json and call it on its function domain"))
 	}
-	c := &call{rt: rt, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), jwt: jwt, user: user, now: now}
-	status, body, e := h(c, args)
-	return answer(status, body, e)
+	c := &call{rt: rt, req: req, cfg: cfg, ctx: ctx, aw: aw, key: key, st: store.New(aw, key, cfg.DatabaseID, cfg.Secrets), jwt: jwt, user: u, now: x.now}
+	return x.answer(h(c))
 }
 
 // fromStore turns a store or Appwrite error into an answer.
@@ -201,11 +267,11 @@ func configBody(cfg Config) map[string]any {
 	}
 }
 
-func getMe(c *call, _ []string) (int, any, *apiError) {
+func getMe(c *call) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"user": map[string]string{"id": c.user.ID, "name": c.user.Name, "email": c.user.Email}}, nil
 }
 
-func listConversations(c *call, _ []string) (int, any, *apiError) {
+func listConversations(c *call) (int, any, *apiError) {
 	list, err := c.st.Conversations(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "conversations", "")
@@ -237,15 +303,17 @@ func (c *call) conversationWithMessages(id string) (store.Conversation, []store.
 	return conv, msgs, nil
 }
 
-func getConversation(c *call, args []string) (int, any, *apiError) {
-	conv, msgs, e := c.conversationWithMessages(args[0])
+func getConversation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	conv, msgs, e := c.conversationWithMessages(id)
 	if e != nil {
 		return 0, nil, e
 	}
 	return http.StatusOK, map[string]any{"conversation": conv, "messages": msgs}, nil
 }
 
-func renameConversation(c *call, args []string) (int, any, *apiError) {
+func renameConversation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
 	var in struct {
 		Title *string `json:"title"`
 	}
@@ -262,9 +330,9 @@ func renameConversation(c *call, args []string) (int, any, *apiError) {
 	if n := utf8.RuneCountInString(title); n > TitleMaxChars {
 		return 0, nil, invalid("title exceeds %d characters (got %d)", TitleMaxChars, n)
 	}
-	conv, err := c.st.RenameConversation(c.ctx, c.user.ID, args[0], title)
+	conv, err := c.st.RenameConversation(c.ctx, c.user.ID, id, title)
 	if err != nil {
-		return 0, nil, fromStore(err, "conversation", args[0])
+		return 0, nil, fromStore(err, "conversation", id)
 	}
 	return http.StatusOK, map[string]any{"conversation": conv}, nil
 }
@@ -272,9 +340,10 @@ func renameConversation(c *call, args []string) (int, any, *apiError) {
 // TitleMaxChars is the longest title a user may give a conversation.
 const TitleMaxChars = 120
 
-func deleteConversation(c *call, args []string) (int, any, *apiError) {
-	if err := c.st.DeleteConversation(c.ctx, c.user.ID, args[0]); err != nil {
-		return 0, nil, fromStore(err, "conversation", args[0])
+func deleteConversation(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	if err := c.st.DeleteConversation(c.ctx, c.user.ID, id); err != nil {
+		return 0, nil, fromStore(err, "conversation", id)
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
@@ -302,7 +371,7 @@ func decodeBody(c *call, v any) *apiError {
 	return nil
 }
 
-func postTurn(c *call, _ []string) (int, any, *apiError) {
+func postTurn(c *call) (int, any, *apiError) {
 	var in turnBody
 	if e := decodeBody(c, &in); e != nil {
 		return 0, nil, e
@@ -321,7 +390,7 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 		p := attachment.TooMany(c.cfg.MaxAttachments)
 		return 0, nil, invalid("%s", p.Message)
 	}
-	var atts []turns.Attachment
+	var atts []turnrequest.InlineAttachment
 	var kept []store.Attachment
 	for _, a := range in.Attachments {
 		name := attachment.SanitizeName(a.Name)
@@ -337,18 +406,18 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 		if a.Thumbnail != "" && !validThumbnail(a.Thumbnail) {
 			return 0, nil, invalid("attachment '%s': thumbnail must be a data:image/jpeg, image/png or image/webp base64 URL of at most %d characters", name, store.ThumbnailChars)
 		}
-		atts = append(atts, turns.Attachment{Name: name, Mime: mime, Size: len(data), ContentBase64: a.ContentBase64})
+		atts = append(atts, turnrequest.InlineAttachment{Name: name, Mime: mime, Size: int64(len(data)), ContentBase64: a.ContentBase64})
 		kept = append(kept, store.Attachment{Name: name, Mime: mime, Size: len(data), Thumbnail: a.Thumbnail})
 	}
 	tid := strings.TrimSpace(in.TurnID)
 	if tid == "" {
 		tid = ident.Unique()
-	} else if !turncontract.ValidTurnID(tid) {
+	} else if !turnrequest.ValidTurnID(tid) {
 		return 0, nil, invalid("turn_id must be 1 to 36 characters of a-z, A-Z, 0-9, _ and -, not starting with _ or -")
 	}
 
 	var conv store.Conversation
-	var history []turns.HistoryMessage
+	var history []turnrequest.HistoryMessage
 	if in.ConversationID != "" {
 		var msgs []store.Message
 		var e *apiError
@@ -360,11 +429,11 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 			if m.Role == "assistant" && m.Status == store.StatusRunning {
 				return 0, nil, fail(http.StatusConflict, "conflict", "a turn is already running in this conversation (turn '%s'): wait for its complete event", m.TurnID)
 			}
-			history = append(history, turns.HistoryMessage{Role: m.Role, Content: m.Content})
+			history = append(history, turnrequest.HistoryMessage{Role: m.Role, Content: m.Content})
 		}
 	}
-	req := turns.Request{Message: message, History: turns.History(history), Attachments: atts, Async: true,
-		Progress: turns.Progress{TurnID: tid, Realtime: true}}
+	req := turnrequest.Body{Message: message, History: turns.History(history), Attachments: atts, Async: true,
+		Progress: &turnrequest.Progress{TurnID: tid, Realtime: true}}
 	if e := c.addUserContext(&req); e != nil {
 		return 0, nil, e
 	}
@@ -395,8 +464,13 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 	if err != nil {
 		return 0, nil, fromStore(err, "message", "")
 	}
-	ex, err := c.aw.CreateAsyncExecution(c.ctx, c.jwt, c.cfg.TurnFunction, body, map[string]string{
-		"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
+	// The turn runs as the user (their JWT): Appwrite hands turn x-appwrite-user-id and a key of turn's scopes.
+	ex, err := awclient.Do(c.ctx, c.aw, awclient.JWT(c.jwt), func(sdk client.Client) (*models.Execution, error) {
+		f := functions.New(sdk)
+		return f.CreateExecution(c.cfg.TurnFunction, f.WithCreateExecutionBody(string(body)), f.WithCreateExecutionAsync(true),
+			f.WithCreateExecutionPath("/"), f.WithCreateExecutionMethod(http.MethodPost), f.WithCreateExecutionHeaders(map[string]string{
+				"content-type": "application/json", "x-session-api-key": c.cfg.SessionKey,
+			}))
 	})
 	if err != nil {
 		terr := &store.TurnError{Code: "turn_unavailable", Detail: "Starting the turn failed: " + err.Error()}
@@ -405,29 +479,29 @@ func postTurn(c *call, _ []string) (int, any, *apiError) {
 		}
 		return 0, nil, fail(http.StatusBadGateway, "appwrite_error", "starting the turn (function '%s') failed: %v", c.cfg.TurnFunction, err)
 	}
-	if err := c.st.SetExecution(c.ctx, asst.ID, ex.ID); err != nil {
-		c.rt.Error("recording execution " + ex.ID + " of turn " + tid + ": " + err.Error())
+	if err := c.st.SetExecution(c.ctx, asst.ID, ex.Id); err != nil {
+		c.rt.Error("recording execution " + ex.Id + " of turn " + tid + ": " + err.Error())
 	}
 	return http.StatusAccepted, map[string]any{
 		"conversation": conv,
-		"turn":         map[string]string{"id": tid, "execution_id": ex.ID, "status": store.StatusRunning},
+		"turn":         map[string]string{"id": tid, "execution_id": ex.Id, "status": store.StatusRunning},
 		"messages":     []store.Message{userMsg, asst},
 	}, nil
 }
 
 // addUserContext adds what the server keeps for the user: memories (the active ones, highest priority first,
-// at most turncontract.MaxMemories), MCP connections with their tokens and the agent settings.
-func (c *call) addUserContext(req *turns.Request) *apiError {
+// at most turnrequest.MaxMemories), MCP connections with their tokens and the agent settings.
+func (c *call) addUserContext(req *turnrequest.Body) *apiError {
 	mems, err := c.st.Memories(c.ctx, c.user.ID)
 	if err != nil {
 		return fromStore(err, "memories", "")
 	}
 	for _, m := range mems {
-		if len(req.Memories) == turncontract.MaxMemories {
+		if len(req.Memories) == turnrequest.MaxMemories {
 			break // Memories sorts by priority: the lowest are left out
 		}
 		if m.Active {
-			req.Memories = append(req.Memories, turns.Memory{Key: m.Key, Content: m.Content, Category: m.Category, Priority: m.Priority})
+			req.Memories = append(req.Memories, turnrequest.Memory{Key: m.Key, Content: m.Content, Category: m.Category, Priority: m.Priority})
 		}
 	}
 	conns, err := c.st.MCPConnections(c.ctx, c.user.ID)
@@ -440,7 +514,7 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 		if err != nil {
 			return fromStore(err, "MCP connection", mc.ID)
 		}
-		req.MCPConnections = append(req.MCPConnections, turns.MCPConnection{ID: mc.ID, Name: mc.Name, URL: mc.URL,
+		req.MCPConnections = append(req.MCPConnections, turnrequest.MCPConnection{ID: mc.ID, Name: mc.Name, URL: mc.URL,
 			Description: mc.Description, Tokens: tokens, ClientInfo: clientInfo})
 	}
 	s, err := c.st.Settings(c.ctx, c.user.ID)
@@ -452,7 +526,7 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 		return fromStore(err, "settings", "")
 	}
 	if s.Model != "" || key != "" || s.BaseURL != "" {
-		req.LLM = &turns.LLM{Model: s.Model, APIKey: key, BaseURL: s.BaseURL}
+		req.LLM = &turnrequest.LLM{Model: s.Model, APIKey: key, BaseURL: s.BaseURL}
 	}
 	return nil
 }
@@ -460,7 +534,7 @@ func (c *call) addUserContext(req *turns.Request) *apiError {
 // progressEvents reads the user's progress rows of a turn, in order: only rows whose permissions name this
 // user (a turn id is no secret).
 func (c *call) progressEvents(tid string) ([]turns.Event, error) {
-	rows, err := c.aw.ListRows(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, awclient.Equal("turn_id", tid))
+	rows, err := store.ListRows(c.ctx, c.aw, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, query.Equal("turn_id", tid))
 	if err != nil {
 		return nil, err
 	}
@@ -549,7 +623,9 @@ const TurnDeadline = 16 * time.Minute
 // when its execution is unknown or unreadable, it started more than TurnDeadline ago.
 func (c *call) turnEnded(m store.Message) bool {
 	if m.ExecutionID != "" {
-		ex, err := c.aw.GetExecution(c.ctx, c.key, c.cfg.TurnFunction, m.ExecutionID)
+		ex, err := awclient.Do(c.ctx, c.aw, awclient.Key(c.key), func(sdk client.Client) (*models.Execution, error) {
+			return functions.New(sdk).GetExecution(c.cfg.TurnFunction, m.ExecutionID)
+		})
 		if err == nil {
 			return ex.Status == "completed" || ex.Status == "failed"
 		}
@@ -559,8 +635,8 @@ func (c *call) turnEnded(m store.Message) bool {
 	return err == nil && c.now().Sub(started) > TurnDeadline
 }
 
-func getTurnEvents(c *call, args []string) (int, any, *apiError) {
-	tid := args[0]
+func getTurnEvents(c *call) (int, any, *apiError) {
+	tid := c.req.PathValue("id")
 	after := int64(0)
 	if v := c.rt.Req.Query["after"]; v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -597,7 +673,7 @@ func settingsBody(s store.AgentSettings) map[string]any {
 	return map[string]any{"model": s.Model, "base_url": s.BaseURL, "api_key_set": s.HasAPIKey}
 }
 
-func getSettings(c *call, _ []string) (int, any, *apiError) {
+func getSettings(c *call) (int, any, *apiError) {
 	s, err := c.st.Settings(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "settings", "")
@@ -605,7 +681,7 @@ func getSettings(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, settingsBody(s), nil
 }
 
-func putSettings(c *call, _ []string) (int, any, *apiError) {
+func putSettings(c *call) (int, any, *apiError) {
 	var in struct {
 		Model   *string `json:"model"`
 		BaseURL *string `json:"base_url"`
@@ -649,7 +725,7 @@ func putSettings(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, settingsBody(s), nil
 }
 
-func listMemories(c *call, _ []string) (int, any, *apiError) {
+func listMemories(c *call) (int, any, *apiError) {
 	mems, err := c.st.Memories(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "memories", "")
@@ -657,13 +733,14 @@ func listMemories(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"memories": mems}, nil
 }
 
-func deleteMemory(c *call, args []string) (int, any, *apiError) {
-	ok, err := c.st.ForgetMemory(c.ctx, c.user.ID, args[0])
+func deleteMemory(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	ok, err := c.st.ForgetMemory(c.ctx, c.user.ID, id)
 	if err != nil {
-		return 0, nil, fromStore(err, "memory", args[0])
+		return 0, nil, fromStore(err, "memory", id)
 	}
 	if !ok {
-		return 0, nil, notFound("memory", args[0])
+		return 0, nil, notFound("memory", id)
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }
@@ -678,7 +755,7 @@ func connectionBody(mc store.MCPConnection) map[string]any {
 		"connected": mc.Connected, "updated_at": mc.UpdatedAt}
 }
 
-func listMCP(c *call, _ []string) (int, any, *apiError) {
+func listMCP(c *call) (int, any, *apiError) {
 	conns, err := c.st.MCPConnections(c.ctx, c.user.ID)
 	if err != nil {
 		return 0, nil, fromStore(err, "MCP connections", "")
@@ -690,8 +767,8 @@ func listMCP(c *call, _ []string) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"connections": out}, nil
 }
 
-func putMCP(c *call, args []string) (int, any, *apiError) {
-	id := args[0]
+func putMCP(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
 	if !connectionID.Match(id) {
 		return 0, nil, invalid("the connection id must be 2 to 36 characters of a-z, 0-9, _ and -, starting with a letter (got '%s')", id)
 	}
@@ -736,9 +813,10 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func deleteMCP(c *call, args []string) (int, any, *apiError) {
-	if err := c.st.DeleteMCPConnection(c.ctx, c.user.ID, args[0]); err != nil {
-		return 0, nil, fromStore(err, "MCP connection", args[0])
+func deleteMCP(c *call) (int, any, *apiError) {
+	id := c.req.PathValue("id")
+	if err := c.st.DeleteMCPConnection(c.ctx, c.user.ID, id); err != nil {
+		return 0, nil, fromStore(err, "MCP connection", id)
 	}
 	return http.StatusOK, map[string]bool{"deleted": true}, nil
 }

@@ -18,7 +18,7 @@ import (
 	"appwrite-agent/shared/devkit/localruntime"
 	"appwrite-agent/shared/devkit/testclock"
 	"appwrite-agent/shared/seal"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -333,11 +333,11 @@ func TestASecondTurnWaitsForTheFirst(t *testing.T) {
 }
 
 // TestATurnTakesAtMostTheMemoriesTurnAccepts: a user whose agent saved more memories than turn accepts in
-// one request (turncontract.MaxMemories) gets the highest-priority ones, rather than a turn refused for its size.
+// one request (turnrequest.MaxMemories) gets the highest-priority ones, rather than a turn refused for its size.
 func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 	f := newChatFixture(t)
 	var actions []map[string]any
-	for p := 0; p <= turncontract.MaxMemories; p++ { // one more than turn takes, priorities 0..MaxMemories
+	for p := 0; p <= turnrequest.MaxMemories; p++ { // one more than turn takes, priorities 0..MaxMemories
 		actions = append(actions, map[string]any{"type": "set", "key": fmt.Sprintf("fact.%03d", p), "scope": "user",
 			"content": fmt.Sprintf("fact %d", p), "category": "fact", "priority": p})
 	}
@@ -356,7 +356,7 @@ func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 		t.Fatalf("conversation: %d %s", s, b)
 	}
 	var listed struct{ Memories []struct{ Key string } }
-	if s, b := f.call("GET", "/api/memories", nil, &listed); s != 200 || len(listed.Memories) != turncontract.MaxMemories+1 {
+	if s, b := f.call("GET", "/api/memories", nil, &listed); s != 200 || len(listed.Memories) != turnrequest.MaxMemories+1 {
 		t.Fatalf("memories: %d, %d stored: %.300s", s, len(listed.Memories), b)
 	}
 	f.turn.events = []map[string]any{{"type": "done", "answer": "Again."}, {"type": "complete"}}
@@ -366,11 +366,11 @@ func TestATurnTakesAtMostTheMemoriesTurnAccepts(t *testing.T) {
 	f.settle()
 	req, _ := f.turn.last()
 	mems, _ := req["memories"].([]any)
-	if len(mems) != turncontract.MaxMemories {
-		t.Fatalf("the turn got %d memories, want %d", len(mems), turncontract.MaxMemories)
+	if len(mems) != turnrequest.MaxMemories {
+		t.Fatalf("the turn got %d memories, want %d", len(mems), turnrequest.MaxMemories)
 	}
 	for i, m := range mems {
-		if want := fmt.Sprintf("fact.%03d", turncontract.MaxMemories-i); m.(map[string]any)["key"] != want {
+		if want := fmt.Sprintf("fact.%03d", turnrequest.MaxMemories-i); m.(map[string]any)["key"] != want {
 			t.Fatalf("memories[%d] = %v, want %s (highest priority first, the lowest left out)", i, m, want)
 		}
 	}
@@ -508,5 +508,26 @@ func TestOnlyTheUserStopsTheirTurn(t *testing.T) {
 	}
 	if s, b := f.call("POST", "/api/turns/story-1/stop", map[string]any{}, nil); s != 200 || !strings.Contains(b, `"stopping":false`) || len(stopRows()) != 1 {
 		t.Fatalf("stopping a finished turn: %d %s", s, b)
+	}
+}
+
+// TestIDsThatAreNoAppwriteIDsAreNotFound: an id in the path that Appwrite could not have made (a space, too
+// long, a leading '_') names nothing: 404 not_found before any Appwrite call (the SDK writes ids into its paths
+// unescaped). A '/' in an id reaches chat decoded, as more segments: no route.
+func TestIDsThatAreNoAppwriteIDsAreNotFound(t *testing.T) {
+	f := newChatFixture(t)
+	for _, c := range []struct{ method, path, want string }{
+		{"GET", "/api/conversations/a%20b", "conversation 'a b' not found"},
+		{"PATCH", "/api/conversations/a%20b", "conversation 'a b' not found"},
+		{"DELETE", "/api/conversations/" + strings.Repeat("x", 37), "conversation '" + strings.Repeat("x", 37) + "' not found"},
+		{"GET", "/api/turns/_t1/events", "turn '_t1' not found"},
+		{"POST", "/api/turns/_t1/stop", "turn '_t1' not found"},
+		{"DELETE", "/api/conversations/rows%2Fr1", "no route for DELETE /api/conversations/rows/r1"},
+		{"GET", "/api/turns/t%2F..%2Fx/events", "no route for GET /api/turns/t/../x/events"},
+	} {
+		s, b := f.call(c.method, c.path, map[string]any{"title": "x"}, nil)
+		if s != 404 || !strings.Contains(b, `"error":"not_found"`) || !strings.Contains(b, c.want) {
+			t.Errorf("%s %s: %d %s", c.method, c.path, s, b)
+		}
 	}
 }

@@ -1,31 +1,41 @@
 package handler
 
 import (
-	"appwrite-agent/functions/chat/store"
-
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"appwrite-agent/functions/chat/store"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/functions"
+	"github.com/appwrite/sdk-for-go/models"
 )
 
 // getEngine is GET /api/engine: whether the engine can run turns, from turn's GET /ready read as a synchronous
 // execution with chat's key. It answers 200 whatever turn said (the page shows it): {"ready", "status" (turn's
 // HTTP status, 0 when it could not be reached), "detail" (why it is not ready), "checks" (turn's answer)}.
-func getEngine(c *call, _ []string) (int, any, *apiError) {
+func getEngine(c *call) (int, any, *apiError) {
 	out := map[string]any{"ready": false, "status": 0, "detail": ""}
-	res, err := c.aw.Execute(c.ctx, c.key, c.cfg.TurnFunction, http.MethodGet, "/ready")
+	// A synchronous execution: Appwrite answers once turn has (at most 30 s).
+	res, err := awclient.Do(c.ctx, c.aw, awclient.Key(c.key), func(sdk client.Client) (*models.Execution, error) {
+		f := functions.New(sdk)
+		return f.CreateExecution(c.cfg.TurnFunction, f.WithCreateExecutionAsync(false), f.WithCreateExecutionPath("/ready"),
+			f.WithCreateExecutionMethod(http.MethodGet))
+	})
 	if err != nil {
 		out["detail"] = "The engine (function '" + c.cfg.TurnFunction + "') could not be reached: " + err.Error()
 		return http.StatusOK, out, nil
 	}
-	out["status"] = res.Status
+	out["status"] = res.ResponseStatusCode
 	var checks struct {
 		Ready         bool `json:"ready"`
 		LLMConfigured bool `json:"llm_configured"`
 	}
-	raw := json.RawMessage(res.Body)
-	if res.Status != http.StatusOK || json.Unmarshal(raw, &checks) != nil {
-		out["detail"] = "The engine answered " + strconv.Itoa(res.Status) + " to /ready."
+	raw := json.RawMessage(res.ResponseBody)
+	if res.ResponseStatusCode != http.StatusOK || json.Unmarshal(raw, &checks) != nil {
+		out["detail"] = "The engine answered " + strconv.Itoa(res.ResponseStatusCode) + " to /ready."
 		return http.StatusOK, out, nil
 	}
 	out["ready"], out["checks"] = checks.Ready, raw

@@ -110,3 +110,46 @@ func TestAPIRefusesWithoutAJWT(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIRoutes: the API's ServeMux routes a path with its slashes at either end trimmed; an unknown path is 404
+// not_found, a route's path with another method (HEAD included: no API route answers HEAD) 405
+// method_not_allowed, both before the JWT is read. A routed request here stops at 503 not_configured (no
+// endpoint), which proves it was routed. A path with a "." or ".." segment names no route (it could otherwise
+// reach another Appwrite path through an id).
+func TestAPIRoutes(t *testing.T) {
+	srv := fnhttptest.Serve(t, serveSite(fstest.MapFS{}, "https://cloud.example/v1"))
+	for _, c := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/api/me", 503, "not_configured"},
+		{"GET", "/api/me/", 503, "not_configured"},
+		{"GET", "/api/conversations/abc", 503, "not_configured"},
+		{"GET", "/api/conversations/a%20b", 503, "not_configured"},
+		{"PATCH", "/api/conversations/abc", 503, "not_configured"},
+		{"GET", "/api/turns/t1/events", 503, "not_configured"},
+		{"POST", "/api/turns/t1/stop", 503, "not_configured"},
+		{"DELETE", "/api/mcp/connections/aw", 503, "not_configured"},
+		{"GET", "/api/config/", 200, ""},
+		{"GET", "/api/conversations/abc/more", 404, "not_found"},
+		{"GET", "/api/turns//events", 404, "not_found"},
+		{"GET", "/api/conversations/..", 404, "not_found"},
+		{"GET", "/api/conversations/./abc", 404, "not_found"},
+		{"DELETE", "/api/nope", 404, "not_found"},
+		{"GET", "/api/", 404, "not_found"},
+		{"PUT", "/api/conversations", 405, "method_not_allowed"},
+		{"POST", "/api/turns/t1/events", 405, "method_not_allowed"},
+		{"GET", "/api/turns", 405, "method_not_allowed"},
+		{"POST", "/api/config", 405, "method_not_allowed"},
+		{"HEAD", "/api/me", 405, ""},
+	} {
+		res, body := fnhttptest.Do(t, c.method, srv.URL+c.path, map[string]string{"Authorization": "Bearer x"}, nil)
+		if res.StatusCode != c.status || !strings.Contains(string(body), `"error":"`+c.code+`"`) && c.code != "" {
+			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, res.StatusCode, body, c.status, c.code)
+		}
+		if c.code == "not_found" && !strings.Contains(string(body), "no route for "+c.method) {
+			t.Errorf("%s %s: %s, want the route named", c.method, c.path, body)
+		}
+	}
+}

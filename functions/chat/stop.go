@@ -5,6 +5,11 @@ import (
 
 	"appwrite-agent/functions/chat/store"
 	"appwrite-agent/functions/chat/turns"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // stopTurn is POST /api/turns/{turn_id}/stop: it asks a running turn of the user to stop by writing the stop
@@ -13,8 +18,8 @@ import (
 // second: its timeline ends with error cancelled (with the partial answer) and complete, and chat stores the
 // message as stopped. A turn that is not the user's is 404, whatever it is; one that has finished answers
 // stopping false and writes nothing.
-func stopTurn(c *call, args []string) (int, any, *apiError) {
-	tid := args[0]
+func stopTurn(c *call) (int, any, *apiError) {
+	tid := c.req.PathValue("id")
 	m, err := c.st.MessageByTurn(c.ctx, c.user.ID, tid)
 	if err != nil {
 		return 0, nil, fromStore(err, "turn", tid)
@@ -29,7 +34,11 @@ func stopTurn(c *call, args []string) (int, any, *apiError) {
 		"turn_id": tid, "seq": 0, "type": turns.StopType, "payload": `{"type":"stop"}`,
 		"time": c.now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 	}
-	if _, err := c.aw.CreateRow(c.ctx, c.key, c.cfg.ProgressDatabase, c.cfg.ProgressTable, "unique()", row, []string{`read("user:` + c.user.ID + `")`}); err != nil {
+	_, err = awclient.Do(c.ctx, c.aw, awclient.Key(c.key), func(sdk client.Client) (*models.Row, error) {
+		db := tablesdb.New(sdk)
+		return db.CreateRow(c.cfg.ProgressDatabase, c.cfg.ProgressTable, "unique()", row, db.WithCreateRowPermissions([]string{`read("user:` + c.user.ID + `")`}))
+	})
+	if err != nil {
 		return 0, nil, fail(http.StatusBadGateway, "appwrite_error", "writing the stop row of turn '%s' failed: %v", tid, err)
 	}
 	return http.StatusAccepted, map[string]any{"turn_id": tid, "stopping": true, "status": m.Status}, nil

@@ -17,6 +17,7 @@ require (
 )
 
 require (
+	github.com/appwrite/sdk-for-go v1.0.0 // indirect
 	github.com/coder/websocket v1.8.14 // indirect
 	github.com/getsentry/sentry-go v0.46.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -14,6 +14,7 @@ import (
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/turnrequest"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -31,9 +32,9 @@ const (
 // Request is the body of POST /: the conversation's first user message and, optionally, the start of the
 // agent's reply and a per-request model.
 type Request struct {
-	Message          string        `json:"message"`
-	AssistantMessage string        `json:"assistant_message"`
-	LLM              *llm.Override `json:"llm"`
+	Message          string           `json:"message"`
+	AssistantMessage string           `json:"assistant_message"`
+	LLM              *turnrequest.LLM `json:"llm"`
 }
 
 // Main is the entry point the open-runtimes Go server calls for every request: New over the configuration

@@ -7,6 +7,7 @@ require appwrite-agent/shared v0.0.0
 replace appwrite-agent/shared => ../../shared
 
 require (
+	github.com/appwrite/sdk-for-go v1.0.0
 	github.com/coder/websocket v1.8.14
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/open-runtimes/types-for-go/v4 v4.0.8

@@ -17,7 +17,7 @@ import (
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/fnhttp"
 	"appwrite-agent/shared/llm"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -229,7 +229,7 @@ func meta(p process) map[string]any {
 			"api_key_configured": cfg.LLM.APIKey != "", "temperature": temp, "api": api},
 		"auth": map[string]any{"session_api_key_configured": cfg.Auth.APIKey != "", "header": "X-Session-API-Key",
 			"unauthenticated_allowed": cfg.Auth.APIKey == "" && cfg.Auth.AllowUnauthenticated},
-		"runtime": map[string]any{"subagent_max_steps": cfg.Engine.MaxSteps, "history_window": turncontract.HistoryWindow,
+		"runtime": map[string]any{"subagent_max_steps": cfg.Engine.MaxSteps, "history_window": turnrequest.HistoryWindow,
 			"turn_budget_seconds": json.RawMessage(b), "graph": "route once -> one ReAct subagent -> optional planner fallback",
 			"router_prompt": engine.RouterPrompt, "turn_async_budget_seconds": cfg.AsyncBudget.Seconds()},
 		"progress": map[string]any{"realtime_database": cfg.Progress.DatabaseID, "realtime_table": cfg.Progress.TableID,

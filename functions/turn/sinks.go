@@ -11,7 +11,7 @@ import (
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/safehttp"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 
 	"github.com/open-runtimes/types-for-go/v4/openruntimes"
 )
@@ -61,7 +61,7 @@ func openSinks(rt openruntimes.Context, cfg Config, t request.Turn) (*sinks, *si
 	if turnID == "" {
 		turnID = strings.TrimSpace(rt.Req.Headers["x-appwrite-execution-id"])
 	}
-	if turnID == "" || !turncontract.ValidTurnID(turnID) {
+	if turnID == "" || !turnrequest.ValidTurnID(turnID) {
 		turnID = ident.Unique()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sinkCheckTimeout)

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/awclient"
 )
 
 // Event names of the catalog: appwrite/mcp's names (docs/events.md "Catalog"), so that one name means one
@@ -71,11 +71,8 @@ const IDPattern = `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$`
 // client validating its arguments learns it before subscribing; mcp-events refuses such an id with -32602.
 const EventIDPattern = `^[a-zA-Z0-9][a-zA-Z0-9_-]{0,35}$`
 
-// idPattern is IDPattern, checked without a regular expression.
-var idPattern = ident.Pattern{First: ident.Chars("a-zA-Z0-9"), Rest: ident.Chars("a-zA-Z0-9._-"), MaxRest: MaxIDLength - 1}
-
-// ValidID reports whether s is a valid Appwrite resource or project id.
-func ValidID(s string) bool { return idPattern.Match(s) }
+// ValidID reports whether s is a valid Appwrite resource or project id (IDPattern: awclient.ValidID).
+func ValidID(s string) bool { return awclient.ValidID(s) }
 
 // Target names what events/subscribe reads, with the caller's token, to authorize a subscription.
 type Target string
@@ -537,7 +534,7 @@ func (e Event) ValidateArgs(raw json.RawMessage) (map[string]string, error) {
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, fmt.Errorf("arguments.%s: must be a string", a)
 		}
-		if !idPattern.Match(s) {
+		if !ValidID(s) {
 			return nil, fmt.Errorf("arguments.%s: must be an Appwrite id (1-%d characters of a-z, A-Z, 0-9, '.', '_', '-', not starting with a symbol)", a, MaxIDLength)
 		}
 		out[a] = s

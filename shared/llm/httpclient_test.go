@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"appwrite-agent/shared/turnrequest"
 )
 
 // userEnv resolves settings for a per-request base_url under env.
 func userEnv(t *testing.T, env Env, baseURL string) Settings {
 	t.Helper()
-	s, err := Resolve(env, &Override{APIKey: "user-key", BaseURL: baseURL})
+	s, err := Resolve(env, &turnrequest.LLM{APIKey: "user-key", BaseURL: baseURL})
 	if err != nil {
 		t.Fatal(err)
 	}

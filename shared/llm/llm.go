@@ -19,6 +19,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // DefaultModel is LLM_MODEL when unset, as in the reference engine.
@@ -75,14 +76,6 @@ func EnvFromOS() Env {
 		}
 	}
 	return e
-}
-
-// Override is the per-turn "llm" request field: any OpenAI-compatible endpoint chosen by the user.
-type Override struct {
-	APIKey      string   `json:"api_key,omitempty"`
-	Model       string   `json:"model,omitempty"`
-	BaseURL     string   `json:"base_url,omitempty"`
-	Temperature *float64 `json:"temperature,omitempty"`
 }
 
 // Settings are the resolved client settings of one turn.
@@ -153,7 +146,7 @@ func strictChatModel(model string) bool {
 // Resolve merges env and the per-turn override: each non-empty override field wins. The environment model
 // is prefix-stripped (ChatModel); an override model is used as given. ErrNoAPIKey when no key is left;
 // ErrUserURLNeedsKey when the override names a base URL without its own key.
-func Resolve(env Env, o *Override) (Settings, error) {
+func Resolve(env Env, o *turnrequest.LLM) (Settings, error) {
 	s := Settings{APIKey: env.APIKey, BaseURL: env.BaseURL, userPolicy: env.UserPolicy, userPolicyErr: env.UserPolicyErr,
 		Retry: Retry{Max: env.MaxRetries}}
 	model := env.Model

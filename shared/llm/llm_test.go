@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"appwrite-agent/shared/devkit/scriptedllm"
+	"appwrite-agent/shared/turnrequest"
 )
 
 func TestIsReasoningModel(t *testing.T) {
@@ -28,14 +29,14 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("%+v %v", s, err)
 	}
 	temp := 0.0
-	if _, err := Resolve(Env{APIKey: "k"}, &Override{BaseURL: "https://u"}); !errors.Is(err, ErrUserURLNeedsKey) {
+	if _, err := Resolve(Env{APIKey: "k"}, &turnrequest.LLM{BaseURL: "https://u"}); !errors.Is(err, ErrUserURLNeedsKey) {
 		t.Fatal(err)
 	}
-	s, _ = Resolve(Env{APIKey: "k", Model: "openai/gpt-4o", BaseURL: "https://env"}, &Override{APIKey: "u", Model: "openai/gpt-4o", BaseURL: " https://u ", Temperature: &temp})
+	s, _ = Resolve(Env{APIKey: "k", Model: "openai/gpt-4o", BaseURL: "https://env"}, &turnrequest.LLM{APIKey: "u", Model: "openai/gpt-4o", BaseURL: " https://u ", Temperature: &temp})
 	if s.Model != "openai/gpt-4o" || s.BaseURL != "https://u" || !s.UserBaseURL || *s.Temperature != 0 || s.Reasoning {
 		t.Fatalf("%+v", s)
 	}
-	s, _ = Resolve(Env{APIKey: "k", Model: "gpt-4o"}, &Override{})
+	s, _ = Resolve(Env{APIKey: "k", Model: "gpt-4o"}, &turnrequest.LLM{})
 	if *s.Temperature != DefaultTemperature || s.UserBaseURL {
 		t.Fatalf("%+v", s)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"appwrite-agent/shared/devkit/scriptedllm"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // waits records the retry policy's waits instead of sleeping.
@@ -253,7 +254,7 @@ func TestExactTemperature(t *testing.T) {
 		want  any
 	}{{"gpt-4o", &zero, 0.0}, {"gpt-4o", nil, DefaultTemperature}, {"gpt-5-chat-latest", &zero, 0.0},
 		{"gpt-5-chat-latest", &warm, 0.7}, {"o3-mini", &zero, nil}, {"gpt-5.6", &warm, nil}} {
-		s, err := Resolve(Env{APIKey: "k", Model: tc.model, BaseURL: srv.BaseURL()}, &Override{Temperature: tc.temp})
+		s, err := Resolve(Env{APIKey: "k", Model: tc.model, BaseURL: srv.BaseURL()}, &turnrequest.LLM{Temperature: tc.temp})
 		if err != nil {
 			t.Fatal(err)
 		}

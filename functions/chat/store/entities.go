@@ -7,8 +7,11 @@ import (
 	"sort"
 	"time"
 
-	"appwrite-agent/functions/chat/awclient"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/query"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // Conversation is a conversation row.
@@ -19,7 +22,7 @@ type Conversation struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
-func conversationOf(r awclient.Row) Conversation {
+func conversationOf(r Row) Conversation {
 	return Conversation{ID: r.ID, Title: r.Str("title"), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
@@ -100,7 +103,7 @@ func (s *Store) DeleteConversation(ctx context.Context, userID, id string) error
 	if _, err := s.get(ctx, Conversations, id, userID); err != nil {
 		return err
 	}
-	msgs, err := s.list(ctx, Messages, userID, awclient.Equal("conversation_id", id))
+	msgs, err := s.list(ctx, Messages, userID, query.Equal("conversation_id", id))
 	if err != nil {
 		return err
 	}
@@ -157,7 +160,7 @@ type Message struct {
 	CreatedAt string          `json:"created_at"`
 }
 
-func messageOf(r awclient.Row) Message {
+func messageOf(r Row) Message {
 	m := Message{ID: r.ID, ConversationID: r.Str("conversation_id"), Role: r.Str("role"), Content: r.Str("content"),
 		Status: r.Str("status"), TurnID: r.Str("turn_id"), ExecutionID: r.Str("execution_id"), CreatedAt: r.CreatedAt,
 		Attachments: []Attachment{}, Timeline: []json.RawMessage{}}
@@ -181,7 +184,7 @@ func messageOf(r awclient.Row) Message {
 
 // Messages lists a conversation's messages, oldest first. The conversation must be the user's.
 func (s *Store) Messages(ctx context.Context, userID, conversationID string) ([]Message, error) {
-	rows, err := s.list(ctx, Messages, userID, awclient.Equal("conversation_id", conversationID))
+	rows, err := s.list(ctx, Messages, userID, query.Equal("conversation_id", conversationID))
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +220,9 @@ func (s *Store) AddTurnMessages(ctx context.Context, userID, conversationID, tur
 	if atts == nil {
 		atts = []Attachment{}
 	}
-	if _, err := s.aw.GetRow(ctx, s.key, s.database, Messages, turnID); err == nil {
+	if _, err := rowCall(ctx, s.aw, s.key, func(db *tablesdb.TablesDB) (*models.Row, error) { return db.GetRow(s.database, Messages, turnID) }); err == nil {
 		return Message{}, Message{}, ErrTurnExists
-	} else if t := appwriterest.TypeOf(err); t != "row_not_found" && t != "document_not_found" && !missingSchema(err) {
+	} else if t := awclient.TypeOf(err); t != "row_not_found" && t != "document_not_found" && !missingSchema(err) {
 		return Message{}, Message{}, err
 	}
 	ab, _ := json.Marshal(atts)
@@ -243,7 +246,7 @@ func (s *Store) AddTurnMessages(ctx context.Context, userID, conversationID, tur
 	if err != nil {
 		// The turn does not start: its user message goes too.
 		_ = s.delete(ctx, Messages, usr.ID)
-		if t := appwriterest.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
+		if t := awclient.TypeOf(err); t == "row_already_exists" || t == "document_already_exists" {
 			return Message{}, Message{}, ErrTurnExists
 		}
 		return Message{}, Message{}, err

@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/chat/awclient"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/devkit/localappwrite"
 	"appwrite-agent/shared/seal"
+
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 const (
@@ -42,14 +45,14 @@ func secretsStore(t *testing.T, keys string) (*Store, func(table, id string) map
 			t.Fatal(err)
 		}
 	}
-	client := awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second})
+	client := awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second}, 0)
 	st := New(client, key, "chat", ring)
 	if err := st.Ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	row := func(table, id string) map[string]any {
 		t.Helper()
-		r, err := client.GetRow(context.Background(), key, "chat", table, id)
+		r, err := rowCall(context.Background(), client, key, func(db *tablesdb.TablesDB) (*models.Row, error) { return db.GetRow("chat", table, id) })
 		if err != nil {
 			t.Fatal(err)
 		}

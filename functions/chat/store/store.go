@@ -13,9 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/functions/chat/awclient"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/seal"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/query"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // Table ids in the chat database.
@@ -47,33 +51,41 @@ var ErrNotFound = errors.New("not found")
 // table is one table of the schema.
 type table struct {
 	id, name string
-	columns  []awclient.Column
+	columns  []column
 }
 
-func str(key string, size int) awclient.Column {
-	return awclient.Column{Key: key, Type: "string", Size: size}
+// column is a column of the schema: its type is one of string, integer, boolean and datetime.
+type column struct {
+	Key      string
+	Type     string
+	Size     int
+	Required bool
+}
+
+func str(key string, size int) column {
+	return column{Key: key, Type: "string", Size: size}
 }
 
 // schema is the chat database. Every table has row security on and no table permission.
 var schema = []table{
-	{Conversations, "Conversations", []awclient.Column{
+	{Conversations, "Conversations", []column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("title", 256), str("message", FirstMessageChars),
 		{Key: "active_at", Type: "datetime"},
 	}},
-	{Messages, "Messages", []awclient.Column{
+	{Messages, "Messages", []column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "conversation_id", Type: "string", Size: 36, Required: true},
 		{Key: "role", Type: "string", Size: 16, Required: true}, str("content", ContentChars), str("status", 16),
 		str("turn_id", 36), str("execution_id", 36), str("attachments", AttachmentsChars), str("timeline", TimelineChars),
 		str("error", 10_000), str("usage", UsageChars),
 	}},
-	{Memories, "Memories", []awclient.Column{
+	{Memories, "Memories", []column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "key", Type: "string", Size: 128, Required: true},
 		str("content", 8192), str("category", 16), {Key: "priority", Type: "integer"}, {Key: "active", Type: "boolean"},
 	}},
-	{Settings, "Agent settings", []awclient.Column{
+	{Settings, "Agent settings", []column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, str("model", 256), str("base_url", 2048), str("api_key", 4096),
 	}},
-	{MCPConnections, "MCP connections", []awclient.Column{
+	{MCPConnections, "MCP connections", []column{
 		{Key: "user_id", Type: "string", Size: 36, Required: true}, {Key: "connection_id", Type: "string", Size: 36, Required: true},
 		str("name", 256), str("url", 2048), str("description", 2048), str("tokens", 65_536), str("client_info", 65_536),
 	}},
@@ -88,7 +100,7 @@ type Store struct {
 	secrets *seal.Keyring
 }
 
-// New returns the store of database, called through aw with key; secrets (CHAT_SEAL_KEYS) seals the users'
+// New returns the store of database, called through aw with key (the execution's); secrets (CHAT_SEAL_KEYS) seals the users'
 // secrets, nil when chat has none (a secret to store is then ErrNoSealKeys).
 func New(aw *awclient.Client, key, database string, secrets *seal.Keyring) *Store {
 	return &Store{aw: aw, key: key, database: database, secrets: secrets}
@@ -96,15 +108,22 @@ func New(aw *awclient.Client, key, database string, secrets *seal.Keyring) *Stor
 
 // Ensure creates what is missing of the database, its tables and their columns; what exists is kept.
 func (s *Store) Ensure(ctx context.Context) error {
-	if err := s.aw.CreateDatabase(ctx, s.key, s.database, "Chat"); err != nil && appwriterest.TypeOf(err) != "database_already_exists" {
+	if err := s.tables(ctx, func(db *tablesdb.TablesDB) error {
+		_, err := db.Create(s.database, "Chat")
+		return err
+	}); err != nil && awclient.TypeOf(err) != "database_already_exists" {
 		return fmt.Errorf("create database %q: %w", s.database, err)
 	}
 	for _, t := range schema {
-		if err := s.aw.CreateTable(ctx, s.key, s.database, t.id, t.name); err != nil && appwriterest.TypeOf(err) != "table_already_exists" {
+		if err := s.tables(ctx, func(db *tablesdb.TablesDB) error {
+			// Row security on, no table-level permission.
+			_, err := db.CreateTable(s.database, t.id, t.name, db.WithCreateTablePermissions([]string{}), db.WithCreateTableRowSecurity(true))
+			return err
+		}); err != nil && awclient.TypeOf(err) != "table_already_exists" {
 			return fmt.Errorf("create table %q: %w", t.id, err)
 		}
 		for _, c := range t.columns {
-			if err := s.aw.CreateColumn(ctx, s.key, s.database, t.id, c); err != nil && appwriterest.TypeOf(err) != "column_already_exists" {
+			if err := s.tables(ctx, func(db *tablesdb.TablesDB) error { return s.createColumn(db, t.id, c) }); err != nil && awclient.TypeOf(err) != "column_already_exists" {
 				return fmt.Errorf("create column %s.%s: %w", t.id, c.Key, err)
 			}
 		}
@@ -119,12 +138,64 @@ func (s *Store) Ensure(ctx context.Context) error {
 	return nil
 }
 
+// tables runs one TablesDB call with the store's key whose answer is not read.
+func (s *Store) tables(ctx context.Context, call func(db *tablesdb.TablesDB) error) error {
+	_, err := awclient.Do(ctx, s.aw, awclient.Key(s.key), func(sdk client.Client) (struct{}, error) {
+		return struct{}{}, call(tablesdb.New(sdk))
+	})
+	return err
+}
+
+// createColumn creates column c of table (POST /v1/tablesdb/{db}/tables/{t}/columns/{type}).
+func (s *Store) createColumn(db *tablesdb.TablesDB, table string, c column) error {
+	var err error
+	switch c.Type {
+	case "string":
+		//lint:ignore SA1019 the sized string column chat's schema has always had (POST .../columns/string, which Appwrite 1.9 still serves)
+		_, err = db.CreateStringColumn(s.database, table, c.Key, c.Size, c.Required)
+	case "integer":
+		_, err = db.CreateIntegerColumn(s.database, table, c.Key, c.Required)
+	case "boolean":
+		_, err = db.CreateBooleanColumn(s.database, table, c.Key, c.Required)
+	case "datetime":
+		_, err = db.CreateDatetimeColumn(s.database, table, c.Key, c.Required)
+	default:
+		err = fmt.Errorf("column %s.%s: no column type %q", table, c.Key, c.Type)
+	}
+	return err
+}
+
+// tableColumns reads a table's columns: key and status ("available" once Appwrite's database worker made
+// it; "processing" before).
+func (s *Store) tableColumns(ctx context.Context, table string) (map[string]string, error) {
+	t, err := awclient.Do(ctx, s.aw, awclient.Key(s.key), func(sdk client.Client) (*models.Table, error) {
+		return tablesdb.New(sdk).GetTable(s.database, table)
+	})
+	var cols struct {
+		Columns []struct {
+			Key    string `json:"key"`
+			Status string `json:"status"`
+		} `json:"columns"`
+	}
+	if err == nil {
+		err = t.Decode(&cols)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(cols.Columns))
+	for _, c := range cols.Columns {
+		out[c.Key] = c.Status
+	}
+	return out, nil
+}
+
 // columnPoll is how often Ensure looks whether new columns are available.
 const columnPoll = 200 * time.Millisecond
 
 func (s *Store) waitColumns(ctx context.Context, t table) error {
 	for {
-		cols, err := s.aw.TableColumns(ctx, s.key, s.database, t.id)
+		cols, err := s.tableColumns(ctx, t.id)
 		if err != nil {
 			return fmt.Errorf("read table %q: %w", t.id, err)
 		}
@@ -152,7 +223,7 @@ func (s *Store) waitColumns(ctx context.Context, t table) error {
 // a structure refusal for an unknown attribute (utopia-php/database Validator/Structure.php: "Unknown
 // attribute"); other structure refusals (a value too long, a wrong type) are not the schema's.
 func missingSchema(err error) bool {
-	var e *appwriterest.Error
+	var e *awclient.Error
 	if !errors.As(err, &e) {
 		return false
 	}
@@ -194,15 +265,18 @@ func derivedID(prefix, userID, key string) string {
 	return prefix + hex.EncodeToString(sum[:16])
 }
 
-// get reads a row of table that must belong to userID.
-func (s *Store) get(ctx context.Context, tableID, id, userID string) (awclient.Row, error) {
-	var r awclient.Row
+// get reads a row of table that must belong to userID. An id that is no Appwrite id names no row.
+func (s *Store) get(ctx context.Context, tableID, id, userID string) (Row, error) {
+	if !awclient.ValidID(id) {
+		return Row{}, ErrNotFound
+	}
+	var r Row
 	err := s.do(ctx, func() error {
 		var err error
-		r, err = s.aw.GetRow(ctx, s.key, s.database, tableID, id)
+		r, err = rowCall(ctx, s.aw, s.key, func(db *tablesdb.TablesDB) (*models.Row, error) { return db.GetRow(s.database, tableID, id) })
 		return err
 	})
-	if appwriterest.TypeOf(err) == "row_not_found" || appwriterest.TypeOf(err) == "document_not_found" {
+	if awclient.TypeOf(err) == "row_not_found" || awclient.TypeOf(err) == "document_not_found" {
 		return r, ErrNotFound
 	}
 	if err != nil {
@@ -215,40 +289,59 @@ func (s *Store) get(ctx context.Context, tableID, id, userID string) (awclient.R
 }
 
 // list lists the rows of table owned by userID matching the queries.
-func (s *Store) list(ctx context.Context, tableID, userID string, queries ...awclient.Query) ([]awclient.Row, error) {
-	var rows []awclient.Row
-	q := append([]awclient.Query{awclient.Equal("user_id", userID)}, queries...)
+func (s *Store) list(ctx context.Context, tableID, userID string, queries ...string) ([]Row, error) {
+	var rows []Row
+	q := append([]string{query.Equal("user_id", userID)}, queries...)
 	err := s.do(ctx, func() error {
 		var err error
-		rows, err = s.aw.ListRows(ctx, s.key, s.database, tableID, q...)
+		rows, err = ListRows(ctx, s.aw, s.key, s.database, tableID, q...)
 		return err
 	})
 	return rows, err
 }
 
-func (s *Store) create(ctx context.Context, tableID, id string, data map[string]any, perms []string) (awclient.Row, error) {
-	var r awclient.Row
+// create creates a row with id (an id of chat's, or "unique()"), data and permissions.
+func (s *Store) create(ctx context.Context, tableID, id string, data map[string]any, perms []string) (Row, error) {
+	var r Row
 	err := s.do(ctx, func() error {
 		var err error
-		r, err = s.aw.CreateRow(ctx, s.key, s.database, tableID, id, data, perms)
+		r, err = rowCall(ctx, s.aw, s.key, func(db *tablesdb.TablesDB) (*models.Row, error) {
+			if perms == nil {
+				return db.CreateRow(s.database, tableID, id, data)
+			}
+			return db.CreateRow(s.database, tableID, id, data, db.WithCreateRowPermissions(perms))
+		})
 		return err
 	})
 	return r, err
 }
 
-func (s *Store) update(ctx context.Context, tableID, id string, data map[string]any) (awclient.Row, error) {
-	var r awclient.Row
+// update updates some columns of a row.
+func (s *Store) update(ctx context.Context, tableID, id string, data map[string]any) (Row, error) {
+	if !awclient.ValidID(id) {
+		return Row{}, ErrNotFound
+	}
+	var r Row
 	err := s.do(ctx, func() error {
 		var err error
-		r, err = s.aw.UpdateRow(ctx, s.key, s.database, tableID, id, data)
+		r, err = rowCall(ctx, s.aw, s.key, func(db *tablesdb.TablesDB) (*models.Row, error) {
+			return db.UpdateRow(s.database, tableID, id, db.WithUpdateRowData(data))
+		})
 		return err
 	})
 	return r, err
 }
 
+// delete deletes a row; one that is not there is deleted already.
 func (s *Store) delete(ctx context.Context, tableID, id string) error {
-	err := s.aw.DeleteRow(ctx, s.key, s.database, tableID, id)
-	if appwriterest.TypeOf(err) == "row_not_found" {
+	if !awclient.ValidID(id) {
+		return nil
+	}
+	err := s.tables(ctx, func(db *tablesdb.TablesDB) error {
+		_, err := db.DeleteRow(s.database, tableID, id)
+		return err
+	})
+	if awclient.TypeOf(err) == "row_not_found" {
 		return nil
 	}
 	return err

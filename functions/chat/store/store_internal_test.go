@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/chat/awclient"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/devkit/localappwrite"
 )
 
@@ -43,7 +42,7 @@ func TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite(t *testing.T) {
 	if err := aw.SeedDatabase("p", localappwrite.DatabaseSpec{ID: "chat", Tables: tables}); err != nil {
 		t.Fatal(err)
 	}
-	st := New(awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second}), key, "chat", nil)
+	st := New(awclient.New(srv.URL+"/v1", "p", &http.Client{Timeout: 10 * time.Second}, 0), key, "chat", nil)
 	ctx := context.Background()
 	conv, err := st.CreateConversation(ctx, "alice", "hello")
 	if err != nil {
@@ -51,10 +50,10 @@ func TestAnExistingDatabaseGetsANewColumnOnItsFirstWrite(t *testing.T) {
 	}
 	// A structure refusal that is not an unknown column (a value too long) is the write's, not the schema's:
 	// it creates nothing.
-	if _, err := st.update(ctx, Conversations, conv.ID, map[string]any{"title": strings.Repeat("t", 257)}); appwriterest.TypeOf(err) != "row_invalid_structure" {
+	if _, err := st.update(ctx, Conversations, conv.ID, map[string]any{"title": strings.Repeat("t", 257)}); awclient.TypeOf(err) != "row_invalid_structure" {
 		t.Fatalf("a title over its column: %v", err)
 	}
-	if cols, err := st.aw.TableColumns(ctx, key, "chat", Conversations); err != nil || cols["active_at"] != "" {
+	if cols, err := st.tableColumns(ctx, Conversations); err != nil || cols["active_at"] != "" {
 		t.Fatalf("after a refused value: columns %v, %v (nothing should be created)", cols, err)
 	}
 	if _, err := st.TouchConversation(ctx, conv.ID, time.Now()); err != nil {

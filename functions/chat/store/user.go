@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-
-	"appwrite-agent/functions/chat/awclient"
 )
 
 // Memory is a saved memory of a user (the memory protocol's set).
@@ -136,7 +134,7 @@ type MCPConnection struct {
 	tokens, clientInfo string
 }
 
-func connectionOf(r awclient.Row) MCPConnection {
+func connectionOf(r Row) MCPConnection {
 	return MCPConnection{ID: r.Str("connection_id"), Name: r.Str("name"), URL: r.Str("url"), Description: r.Str("description"),
 		UpdatedAt: r.UpdatedAt, tokens: r.Str("tokens"), clientInfo: r.Str("client_info"), Connected: r.Str("tokens") != ""}
 }
@@ -189,7 +187,7 @@ func (s *Store) PutMCPConnection(ctx context.Context, userID string, c MCPConnec
 	}
 	data := map[string]any{"user_id": userID, "connection_id": c.ID, "name": c.Name, "url": c.URL,
 		"description": c.Description, "tokens": tokens, "client_info": clientInfo}
-	var r awclient.Row
+	var r Row
 	if _, gerr := s.get(ctx, MCPConnections, id, userID); gerr == nil {
 		r, err = s.update(ctx, MCPConnections, id, data)
 	} else {

@@ -1,5 +1,5 @@
-// Package turns is what chat knows of the turn function's contract (docs/turn.md): the request it sends for
-// an async turn with a Realtime progress sink, and how a finished turn's timeline is read back (the answer,
+// Package turns is what chat knows of the turn function's contract (docs/turn.md) beyond the request's types
+// (shared/turnrequest): the history it sends, and how a finished turn's timeline is read back (the answer,
 // the error, refreshed MCP credentials, memory actions, the conversation title).
 package turns
 
@@ -9,79 +9,22 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/protocol/memory"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 )
 
-// HistoryMessage is one past message.
-type HistoryMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-// Attachment is an attachment as turn takes it.
-type Attachment struct {
-	Name          string `json:"name"`
-	Mime          string `json:"mime,omitempty"`
-	Size          int    `json:"size,omitempty"`
-	ContentBase64 string `json:"content_base64"`
-}
-
-// MCPConnection is an MCP connection as turn takes it.
-type MCPConnection struct {
-	ID          string          `json:"id"`
-	Name        string          `json:"name,omitempty"`
-	URL         string          `json:"url,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Tokens      json.RawMessage `json:"tokens,omitempty"`
-	ClientInfo  json.RawMessage `json:"client_info,omitempty"`
-}
-
-// LLM is the per-turn model override.
-type LLM struct {
-	APIKey  string `json:"api_key,omitempty"`
-	Model   string `json:"model,omitempty"`
-	BaseURL string `json:"base_url,omitempty"`
-}
-
-// Memory is a saved memory as turn takes it.
-type Memory struct {
-	Key      string `json:"key"`
-	Content  string `json:"content"`
-	Category string `json:"category,omitempty"`
-	Priority int64  `json:"priority,omitempty"`
-}
-
-// Progress asks for the Realtime sink with a turn id.
-type Progress struct {
-	TurnID   string `json:"turn_id"`
-	Realtime bool   `json:"realtime"`
-}
-
-// Request is the body chat sends to turn.
-type Request struct {
-	Message        string           `json:"message"`
-	History        []HistoryMessage `json:"history"`
-	Attachments    []Attachment     `json:"attachments,omitempty"`
-	MCPConnections []MCPConnection  `json:"mcp_connections,omitempty"`
-	LLM            *LLM             `json:"llm,omitempty"`
-	Memories       []Memory         `json:"memories,omitempty"`
-	Async          bool             `json:"async"`
-	Progress       Progress         `json:"progress"`
-}
-
-// History keeps the last turncontract.HistoryWindow of msgs that have text (role user or assistant).
-func History(msgs []HistoryMessage) []HistoryMessage {
-	var out []HistoryMessage
+// History keeps the last turnrequest.HistoryWindow of msgs that have text (role user or assistant).
+func History(msgs []turnrequest.HistoryMessage) []turnrequest.HistoryMessage {
+	var out []turnrequest.HistoryMessage
 	for _, m := range msgs {
 		if (m.Role == "user" || m.Role == "assistant") && strings.TrimSpace(m.Content) != "" {
 			out = append(out, m)
 		}
 	}
-	if len(out) > turncontract.HistoryWindow {
-		out = out[len(out)-turncontract.HistoryWindow:]
+	if len(out) > turnrequest.HistoryWindow {
+		out = out[len(out)-turnrequest.HistoryWindow:]
 	}
 	if out == nil {
-		out = []HistoryMessage{}
+		out = []turnrequest.HistoryMessage{}
 	}
 	return out
 }
@@ -132,7 +75,7 @@ type Result struct {
 	ErrorCode   string
 	ErrorDetail string
 	// Credentials are the MCP connections whose tokens the turn refreshed (the last mcp_credentials wins).
-	Credentials []MCPConnection
+	Credentials []turnrequest.MCPConnection
 	// Memories are the memory tool's successful actions, in order.
 	Memories []MemoryAction
 	// Title is the first turn's conversation_title.
@@ -163,16 +106,16 @@ func Summarize(evs []Event) Result {
 	var r Result
 	for _, e := range evs {
 		var ev struct {
-			Type        string          `json:"type"`
-			Answer      *string         `json:"answer"`
-			Content     string          `json:"content"`
-			Code        string          `json:"code"`
-			Detail      string          `json:"detail"`
-			Title       string          `json:"title"`
-			Tool        string          `json:"tool"`
-			Output      string          `json:"output"`
-			Failed      bool            `json:"failed"`
-			Credentials []MCPConnection `json:"credentials"`
+			Type        string                      `json:"type"`
+			Answer      *string                     `json:"answer"`
+			Content     string                      `json:"content"`
+			Code        string                      `json:"code"`
+			Detail      string                      `json:"detail"`
+			Title       string                      `json:"title"`
+			Tool        string                      `json:"tool"`
+			Output      string                      `json:"output"`
+			Failed      bool                        `json:"failed"`
+			Credentials []turnrequest.MCPConnection `json:"credentials"`
 			UsageCall
 		}
 		if json.Unmarshal(e.Event, &ev) != nil {

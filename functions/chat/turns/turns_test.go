@@ -5,20 +5,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"appwrite-agent/shared/turnrequest"
 )
 
 func ev(seq int64, js string) Event { return Event{Seq: seq, Event: json.RawMessage(js)} }
 
 func TestHistoryKeepsTheLast12MessagesWithText(t *testing.T) {
-	var in []HistoryMessage
+	var in []turnrequest.HistoryMessage
 	for i := 0; i < 20; i++ {
 		role := "user"
 		if i%2 == 1 {
 			role = "assistant"
 		}
-		in = append(in, HistoryMessage{Role: role, Content: "m" + strconv.Itoa(i)})
+		in = append(in, turnrequest.HistoryMessage{Role: role, Content: "m" + strconv.Itoa(i)})
 	}
-	in = append(in, HistoryMessage{Role: "assistant", Content: "  "}, HistoryMessage{Role: "system", Content: "x"})
+	in = append(in, turnrequest.HistoryMessage{Role: "assistant", Content: "  "}, turnrequest.HistoryMessage{Role: "system", Content: "x"})
 	out := History(in)
 	if len(out) != 12 || out[0].Content != "m8" || out[11].Content != "m19" {
 		t.Fatalf("%+v", out)

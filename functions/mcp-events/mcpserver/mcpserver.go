@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/config"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/metrics"
@@ -155,7 +154,7 @@ func New(getenv config.Getenv, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	aw := appwriteapi.New(cfg.AppwriteEndpoint, hc)
+	aw := subscriptions.NewAppwrite(cfg.AppwriteEndpoint, hc)
 	s.subs, err = subscriptions.New(subscriptions.Options{
 		Appwrite: aw, Sealer: sealer, SigKeys: keys,
 		Callback: safehttp.NewClient(cbOpts), CallbackOptions: cbOpts, IngressURL: cfg.IngressURL,

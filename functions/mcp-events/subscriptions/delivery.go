@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/awclient"
 )
 
 // DeliveryStatus is the deliveryStatus of a refresh answer (SEP-3415 "Webhook delivery status"), read from the
@@ -40,7 +40,7 @@ type DeliveryNote struct {
 
 // deliveryStatus reads the deliveryStatus of the subscription whose webhook Appwrite returned as wh, and the
 // note that explains it (nil when delivery is healthy).
-func deliveryStatus(wh *appwriteapi.Webhook) (*DeliveryStatus, *DeliveryNote) {
+func deliveryStatus(wh *awclient.Webhook) (*DeliveryStatus, *DeliveryNote) {
 	st := &DeliveryStatus{Active: wh.Enabled}
 	if wh.Attempts > 0 {
 		reason := LastErrorOf(wh.Logs)

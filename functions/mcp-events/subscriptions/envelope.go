@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
 )
@@ -35,13 +35,13 @@ func URLTail(webhookURL, id string) string {
 }
 
 // fieldsOf returns the sealed fields of webhook w.
-func fieldsOf(w *appwriteapi.Webhook) seal.Fields {
+func fieldsOf(w *awclient.Webhook) seal.Fields {
 	return seal.Fields{Username: w.AuthUsername, Password: w.AuthPassword, URLTail: URLTail(w.URL, w.ID)}
 }
 
 // targetsOf returns what webhook w's envelope may be bound to: the catalog events its Appwrite events
 // name, with their arguments.
-func targetsOf(w *appwriteapi.Webhook) []seal.Target {
+func targetsOf(w *awclient.Webhook) []seal.Target {
 	var out []seal.Target
 	for _, b := range eventcatalog.Bindings(w.Events) {
 		out = append(out, seal.Target{Event: b.Event, Args: seal.ArgsOf(b.Args)})
@@ -51,7 +51,7 @@ func targetsOf(w *appwriteapi.Webhook) []seal.Target {
 
 // openWebhook opens the envelope of webhook w in project, bound to targets, or to what its events name
 // when targets is empty.
-func (s *Service) openWebhook(w *appwriteapi.Webhook, project string, targets ...seal.Target) (seal.Subscription, error) {
+func (s *Service) openWebhook(w *awclient.Webhook, project string, targets ...seal.Target) (seal.Subscription, error) {
 	if len(targets) == 0 {
 		targets = targetsOf(w)
 	}

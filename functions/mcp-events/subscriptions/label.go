@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
 )
@@ -150,7 +150,7 @@ func (s *Service) ownedBy(l label, id, project, principal string, args map[strin
 
 // ownedByAny is ownedBy for the arguments webhook w's events give l's event: the ones the owner MAC
 // verifies with (project_id not included), and whether there are any.
-func (s *Service) ownedByAny(l label, w *appwriteapi.Webhook, project, principal string) (map[string]string, bool) {
+func (s *Service) ownedByAny(l label, w *awclient.Webhook, project, principal string) (map[string]string, bool) {
 	for _, args := range argsFor(w, l.Event) {
 		if s.ownedBy(l, w.ID, project, principal, args) {
 			return args, true

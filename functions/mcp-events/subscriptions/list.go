@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 )
 
@@ -41,7 +41,7 @@ type Listed struct {
 // Other principals' subscriptions in the same project are never shown.
 func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *mcperr.Error) {
 	proj := s.o.Appwrite.Project(project, c.Principal.Token)
-	hooks, err := proj.ListWebhooks(ctx, IDPrefix)
+	hooks, err := proj.Client.ListWebhooks(ctx, proj.Auth, IDPrefix)
 	if err != nil {
 		return nil, mapAppwrite(err, "webhook", project)
 	}
@@ -78,7 +78,7 @@ func (s *Service) List(ctx context.Context, c Call, project string) ([]Listed, *
 }
 
 // listedByLabel is webhook w as listed from its label, when the label is principal's.
-func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal string, now time.Time) (Listed, bool) {
+func (s *Service) listedByLabel(w *awclient.Webhook, project, principal string, now time.Time) (Listed, bool) {
 	l, ok := parseLabel(w.Name)
 	if !ok {
 		return Listed{}, false
@@ -97,7 +97,7 @@ func (s *Service) listedByLabel(w *appwriteapi.Webhook, project, principal strin
 // listed is webhook w as list_subscriptions shows it, from what its envelope or its label says: args with
 // project_id, the callback URL ("" when only the label was read), the expiry, when it was verified (zero:
 // never) and until when its previous secret is valid (zero: no rotation).
-func listed(w *appwriteapi.Webhook, event string, args map[string]string, callbackURL string, expiry, verifiedAt, prevUntil, now time.Time) Listed {
+func listed(w *awclient.Webhook, event string, args map[string]string, callbackURL string, expiry, verifiedAt, prevUntil, now time.Time) Listed {
 	l := Listed{
 		ID: w.ID, Event: event, Arguments: args, CallbackURL: callbackURL,
 		ExpiresAt: expiry.UTC().Format(time.RFC3339), Expired: !now.Before(expiry),

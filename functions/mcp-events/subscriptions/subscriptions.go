@@ -21,13 +21,12 @@ import (
 	"sync"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/metrics"
 	"appwrite-agent/functions/mcp-events/oauth"
-	"appwrite-agent/shared/appwriterest"
 	"appwrite-agent/shared/appwritesig"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/safehttp"
 	"appwrite-agent/shared/seal"
@@ -56,7 +55,7 @@ const cleanupBudget = 3 * time.Second
 // Options configure a Service.
 type Options struct {
 	// Appwrite is the project API client.
-	Appwrite *appwriteapi.Client
+	Appwrite *Appwrite
 	// Sealer seals envelopes.
 	Sealer *seal.Sealer
 	// SigKeys derive webhook signature secrets.
@@ -386,7 +385,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 			"the access token lacks the scopes %s needs: %s", pr.event.Name, strings.Join(missing, ", "))
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
-	// Before anything is contacted: an Appwrite older than appwriteapi.MinVersion would ignore the secret.
+	// Before anything is contacted: an Appwrite older than MinVersion would ignore the secret.
 	if err := s.o.Appwrite.RequireVersion(ctx); err != nil {
 		return nil, "", mapAppwrite(err, "webhook", pr.project)
 	}
@@ -396,8 +395,8 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 
 	now := s.o.Now().UTC().Truncate(time.Second)
 	principal := c.Principal.Subject
-	existing, err := proj.GetWebhook(ctx, pr.id)
-	if err != nil && appwriterest.StatusOf(err) != http.StatusNotFound {
+	existing, err := proj.Client.GetWebhook(ctx, proj.Auth, pr.id)
+	if err != nil && awclient.StatusOf(err) != http.StatusNotFound {
 		return nil, "", mapAppwrite(err, "webhook", "")
 	}
 	if err != nil {
@@ -463,7 +462,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	// verification too (per (principal, URL)), and the caller's expired subscriptions are deleted before the
 	// write, so that they never hold a slot of the plan's webhook limit.
 	lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
-	hooks, err := proj.ListWebhooks(lctx, IDPrefix)
+	hooks, err := proj.Client.ListWebhooks(lctx, proj.Auth, IDPrefix)
 	lcancel()
 	if err != nil {
 		c.logf("events/subscribe %s: list webhooks: %v (no cleanup; the callback is challenged unless this subscription proves it)", pr.id, err)
@@ -504,7 +503,7 @@ func (s *Service) subscribe(ctx context.Context, c Call, p SubscribeParams) (*Su
 	if err != nil {
 		return nil, "", mcperr.As(err)
 	}
-	in := appwriteapi.WebhookInput{
+	in := awclient.WebhookInput{
 		Name: s.labelFor(pr.id, principal, sub).String(), URL: s.webhookURL(pr.id, f.URLTail), Events: pr.event.AppwriteEvents(pr.args),
 		TLS: true, AuthUsername: f.Username, AuthPassword: f.Password,
 	}
@@ -560,23 +559,27 @@ func withoutProject(args map[string]string) map[string]string {
 	return out
 }
 
-// authorize reads the subscription's target with the caller's token.
-func (s *Service) authorize(ctx context.Context, proj *appwriteapi.Project, pr *prepared) *mcperr.Error {
-	var err error
+// authorize reads the subscription's target with the caller's token: the table, bucket, function or site,
+// or one user of the project's users.
+func (s *Service) authorize(ctx context.Context, proj Project, pr *prepared) *mcperr.Error {
 	kind := string(pr.event.Target)
+	r := awclient.Request{Method: http.MethodGet}
 	switch pr.event.Target {
 	case eventcatalog.TargetTable:
-		err = proj.GetTable(ctx, pr.args[eventcatalog.ArgDatabase], pr.args[eventcatalog.ArgTable])
+		r.Path = awclient.Path("tablesdb", pr.args[eventcatalog.ArgDatabase], "tables", pr.args[eventcatalog.ArgTable])
 	case eventcatalog.TargetBucket:
-		err = proj.GetBucket(ctx, pr.args[eventcatalog.ArgBucket])
+		r.Path = awclient.Path("storage", "buckets", pr.args[eventcatalog.ArgBucket])
 	case eventcatalog.TargetFunction:
-		err = proj.GetFunction(ctx, pr.args[eventcatalog.ArgFunction])
+		r.Path = awclient.Path("functions", pr.args[eventcatalog.ArgFunction])
 	case eventcatalog.TargetSite:
-		err = proj.GetSite(ctx, pr.args[eventcatalog.ArgSite])
+		r.Path = awclient.Path("sites", pr.args[eventcatalog.ArgSite])
 	case eventcatalog.TargetUsers:
-		err = proj.ListUsers(ctx)
+		// At most one user: enough to prove the caller may read the project's users.
+		r.Path, r.Query = awclient.Path("users"), url.Values{"queries[]": {`{"method":"limit","values":[1]}`}}
+	default:
+		return nil
 	}
-	if err != nil {
+	if err := proj.Client.Call(ctx, proj.Auth, r, nil); err != nil {
 		return mapAppwrite(err, kind, pr.project)
 	}
 	return nil
@@ -599,12 +602,12 @@ var fieldNames = map[string]string{
 // InvalidParams naming the field, anything else (5xx, transport) an internal error with a retry hint. An
 // Appwrite 5xx is never passed through as such.
 func mapAppwrite(err error, kind, project string) *mcperr.Error {
-	var ve *appwriteapi.VersionError
+	var ve *VersionError
 	if errors.As(err, &ve) {
 		return mcperr.New(mcperr.Unsupported, map[string]any{"appwriteVersion": ve.Found, "minimumAppwriteVersion": ve.Need},
 			"events are not available on this server: %s", strings.TrimPrefix(ve.Error(), "appwrite: "))
 	}
-	var ae *appwriterest.Error
+	var ae *awclient.Error
 	if !errors.As(err, &ae) || ae.Status == 0 {
 		e := mcperr.New(mcperr.Internal, nil, "Appwrite could not be reached; retry later")
 		e.Fault = "appwrite_unreachable"
@@ -621,7 +624,7 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 	case ae.Status == http.StatusNotFound && ae.Type == "general_route_not_found":
 		// Not a missing resource: this Appwrite lacks a route mcp-events calls.
 		return mcperr.New(mcperr.Internal, map[string]any{"appwriteType": ae.Type},
-			"Appwrite%s has no route for a call mcp-events makes (it needs Appwrite %s or later): %s", where, appwriteapi.MinVersion, ae.Message)
+			"Appwrite%s has no route for a call mcp-events makes (it needs Appwrite %s or later): %s", where, MinVersion, ae.Message)
 	case ae.Status == http.StatusNotFound:
 		k := kind
 		if strings.HasPrefix(ae.Type, "project_") {
@@ -652,7 +655,7 @@ func mapAppwrite(err error, kind, project string) *mcperr.Error {
 // encrypting authPassword, and no handler maps the StructureException); the envelope budgets exist to keep
 // that from happening, so a 5xx here says what Appwrite answered and what that usually means.
 func mapWebhookWrite(err error, op, project string) *mcperr.Error {
-	var ae *appwriterest.Error
+	var ae *awclient.Error
 	if errors.As(err, &ae) && ae.Status >= 500 {
 		return mcperr.New(mcperr.Internal, map[string]any{"appwriteStatus": ae.Status, "appwriteType": ae.Type, "operation": "webhook " + op},
 			"Appwrite failed to %s the subscription's webhook in project %s: %d %s %q. Appwrite answers so when a webhook field is longer than its 255-character column after encryption (appwrite#14293): this deployment's envelope budgets (MCP_EVENTS_SEAL_USERNAME_BUDGET, MCP_EVENTS_SEAL_PASSWORD_BUDGET, MCP_EVENTS_SEAL_URL_BUDGET) exceed what Appwrite stores",
@@ -692,10 +695,10 @@ const TypePlanLimit = "additional_resource_not_allowed"
 // planLimit is the answer to a webhook create refused by the plan: ResourceExhausted with data
 // {"limit": "webhooks", "max": <webhooks the project has>} and what to do about it. The caller's expired
 // subscriptions were deleted before the create, so what fills the plan is live.
-func (s *Service) planLimit(ctx context.Context, proj *appwriteapi.Project) *mcperr.Error {
+func (s *Service) planLimit(ctx context.Context, proj Project) *mcperr.Error {
 	data := map[string]any{"limit": "webhooks"}
 	of := ""
-	if n, err := proj.CountWebhooks(ctx); err == nil {
+	if n, err := proj.Client.CountWebhooks(ctx, proj.Auth); err == nil {
 		data["max"] = n
 		of = fmt.Sprintf(" of %d", n)
 	}
@@ -705,25 +708,25 @@ func (s *Service) planLimit(ctx context.Context, proj *appwriteapi.Project) *mcp
 }
 
 // upsert creates the webhook or updates it in place, and sets its derived signature secret.
-func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, secret string, in appwriteapi.WebhookInput, exists bool) *mcperr.Error {
+func (s *Service) upsert(ctx context.Context, proj Project, id, secret string, in awclient.WebhookInput, exists bool) *mcperr.Error {
 	if !exists {
-		_, err := proj.CreateWebhook(ctx, id, secret, in)
+		_, err := s.o.Appwrite.CreateWebhook(ctx, proj, id, secret, in)
 		if err == nil {
 			return nil
 		}
-		var ae *appwriterest.Error
+		var ae *awclient.Error
 		if errors.As(err, &ae) && ae.Type == TypePlanLimit {
 			return s.planLimit(ctx, proj)
 		}
-		if appwriterest.StatusOf(err) != http.StatusConflict {
+		if awclient.StatusOf(err) != http.StatusConflict {
 			return mapWebhookWrite(err, "create", proj.ID())
 		}
 		// Another replica created it in the meantime: update it.
 	}
-	if _, err := proj.UpdateWebhook(ctx, id, in); err != nil {
+	if _, err := proj.Client.UpdateWebhook(ctx, proj.Auth, id, in); err != nil {
 		return mapWebhookWrite(err, "update", proj.ID())
 	}
-	if err := proj.SetWebhookSecret(ctx, id, secret); err != nil {
+	if err := s.o.Appwrite.SetWebhookSecret(ctx, proj, id, secret); err != nil {
 		return mapAppwrite(err, "webhook", proj.ID())
 	}
 	return nil
@@ -734,7 +737,7 @@ func (s *Service) upsert(ctx context.Context, proj *appwriteapi.Project, id, sec
 // opens (when Appwrite returns authPassword, as the open-source server does). Webhooks this deployment cannot
 // read (another deployment's keys, another principal's label) are left alone. Bounded by cleanupBudget;
 // failures only log.
-func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project, principal, keep string, hooks []appwriteapi.Webhook) {
+func (s *Service) cleanup(ctx context.Context, c Call, proj Project, principal, keep string, hooks []awclient.Webhook) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupBudget)
 	defer cancel()
 	now := s.o.Now()
@@ -752,7 +755,7 @@ func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project
 		if !expired {
 			continue
 		}
-		if err := proj.DeleteWebhook(ctx, w.ID); err != nil && appwriterest.StatusOf(err) != http.StatusNotFound {
+		if err := proj.Client.DeleteWebhook(ctx, proj.Auth, w.ID); err != nil && awclient.StatusOf(err) != http.StatusNotFound {
 			c.logf("cleanup %s: delete expired webhook %s: %v", proj.ID(), w.ID, err)
 			continue
 		}
@@ -762,7 +765,7 @@ func (s *Service) cleanup(ctx context.Context, c Call, proj *appwriteapi.Project
 
 // argsFor returns the candidate arguments (without project_id) that webhook w's Appwrite events give event:
 // one set, or one per value of a filter Appwrite's events do not name (a deployment's status).
-func argsFor(w *appwriteapi.Webhook, event string) []map[string]string {
+func argsFor(w *awclient.Webhook, event string) []map[string]string {
 	var out []map[string]string
 	for _, b := range eventcatalog.Bindings(w.Events) {
 		if b.Event == event {
@@ -797,9 +800,9 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 			"the access token lacks the scope unsubscribing needs: %s", ScopeWebhooksWrite)
 	}
 	proj := s.o.Appwrite.Project(pr.project, c.Principal.Token)
-	if err := proj.DeleteWebhook(ctx, pr.id); err != nil {
-		if appwriterest.StatusOf(err) == http.StatusNotFound {
-			var ae *appwriterest.Error
+	if err := proj.Client.DeleteWebhook(ctx, proj.Auth, pr.id); err != nil {
+		if awclient.StatusOf(err) == http.StatusNotFound {
+			var ae *awclient.Error
 			if errors.As(err, &ae) && strings.HasPrefix(ae.Type, "project_") {
 				return nil, "", mapAppwrite(err, "project", pr.project)
 			}
@@ -809,7 +812,7 @@ func (s *Service) unsubscribe(ctx context.Context, c Call, p UnsubscribeParams) 
 		return nil, "", mapAppwrite(err, "webhook", pr.project)
 	}
 	lctx, lcancel := context.WithTimeout(ctx, cleanupBudget)
-	hooks, err := proj.ListWebhooks(lctx, IDPrefix)
+	hooks, err := proj.Client.ListWebhooks(lctx, proj.Auth, IDPrefix)
 	lcancel()
 	if err != nil {
 		c.logf("cleanup %s: list webhooks: %v", proj.ID(), err)

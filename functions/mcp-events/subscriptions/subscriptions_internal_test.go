@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"appwrite-agent/functions/mcp-events/mcperr"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 )
 
 func TestIDIsDeterministicAndKeyed(t *testing.T) {
@@ -63,13 +63,13 @@ func TestMapAppwrite(t *testing.T) {
 		kind  mcperr.Kind
 		field string
 	}{
-		{&appwriterest.Error{Status: 401, Type: "user_unauthorized"}, mcperr.Forbidden, ""},
-		{&appwriterest.Error{Status: 403, Type: "general_access_forbidden"}, mcperr.Forbidden, ""},
-		{&appwriterest.Error{Status: 404, Type: "table_not_found"}, mcperr.NotFound, ""},
-		{&appwriterest.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `authPassword` param: Value is too long"}, mcperr.InvalidParams, "authPassword"},
-		{&appwriterest.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `url` param: x"}, mcperr.InvalidParams, "MCP_EVENTS_INGRESS_URL"},
-		{&appwriterest.Error{Status: 500, Type: "general_unknown"}, mcperr.Internal, ""},
-		{&appwriterest.Error{Err: errors.New("dial")}, mcperr.Internal, ""},
+		{&awclient.Error{Status: 401, Type: "user_unauthorized"}, mcperr.Forbidden, ""},
+		{&awclient.Error{Status: 403, Type: "general_access_forbidden"}, mcperr.Forbidden, ""},
+		{&awclient.Error{Status: 404, Type: "table_not_found"}, mcperr.NotFound, ""},
+		{&awclient.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `authPassword` param: Value is too long"}, mcperr.InvalidParams, "authPassword"},
+		{&awclient.Error{Status: 400, Type: "general_argument_invalid", Message: "Invalid `url` param: x"}, mcperr.InvalidParams, "MCP_EVENTS_INGRESS_URL"},
+		{&awclient.Error{Status: 500, Type: "general_unknown"}, mcperr.Internal, ""},
+		{&awclient.Error{Err: errors.New("dial")}, mcperr.Internal, ""},
 	} {
 		e := mapAppwrite(c.err, "table", "p")
 		if e.Kind != c.kind {

@@ -5,9 +5,9 @@ import (
 	"net/url"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/hostlimit"
 	"appwrite-agent/functions/mcp-events/mcperr"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
 )
@@ -21,7 +21,7 @@ import (
 // verifiedSibling looks among hooks (the project's managed webhooks) for another subscription of principal
 // to the same callback URL that proves a verification, and returns when it happened and that webhook's id.
 // The proof is the envelope when Appwrite returns authPassword, else the label's URL MAC (label.go).
-func (s *Service) verifiedSibling(hooks []appwriteapi.Webhook, principal string, pr *prepared, now time.Time) (time.Time, string, bool) {
+func (s *Service) verifiedSibling(hooks []awclient.Webhook, principal string, pr *prepared, now time.Time) (time.Time, string, bool) {
 	for _, w := range hooks {
 		if w.ID == pr.id || len(w.ID) != IDLength || !w.Enabled {
 			continue // a webhook Appwrite disabled after failed deliveries proves nothing about the URL today

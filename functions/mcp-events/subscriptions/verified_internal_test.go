@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 	"appwrite-agent/shared/seal"
 )
@@ -42,7 +42,7 @@ func testVerifiedSibling(t *testing.T, blankPassword bool) {
 	verifiedAt := now.Add(-time.Hour)
 	const url, project = "https://hooks.example/cb", "p1"
 	secret := make([]byte, 32)
-	hook := func(t *testing.T, principal, project, url string, expiry, verified time.Time, enabled bool) appwriteapi.Webhook {
+	hook := func(t *testing.T, principal, project, url string, expiry, verified time.Time, enabled bool) awclient.Webhook {
 		t.Helper()
 		args := map[string]string{"project_id": project}
 		id := ID(principal, url, eventcatalog.UserCreated, args)
@@ -58,7 +58,7 @@ func testVerifiedSibling(t *testing.T, blankPassword bool) {
 			f.Password = ""
 		}
 		ev, _ := eventcatalog.Lookup(eventcatalog.UserCreated)
-		return appwriteapi.Webhook{ID: id, Enabled: enabled, AuthUsername: f.Username, AuthPassword: f.Password, URL: "https://ingress.example" + WebhookPath + id,
+		return awclient.Webhook{ID: id, Enabled: enabled, AuthUsername: f.Username, AuthPassword: f.Password, URL: "https://ingress.example" + WebhookPath + id,
 			Events: ev.AppwriteEvents(nil), Name: svc.labelFor(id, principal, sub).String()}
 	}
 	ev, _ := eventcatalog.Lookup(eventcatalog.RowCreated)
@@ -67,7 +67,7 @@ func testVerifiedSibling(t *testing.T, blankPassword bool) {
 	live := now.Add(time.Hour)
 	for _, c := range []struct {
 		name string
-		hook appwriteapi.Webhook
+		hook awclient.Webhook
 		ok   bool
 	}{
 		{"live proof", hook(t, "alice", project, url, live, verifiedAt, true), true},
@@ -78,7 +78,7 @@ func testVerifiedSibling(t *testing.T, blankPassword bool) {
 		{"never verified", hook(t, "alice", project, url, live, time.Time{}, true), false},
 		{"disabled by Appwrite", hook(t, "alice", project, url, live, verifiedAt, false), false},
 	} {
-		at, from, ok := svc.verifiedSibling([]appwriteapi.Webhook{c.hook}, "alice", pr, now)
+		at, from, ok := svc.verifiedSibling([]awclient.Webhook{c.hook}, "alice", pr, now)
 		if ok != c.ok || (ok && (!at.Equal(verifiedAt) || from != c.hook.ID)) {
 			t.Errorf("%s: ok=%v at=%v from=%s", c.name, ok, at, from)
 		}
@@ -86,7 +86,7 @@ func testVerifiedSibling(t *testing.T, blankPassword bool) {
 	// The subscription's own webhook is not its own sibling.
 	self := hook(t, "alice", project, url, live, verifiedAt, true)
 	self.ID = pr.id
-	if _, _, ok := svc.verifiedSibling([]appwriteapi.Webhook{self}, "alice", pr, now); ok {
+	if _, _, ok := svc.verifiedSibling([]awclient.Webhook{self}, "alice", pr, now); ok {
 		t.Error("the subscription's own id counted as a sibling")
 	}
 }

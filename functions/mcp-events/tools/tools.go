@@ -15,11 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
 	"appwrite-agent/functions/mcp-events/mcperr"
 	"appwrite-agent/functions/mcp-events/oauth"
 	"appwrite-agent/functions/mcp-events/subscriptions"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/eventcatalog"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -96,9 +95,9 @@ type Result struct {
 // error) rather than in the caller's bad input or missing access.
 func (r Result) Fault() bool { return r.Outcome == "unavailable" || r.Outcome == "error" }
 
-// Tools serves the tools with one Appwrite client and the subscriptions service.
+// Tools serves the tools with the users' projects and the subscriptions service.
 type Tools struct {
-	appwrite *appwriteapi.Client
+	appwrite *subscriptions.Appwrite
 	subs     *subscriptions.Service
 	timeout  time.Duration
 	observe  func(ctx context.Context, r Result)
@@ -106,7 +105,7 @@ type Tools struct {
 
 // New returns the tools. Each call runs within timeout (none when 0); observe, when not nil, is told how
 // every call ended.
-func New(appwrite *appwriteapi.Client, subs *subscriptions.Service, timeout time.Duration, observe func(ctx context.Context, r Result)) *Tools {
+func New(appwrite *subscriptions.Appwrite, subs *subscriptions.Service, timeout time.Duration, observe func(ctx context.Context, r Result)) *Tools {
 	return &Tools{appwrite: appwrite, subs: subs, timeout: timeout, observe: observe}
 }
 
@@ -214,7 +213,7 @@ func (e *readErr) Unwrap() error { return e.err }
 // unavailable, or the subscriptions service's own error.
 func describe(err error) Result {
 	var re *readErr
-	var ae *appwriterest.Error
+	var ae *awclient.Error
 	if errors.As(err, &re) && errors.As(err, &ae) {
 		switch {
 		case ae.Status == http.StatusNotFound:
@@ -246,8 +245,19 @@ func describe(err error) Result {
 	return Result{Outcome: "error", Reason: "internal", Text: "internal error"}
 }
 
+// read reads one resource of a project (path: its route segments) with the caller's token, as Appwrite's
+// JSON document (response format awclient.ResponseFormat). A file is read as its metadata, not its content.
+func (t *Tools) read(ctx context.Context, project, token string, path ...string) (json.RawMessage, error) {
+	proj := t.appwrite.Project(project, token)
+	var out json.RawMessage
+	if err := proj.Client.Call(ctx, proj.Auth, awclient.Request{Method: http.MethodGet, Path: awclient.Path(path...)}, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (t *Tools) getRow(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
-	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetRow(ctx, a[eventcatalog.ArgDatabase], a[eventcatalog.ArgTable], a[argRow])
+	raw, err := t.read(ctx, a[eventcatalog.ArgProject], p.Token, "tablesdb", a[eventcatalog.ArgDatabase], "tables", a[eventcatalog.ArgTable], "rows", a[argRow])
 	if err != nil {
 		return nil, &readErr{fmt.Sprintf("row %s in table %s of database %s (project %s)", a[argRow], a[eventcatalog.ArgTable], a[eventcatalog.ArgDatabase], a[eventcatalog.ArgProject]), err}
 	}
@@ -255,7 +265,7 @@ func (t *Tools) getRow(ctx context.Context, p *oauth.Principal, a map[string]str
 }
 
 func (t *Tools) getFile(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
-	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetFile(ctx, a[eventcatalog.ArgBucket], a[argFile])
+	raw, err := t.read(ctx, a[eventcatalog.ArgProject], p.Token, "storage", "buckets", a[eventcatalog.ArgBucket], "files", a[argFile])
 	if err != nil {
 		return nil, &readErr{fmt.Sprintf("file %s in bucket %s (project %s)", a[argFile], a[eventcatalog.ArgBucket], a[eventcatalog.ArgProject]), err}
 	}
@@ -267,7 +277,7 @@ func (t *Tools) getFile(ctx context.Context, p *oauth.Principal, a map[string]st
 var userSecrets = []string{"password", "hash", "hashOptions"}
 
 func (t *Tools) getUser(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
-	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetUser(ctx, a[argUser])
+	raw, err := t.read(ctx, a[eventcatalog.ArgProject], p.Token, "users", a[argUser])
 	if err != nil {
 		return nil, &readErr{fmt.Sprintf("user %s (project %s)", a[argUser], a[eventcatalog.ArgProject]), err}
 	}
@@ -289,7 +299,7 @@ var executionFields = []string{
 }
 
 func (t *Tools) getExecution(ctx context.Context, p *oauth.Principal, a map[string]string) (any, error) {
-	raw, err := t.appwrite.Project(a[eventcatalog.ArgProject], p.Token).GetExecution(ctx, a[eventcatalog.ArgFunction], a[argExecution])
+	raw, err := t.read(ctx, a[eventcatalog.ArgProject], p.Token, "functions", a[eventcatalog.ArgFunction], "executions", a[argExecution])
 	if err != nil {
 		return nil, &readErr{fmt.Sprintf("execution %s of function %s (project %s)", a[argExecution], a[eventcatalog.ArgFunction], a[eventcatalog.ArgProject]), err}
 	}
@@ -321,7 +331,7 @@ func (t *Tools) listSubscriptions(ctx context.Context, p *oauth.Principal, a map
 func object(raw json.RawMessage) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, &readErr{"the answer", &appwriterest.Error{Status: http.StatusBadGateway, Type: "invalid_response", Message: "not a JSON object"}}
+		return nil, &readErr{"the answer", &awclient.Error{Status: http.StatusBadGateway, Type: "invalid_response", Message: "not a JSON object"}}
 	}
 	return m, nil
 }

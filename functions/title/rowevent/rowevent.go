@@ -11,11 +11,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/appwrite/sdk-for-go/appwrite"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // Environment variables.
@@ -144,9 +149,8 @@ func Handle(ctx context.Context, c Config, event string, body []byte, title Titl
 // ErrNoKey means the execution carried no x-appwrite-key: the function's scopes must include rows.write.
 var ErrNoKey = errors.New("no x-appwrite-key on the execution (give the function the rows.write scope)")
 
-// SDKWriter writes with the Appwrite Go SDK and the execution's dynamic key (PATCH
-// /tablesdb/{db}/tables/{table}/rows/{row} with data {column: title}). The SDK has no context; timeout
-// bounds the call instead.
+// SDKWriter writes with the Appwrite Go SDK (shared/awclient) and the execution's dynamic key (PATCH
+// /tablesdb/{db}/tables/{table}/rows/{row} with data {column: title}), within ctx and at most timeout.
 func SDKWriter(c Config, key string, timeout time.Duration) RowWriter {
 	return func(ctx context.Context, ev RowCreate, column, title string) error {
 		if key == "" {
@@ -155,12 +159,11 @@ func SDKWriter(c Config, key string, timeout time.Duration) RowWriter {
 		if c.Endpoint == "" || c.ProjectID == "" {
 			return errors.New("APPWRITE_FUNCTION_API_ENDPOINT and APPWRITE_FUNCTION_PROJECT_ID are not set")
 		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
-			timeout = time.Until(dl)
-		}
-		client := appwrite.NewClient(appwrite.WithEndpoint(c.Endpoint), appwrite.WithProject(c.ProjectID), appwrite.WithKey(key), appwrite.WithTimeout(timeout))
-		db := appwrite.NewTablesDB(client)
-		_, err := db.UpdateRow(ev.DatabaseID, ev.TableID, ev.RowID, db.WithUpdateRowData(map[string]any{column: title}))
+		aw := awclient.New(c.Endpoint, c.ProjectID, &http.Client{Timeout: timeout}, 0)
+		_, err := awclient.Do(ctx, aw, awclient.Key(key), func(sdk client.Client) (*models.Row, error) {
+			db := tablesdb.New(sdk)
+			return db.UpdateRow(ev.DatabaseID, ev.TableID, ev.RowID, db.WithUpdateRowData(map[string]any{column: title}))
+		})
 		return err
 	}
 }

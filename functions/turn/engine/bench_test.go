@@ -12,6 +12,7 @@ import (
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/functions/turn/tools"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // instantModel answers without I/O: the router picks platform, then rounds tool-call rounds, then an
@@ -46,8 +47,8 @@ func (m *instantModel) Complete(_ context.Context, req llm.Request) (llm.Result,
 func BenchmarkTurnRoundTrip(b *testing.B) {
 	const rounds = 10
 	reg := builtins.Registry(tools.Web{}, nil, nil)
-	turn := request.Turn{Message: "What time is it?", History: []request.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
-		Memories: []request.Memory{{Key: "tone", Content: "Be brief.", Category: "preference", Priority: 1}}}
+	turn := request.Turn{Message: "What time is it?", History: []turnrequest.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
+		Memories: []turnrequest.Memory{{Key: "tone", Content: "Be brief.", Category: "preference", Priority: 1}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		e := &engine.Engine{Model: &instantModel{rounds: rounds}, Tools: reg}

@@ -15,6 +15,7 @@ import (
 	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/convtitle"
 	"appwrite-agent/shared/llm"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // fakeModel answers from a queue without any I/O: streaming calls deliver their content through OnToken.
@@ -178,7 +179,7 @@ func (fakeMCP) Load(context.Context, *request.Turn, map[string]bool) toolapi.MCP
 
 func TestMCPCredentialsAfterTheRoutingStatus(t *testing.T) {
 	m := &fakeModel{replies: []fakeReply{routeTo("researcher"), calls("appwrite_search_tools"), answer("ok")}}
-	evs := run(t, &Engine{Model: m, MCP: fakeMCP{}}, request.Turn{Message: "m", MCPConnections: []request.MCPConnection{{ID: "appwrite"}}})
+	evs := run(t, &Engine{Model: m, MCP: fakeMCP{}}, request.Turn{Message: "m", MCPConnections: []turnrequest.MCPConnection{{ID: "appwrite"}}})
 	if got := typesOf(evs); !strings.HasPrefix(got, "status,mcp_credentials,route,subagent_start,") {
 		t.Fatalf("types %s", got)
 	}
@@ -232,7 +233,7 @@ func TestBudgetCancelsATool(t *testing.T) {
 }
 
 func TestMemoryBlock(t *testing.T) {
-	mems := []request.Memory{
+	mems := []turnrequest.Memory{
 		{Key: "a", Content: "first  line\nsecond", Category: "fact", Priority: 9},
 		{Key: "b", Content: strings.Repeat("z", 300), Category: "preference", Priority: 5},
 		{Key: "c", Content: "small", Category: "instruction", Priority: 1},

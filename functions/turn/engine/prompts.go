@@ -3,7 +3,7 @@ package engine
 import (
 	"strings"
 
-	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // The prompts state every rule of the reference's prompts in our own words (app/graph/builder.py of the reference, docs/turn.md "Source"). docs/turn.md
@@ -165,7 +165,7 @@ const memoryHeader = "Saved memories of this user. Follow them as standing instr
 // MemoryBlock renders active memories (already sorted, highest priority first) as a system-prompt block of
 // at most budget characters: an entry that does not fit is left out and the next ones are still tried.
 // It returns "" when nothing fits or there is nothing to give.
-func MemoryBlock(mems []request.Memory, budget int) string {
+func MemoryBlock(mems []turnrequest.Memory, budget int) string {
 	if len(mems) == 0 || budget <= len(memoryHeader) {
 		return ""
 	}

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/timeline"
 	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/pyjson"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // The builtin Appwrite MCP server (reference app/mcp/registry.py).
@@ -37,7 +37,7 @@ type server struct {
 
 // resolveServer validates a connection: the builtin appwrite id without a URL is the hosted server;
 // otherwise the id is lower-cased and checked, and the URL must be http(s).
-func resolveServer(c request.MCPConnection) (server, error) {
+func resolveServer(c turnrequest.MCPConnection) (server, error) {
 	if c.ID == BuiltinID && strings.TrimSpace(c.URL) == "" {
 		return server{ID: BuiltinID, Name: BuiltinName, URL: BuiltinURL, Description: BuiltinDescription}, nil
 	}

@@ -9,23 +9,23 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/turn/request"
+	"appwrite-agent/shared/turnrequest"
 )
 
 func TestResolveServer(t *testing.T) {
 	for _, c := range []struct {
-		in   request.MCPConnection
+		in   turnrequest.MCPConnection
 		want server
 		err  string
 	}{
-		{in: request.MCPConnection{ID: "appwrite"}, want: server{BuiltinID, BuiltinName, BuiltinURL, BuiltinDescription}},
-		{in: request.MCPConnection{ID: "appwrite", URL: " http://localhost:8100/ ", Name: "Local"}, want: server{"appwrite", "Local", "http://localhost:8100/", BuiltinDescription}},
-		{in: request.MCPConnection{ID: " My-Server_2 ", URL: "https://x.example/mcp", Description: "d"}, want: server{"my-server_2", "my-server_2", "https://x.example/mcp", "d"}},
-		{in: request.MCPConnection{ID: "x", URL: "https://x.example/"}, err: MsgBadID},
-		{in: request.MCPConnection{ID: "1abc", URL: "https://x.example/"}, err: MsgBadID},
-		{in: request.MCPConnection{ID: strings.Repeat("a", 65), URL: "https://x.example/"}, err: MsgBadID},
-		{in: request.MCPConnection{ID: "Appwrite"}, err: MsgBadURL},
-		{in: request.MCPConnection{ID: "other", URL: "ftp://x/"}, err: MsgBadURL},
+		{in: turnrequest.MCPConnection{ID: "appwrite"}, want: server{BuiltinID, BuiltinName, BuiltinURL, BuiltinDescription}},
+		{in: turnrequest.MCPConnection{ID: "appwrite", URL: " http://localhost:8100/ ", Name: "Local"}, want: server{"appwrite", "Local", "http://localhost:8100/", BuiltinDescription}},
+		{in: turnrequest.MCPConnection{ID: " My-Server_2 ", URL: "https://x.example/mcp", Description: "d"}, want: server{"my-server_2", "my-server_2", "https://x.example/mcp", "d"}},
+		{in: turnrequest.MCPConnection{ID: "x", URL: "https://x.example/"}, err: MsgBadID},
+		{in: turnrequest.MCPConnection{ID: "1abc", URL: "https://x.example/"}, err: MsgBadID},
+		{in: turnrequest.MCPConnection{ID: strings.Repeat("a", 65), URL: "https://x.example/"}, err: MsgBadID},
+		{in: turnrequest.MCPConnection{ID: "Appwrite"}, err: MsgBadURL},
+		{in: turnrequest.MCPConnection{ID: "other", URL: "ftp://x/"}, err: MsgBadURL},
 	} {
 		got, err := resolveServer(c.in)
 		if c.err != "" {

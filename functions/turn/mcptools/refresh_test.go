@@ -15,6 +15,7 @@ import (
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // asFixture is an MCP server at /mcp and its authorization server at /tenant1 on one loopback origin. meta
@@ -399,7 +400,7 @@ func TestExpiredTokenFindsMetadataThroughTheChallenge(t *testing.T) {
 			defer cancel()
 			src := loopbackSource()
 			src.Now = func() time.Time { return time.Unix(2000, 0) }
-			out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "srv", URL: srv.URL + "/mcp",
+			out := src.Load(ctx, &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: "srv", URL: srv.URL + "/mcp",
 				Tokens:     json.RawMessage(`{"access_token":"old-at","refresh_token":"rt","expires_at":1000}`),
 				ClientInfo: json.RawMessage(`{"client_id":"c1"}`)}}}, map[string]bool{})
 			defer out.Close()

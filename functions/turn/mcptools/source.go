@@ -19,6 +19,7 @@ import (
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/functions/turn/toolapi"
 	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/turnrequest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -124,7 +125,7 @@ func (s *Source) Load(ctx context.Context, turn *request.Turn, taken map[string]
 			continue
 		}
 		wg.Add(1)
-		go func(i int, c request.MCPConnection) {
+		go func(i int, c turnrequest.MCPConnection) {
 			defer wg.Done()
 			results[i] = s.loadOne(ctx, hc, results[i].srv, c)
 		}(i, c)
@@ -235,7 +236,7 @@ func (c cancelOnClose) Close() error {
 
 // loadOne connects one validated connection: a known-expired access token is refreshed first; a 401
 // before any tool call refreshes once (when not done already) and connects again.
-func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c request.MCPConnection) loaded {
+func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c turnrequest.MCPConnection) loaded {
 	out := loaded{srv: srv}
 	tok, ok := parseTokens(c.Tokens)
 	if !ok {

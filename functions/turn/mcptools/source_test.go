@@ -16,6 +16,7 @@ import (
 
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/turnrequest"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mgserver "github.com/mark3labs/mcp-go/server"
@@ -58,7 +59,7 @@ func TestLoadIsParallelAndBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{
+	out := src.Load(ctx, &request.Turn{MCPConnections: []turnrequest.MCPConnection{
 		{ID: "aaa", URL: a.URL, Tokens: tok()}, {ID: "bbb", URL: b.URL, Tokens: tok()}, {ID: "hung", URL: hung.URL, Tokens: tok()},
 	}}, map[string]bool{})
 	defer out.Close()
@@ -80,7 +81,7 @@ func TestLoadIsParallelAndBounded(t *testing.T) {
 	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()
 	start = time.Now()
-	out2 := src.Load(short, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "hung", URL: hung.URL, Tokens: tok()}}}, nil)
+	out2 := src.Load(short, &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: "hung", URL: hung.URL, Tokens: tok()}}}, nil)
 	out2.Close()
 	// A safety net only, far below the minute.
 	if took := time.Since(start); took > 20*time.Second || len(out2.Notices) != 1 || out2.Notices[0] != "MCP connection 'hung' skipped: the turn's time ran out before the server answered" {
@@ -101,7 +102,7 @@ func TestCancelledLoadIsNotAnError(t *testing.T) {
 	src.Info = func(s string) { mu.Lock(); infos = append(infos, s); mu.Unlock() }
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-arrived; cancel() }() // the turn ends while the server holds the request
-	out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "hung", URL: hung.URL, Tokens: tok()}}}, nil)
+	out := src.Load(ctx, &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: "hung", URL: hung.URL, Tokens: tok()}}}, nil)
 	out.Close()
 	mu.Lock()
 	defer mu.Unlock()
@@ -115,7 +116,7 @@ func TestCancelledLoadIsNotAnError(t *testing.T) {
 
 func TestMisconfiguredPolicySkipsEverything(t *testing.T) {
 	src := &Source{HTTPErr: errString("SAFEHTTP_ALLOW: bad")}
-	out := src.Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: "appwrite", Tokens: tok()}}}, nil)
+	out := src.Load(context.Background(), &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: "appwrite", Tokens: tok()}}}, nil)
 	out.Close()
 	if len(out.Notices) != 1 || !strings.Contains(out.Notices[0], "the SSRF policy is misconfigured: SAFEHTTP_ALLOW: bad") || len(out.Credentials) != 0 {
 		t.Fatalf("%+v", out)
@@ -192,7 +193,7 @@ func TestResultText(t *testing.T) {
 	)
 	src := loopbackSource()
 	ctx := context.Background()
-	out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
+	out := src.Load(ctx, &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
 	defer out.Close()
 	if len(out.Tools) != 4 {
 		t.Fatalf("tools %v, notices %q", out.Tools, out.Notices)
@@ -231,7 +232,7 @@ func TestDiscoverTimeoutFallsBackToInitialize(t *testing.T) {
 	src := loopbackSource()
 	src.ConnectTimeout, src.DiscoverTimeout = time.Minute, 200*time.Millisecond
 	ctx := context.Background()
-	out := src.Load(ctx, &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
+	out := src.Load(ctx, &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
 	defer out.Close()
 	if len(out.Tools) != 1 || len(out.Notices) != 0 {
 		t.Fatalf("tools %v, notices %q", out.Tools, out.Notices)
@@ -275,7 +276,7 @@ func TestFailuresSayWhatFailed(t *testing.T) {
 		}, `sending "initialize": failed to decode response: unmarshaling jsonrpc message: json: expected '"' at the beginning of a string value: nope`},
 	} {
 		s := httptest.NewServer(c.h)
-		out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: c.name, URL: s.URL, Tokens: tok()}}}, nil)
+		out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: c.name, URL: s.URL, Tokens: tok()}}}, nil)
 		out.Close()
 		s.Close()
 		prefix := Notice(c.name, "could not connect to "+s.URL+": ")
@@ -285,7 +286,7 @@ func TestFailuresSayWhatFailed(t *testing.T) {
 	}
 
 	p := newPeer(t, nil, ping)
-	out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []request.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
+	out := loopbackSource().Load(context.Background(), &request.Turn{MCPConnections: []turnrequest.MCPConnection{{ID: "peer", URL: p.srv.URL, Tokens: tok()}}}, nil)
 	defer out.Close()
 	if len(out.Tools) != 1 {
 		t.Fatalf("tools %v, notices %q", out.Tools, out.Notices)

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"unicode/utf8"
 
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // Columns of the progress table (scripts/dev creates it; docs/turn.md lists it for a real project).
@@ -48,25 +50,22 @@ func (r *Realtime) Name() string { return "realtime" }
 // ErrTableNotFound is returned by CheckTable when the table (or its database) does not exist.
 var ErrTableNotFound = errors.New("progress table not found")
 
-func (r *Realtime) tableURL() string {
-	return strings.TrimRight(r.Endpoint, "/") + "/tablesdb/" + url.PathEscape(r.DatabaseID) + "/tables/" + url.PathEscape(r.TableID)
-}
+// maxAnswer bounds what the sink reads of an answer: the table, a look for the stop row. A bulk create's
+// answer (the rows written, payloads included) is read only this far and dropped.
+const maxAnswer = 64 << 10
 
-// call sends one request to the progress table with the function's key and decodes the answer into out
-// (nil: dropped); an Appwrite error is an *appwriterest.Error.
-func (r *Realtime) call(ctx context.Context, method, u string, body, out any) error {
-	h := http.Header{}
-	h.Set("X-Appwrite-Project", r.ProjectID)
-	h.Set("X-Appwrite-Key", r.Key)
-	h.Set("X-Appwrite-Response-Format", "1.9.1")
-	return appwriterest.Do(ctx, r.Client, appwriterest.Request{Method: method, URL: u, Header: h, Body: body, MaxAnswer: 64 << 10}, out)
+// appwrite is the client of the progress table's project.
+func (r *Realtime) appwrite() *awclient.Client {
+	return awclient.New(r.Endpoint, r.ProjectID, r.Client, maxAnswer)
 }
 
 // CheckTable makes sure the table exists and the key can read it (the function needs tables.read for this
 // check and rows.write for the rows).
 func (r *Realtime) CheckTable(ctx context.Context) error {
-	err := r.call(ctx, http.MethodGet, r.tableURL(), nil, nil)
-	switch status := appwriterest.StatusOf(err); {
+	_, err := awclient.Do(ctx, r.appwrite(), awclient.Key(r.Key), func(sdk client.Client) (*models.Table, error) {
+		return tablesdb.New(sdk).GetTable(r.DatabaseID, r.TableID)
+	})
+	switch status := awclient.StatusOf(err); {
 	case err == nil, status == 0:
 		return err
 	case status == http.StatusNotFound:
@@ -79,7 +78,7 @@ func (r *Realtime) CheckTable(ctx context.Context) error {
 
 // appwriteMessage is "type: message" of an Appwrite error answer.
 func appwriteMessage(err error) string {
-	var e *appwriterest.Error
+	var e *awclient.Error
 	if errors.As(err, &e) && e.Type != "" {
 		return e.Type + ": " + e.Message
 	}
@@ -124,8 +123,12 @@ func (r *Realtime) Send(ctx context.Context, batch []Envelope) (int, error) {
 			}
 			body = map[string]any{"rows": rows}
 		}
-		if err := r.call(ctx, http.MethodPost, r.tableURL()+"/rows", body, nil); err != nil {
-			status := appwriterest.StatusOf(err)
+		// A REST call rather than the SDK's CreateRow and CreateRows: Appwrite answers with every row written,
+		// payloads included, which the sink does not read (the SDK would decode it whole).
+		err := r.appwrite().Call(ctx, awclient.Key(r.Key), awclient.Request{Method: http.MethodPost,
+			Path: awclient.Path("tablesdb", r.DatabaseID, "tables", r.TableID, "rows"), Body: body}, nil)
+		if err != nil {
+			status := awclient.StatusOf(err)
 			if status == 0 {
 				return done, err
 			}

@@ -2,13 +2,16 @@ package progress
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/models"
+	"github.com/appwrite/sdk-for-go/query"
+	"github.com/appwrite/sdk-for-go/tablesdb"
 )
 
 // StopType is the type column of the row a caller writes into the progress table to stop a turn
@@ -24,21 +27,16 @@ const stopCheckTimeout = 2 * time.Second
 
 // Stopped reports whether the progress table holds a stop row for the turn. It needs rows.read.
 func (r *Realtime) Stopped(ctx context.Context) (bool, error) {
-	q := url.Values{}
-	for _, query := range []string{
-		fmt.Sprintf(`{"method":"equal","attribute":%q,"values":[%q]}`, ColTurnID, r.TurnID),
-		fmt.Sprintf(`{"method":"equal","attribute":%q,"values":[%q]}`, ColType, StopType),
-		`{"method":"limit","values":[1]}`,
-	} {
-		q.Add("queries[]", query)
-	}
-	var out struct {
-		Rows []json.RawMessage `json:"rows"`
-	}
-	if err := r.call(ctx, http.MethodGet, r.tableURL()+"/rows?"+q.Encode(), nil, &out); err != nil {
+	list, err := awclient.Do(ctx, r.appwrite(), awclient.Key(r.Key), func(sdk client.Client) (*models.RowList, error) {
+		db := tablesdb.New(sdk)
+		return db.ListRows(r.DatabaseID, r.TableID, db.WithListRowsQueries([]string{
+			query.Equal(ColTurnID, r.TurnID), query.Equal(ColType, StopType), query.Limit(1),
+		}))
+	})
+	if err != nil {
 		return false, fmt.Errorf("looking for the stop row of turn '%s': %w", r.TurnID, err)
 	}
-	return len(out.Rows) > 0, nil
+	return len(list.Rows) > 0, nil
 }
 
 // StopWatch looks for a turn's stop row while the turn runs.
@@ -109,6 +107,6 @@ func (w StopWatch) Watch(ctx context.Context, stop func()) (end func()) {
 
 // refused reports an error answer of Appwrite's that a retry would not change.
 func refused(err error) bool {
-	status := appwriterest.StatusOf(err)
+	status := awclient.StatusOf(err)
 	return status >= 400 && status < 500 && status != http.StatusTooManyRequests
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 )
 
 func TestStoppedLooksForTheTurnsStopRow(t *testing.T) {
@@ -22,6 +22,7 @@ func TestStoppedLooksForTheTurnsStopRow(t *testing.T) {
 			r.Header.Get("X-Appwrite-Key") != "dynamic_k" || r.Header.Get("X-Appwrite-Project") != "p" {
 			t.Errorf("%s %s %q %v", r.Method, r.URL.Path, q, r.Header)
 		}
+		w.Header().Set("Content-Type", "application/json") // as Appwrite answers: the SDK reads nothing else
 		_, _ = w.Write([]byte(rows))
 	}))
 	defer srv.Close()
@@ -59,8 +60,8 @@ func TestStopWatchStopsOnceTheRowAppearsAndRidesOutTransientFailures(t *testing.
 	stopped := make(chan struct{})
 	end := StopWatch{Stopped: looks.stopped, Clock: clk}.Watch(context.Background(), func() { close(stopped) })
 	defer end()
-	for i, answer := range []error{nil, &appwriterest.Error{Status: http.StatusServiceUnavailable, Message: "busy"},
-		&appwriterest.Error{Status: http.StatusTooManyRequests, Message: "slow down"}, errors.New("connection reset"), errFound} {
+	for i, answer := range []error{nil, &awclient.Error{Status: http.StatusServiceUnavailable, Message: "busy"},
+		&awclient.Error{Status: http.StatusTooManyRequests, Message: "slow down"}, errors.New("connection reset"), errFound} {
 		waitArmed(t, clk)
 		clk.Advance(DefaultStopPoll - time.Millisecond)
 		select {
@@ -84,7 +85,7 @@ func TestStopWatchGivesUpWhenAppwriteRefusesTheLook(t *testing.T) {
 	waitArmed(t, clk)
 	clk.Advance(DefaultStopPoll)
 	<-looks.asked
-	looks.answers <- &appwriterest.Error{Status: http.StatusUnauthorized, Type: "general_unauthorized_scope", Message: "missing scope (rows.read)"}
+	looks.answers <- &awclient.Error{Status: http.StatusUnauthorized, Type: "general_unauthorized_scope", Message: "missing scope (rows.read)"}
 	if l := <-logs; !strings.Contains(l, "can no longer be stopped") || !strings.Contains(l, "rows.read") {
 		t.Fatalf("log %q", l)
 	}

@@ -5,29 +5,8 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/stdwebhooks"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 )
-
-// ProgressBody is the request's "progress" field: where the engine publishes the timeline while the turn
-// runs. Realtime and Webhook may both be set.
-type ProgressBody struct {
-	// TurnID names the turn in every published event (rows and webhook batches). Optional: the execution id
-	// (x-appwrite-execution-id), else a random id, is used. A browser that sets it can filter its
-	// subscription before the execution exists.
-	TurnID string `json:"turn_id,omitempty"`
-	// Realtime writes the events as rows of the configured progress table, readable only by the calling user.
-	Realtime bool `json:"realtime,omitempty"`
-	// Webhook posts signed batches to a URL.
-	Webhook *WebhookBody `json:"webhook,omitempty"`
-}
-
-// WebhookBody is the webhook sink of a request.
-type WebhookBody struct {
-	// URL receives the batches (https, public address).
-	URL string `json:"url"`
-	// Secret signs them with Standard Webhooks ("whsec_" + base64 of 24 to 64 bytes).
-	Secret string `json:"secret"`
-}
 
 // Progress is the validated progress field.
 type Progress struct {
@@ -56,7 +35,7 @@ const (
 	MsgWebhookSecret   = "progress.webhook.secret must be whsec_ followed by the base64 of 24 to 64 random bytes"
 )
 
-func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
+func parseProgress(b *turnrequest.Progress, async bool) (*Progress, *Error) {
 	if b == nil {
 		if async {
 			return nil, invalid("%s", MsgAsyncNeedsSink)
@@ -64,7 +43,7 @@ func parseProgress(b *ProgressBody, async bool) (*Progress, *Error) {
 		return nil, nil
 	}
 	p := &Progress{TurnID: strings.TrimSpace(b.TurnID), Realtime: b.Realtime}
-	if p.TurnID != "" && !turncontract.ValidTurnID(p.TurnID) {
+	if p.TurnID != "" && !turnrequest.ValidTurnID(p.TurnID) {
 		return nil, invalid("%s", MsgTurnID)
 	}
 	if w := b.Webhook; w != nil {

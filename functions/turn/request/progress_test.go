@@ -1,7 +1,7 @@
 package request
 
 import (
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -71,7 +71,7 @@ func FuzzParseProgress(f *testing.F) {
 			t.Fatal("async accepted without a sink")
 		}
 		if p := turn.Progress; p != nil {
-			if p.TurnID != "" && !turncontract.ValidTurnID(p.TurnID) {
+			if p.TurnID != "" && !turnrequest.ValidTurnID(p.TurnID) {
 				t.Fatalf("turn id %q", p.TurnID)
 			}
 			if w := p.Webhook; w != nil && (!w.Secret.Valid() || !(strings.HasPrefix(w.URL, "https://") || strings.HasPrefix(w.URL, "http://"))) {

@@ -11,8 +11,7 @@ import (
 
 	"appwrite-agent/shared/attachment"
 	"appwrite-agent/shared/ident"
-	"appwrite-agent/shared/llm"
-	"appwrite-agent/shared/turncontract"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // MaxBodyBytes is the largest turn request body: what Appwrite accepts as an execution's body
@@ -40,58 +39,6 @@ type Limits struct {
 	MaxAttachmentBytes int
 }
 
-// HistoryMessage is one earlier message of the conversation.
-type HistoryMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-// InlineAttachment is an attachment as the client sends it.
-type InlineAttachment struct {
-	ID            string `json:"id,omitempty"`
-	Name          string `json:"name"`
-	Mime          string `json:"mime,omitempty"`
-	Size          *int64 `json:"size,omitempty"`
-	Kind          string `json:"kind,omitempty"`
-	ContentBase64 string `json:"content_base64,omitempty"`
-	DataBase64    string `json:"data_base64,omitempty"`
-}
-
-// MCPConnection is an MCP server the client connected, with the tokens it owns.
-type MCPConnection struct {
-	ID          string          `json:"id"`
-	Name        string          `json:"name,omitempty"`
-	URL         string          `json:"url,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Tokens      json.RawMessage `json:"tokens,omitempty"`
-	ClientInfo  json.RawMessage `json:"client_info,omitempty"`
-}
-
-// Memory is a saved memory the caller injects (ours: the reference left injection to Cloud).
-type Memory struct {
-	Key      string `json:"key"`
-	Content  string `json:"content"`
-	Category string `json:"category,omitempty"`
-	Priority int    `json:"priority,omitempty"`
-	// Active defaults to true; inactive entries are ignored.
-	Active *bool `json:"active,omitempty"`
-}
-
-// Body is the JSON body of POST / and POST /api/turn.
-type Body struct {
-	Message        string             `json:"message"`
-	History        []HistoryMessage   `json:"history"`
-	Attachments    []InlineAttachment `json:"attachments"`
-	MCPConnections []MCPConnection    `json:"mcp_connections"`
-	LLM            *llm.Override      `json:"llm"`
-	Memories       []Memory           `json:"memories"`
-	// Async says the call is an async execution (ours): the budget is then TURN_ASYNC_BUDGET and a progress
-	// sink is required. Appwrite tells a function neither its mode nor its timeout, so the caller must.
-	Async bool `json:"async"`
-	// Progress names the sinks that receive the timeline while the turn runs (ours).
-	Progress *ProgressBody `json:"progress"`
-}
-
 // Attachment is a normalised attachment with its decoded bytes.
 type Attachment struct {
 	ID, Name, Mime, Kind string
@@ -102,16 +49,16 @@ type Attachment struct {
 type Turn struct {
 	// Message is the user's message, stripped.
 	Message string
-	// History is the last turncontract.HistoryWindow messages, stripped, empty ones dropped.
-	History []HistoryMessage
+	// History is the last turnrequest.HistoryWindow messages, stripped, empty ones dropped.
+	History []turnrequest.HistoryMessage
 	// Attachments are normalised and decoded.
 	Attachments []Attachment
 	// MCPConnections are passed through for the MCP tool source.
-	MCPConnections []MCPConnection
+	MCPConnections []turnrequest.MCPConnection
 	// LLM is the per-turn override (nil when absent).
-	LLM *llm.Override
+	LLM *turnrequest.LLM
 	// Memories are the active memories, highest priority first (not yet cut to the size budget).
-	Memories []Memory
+	Memories []turnrequest.Memory
 	// FirstTurn is true when the kept history is empty: the turn then gets a conversation title.
 	FirstTurn bool
 	// Async is the request's async flag.
@@ -136,7 +83,7 @@ func invalid(format string, args ...any) *Error {
 // memoryKey is ^[a-z][a-z0-9_.-]{1,127}$.
 var memoryKey = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_.-"), MinRest: 1, MaxRest: 127}
 
-// Parse decodes and validates body. Unknown fields are ignored, as pydantic does.
+// Parse decodes and validates body, a turnrequest.Body. Unknown fields are ignored, as pydantic does.
 func Parse(body []byte, lim Limits) (Turn, *Error) {
 	if lim.MaxAttachments <= 0 {
 		lim.MaxAttachments = DefaultMaxAttachments
@@ -152,7 +99,7 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Turn{}, &Error{Status: http.StatusBadRequest, Message: "request body must be a JSON object"}
 	}
-	var b Body
+	var b turnrequest.Body
 	if err := json.Unmarshal(body, &b); err != nil {
 		return Turn{}, &Error{Status: http.StatusBadRequest, Message: "request body must be a JSON object: " + err.Error()}
 	}
@@ -168,12 +115,12 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 		b.History[i].Role = role
 	}
 	hist := b.History
-	if len(hist) > turncontract.HistoryWindow {
-		hist = hist[len(hist)-turncontract.HistoryWindow:]
+	if len(hist) > turnrequest.HistoryWindow {
+		hist = hist[len(hist)-turnrequest.HistoryWindow:]
 	}
 	for _, h := range hist {
 		if c := strings.TrimSpace(h.Content); c != "" {
-			t.History = append(t.History, HistoryMessage{Role: h.Role, Content: c})
+			t.History = append(t.History, turnrequest.HistoryMessage{Role: h.Role, Content: c})
 		}
 	}
 	t.FirstTurn = len(t.History) == 0
@@ -213,11 +160,11 @@ func Parse(body []byte, lim Limits) (Turn, *Error) {
 	return t, nil
 }
 
-func validateMemories(in []Memory) ([]Memory, *Error) {
-	if len(in) > turncontract.MaxMemories {
-		return nil, invalid("at most %d memories per turn", turncontract.MaxMemories)
+func validateMemories(in []turnrequest.Memory) ([]turnrequest.Memory, *Error) {
+	if len(in) > turnrequest.MaxMemories {
+		return nil, invalid("at most %d memories per turn", turnrequest.MaxMemories)
 	}
-	var out []Memory
+	var out []turnrequest.Memory
 	for i, m := range in {
 		m.Key = strings.TrimSpace(m.Key)
 		if !memoryKey.Match(m.Key) {
@@ -253,7 +200,7 @@ func validateMemories(in []Memory) ([]Memory, *Error) {
 	return out, nil
 }
 
-func normalizeAttachment(a InlineAttachment, i int, maxBytes int) (Attachment, *Error) {
+func normalizeAttachment(a turnrequest.InlineAttachment, i int, maxBytes int) (Attachment, *Error) {
 	name := attachment.SanitizeName(a.Name)
 	raw := a.ContentBase64
 	if raw == "" {

@@ -9,8 +9,12 @@ import (
 	"net/http"
 	"time"
 
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/seal"
+
+	"github.com/appwrite/sdk-for-go/client"
+	"github.com/appwrite/sdk-for-go/functions"
+	"github.com/appwrite/sdk-for-go/models"
 )
 
 // JobPath is where delayed retry executions of the ingress arrive.
@@ -87,19 +91,14 @@ func (s appwriteScheduler) Schedule(ctx context.Context, job Job, at time.Time, 
 		return err
 	}
 	// Appwrite's createExecution: body, async, path, method, headers, scheduledAt (ISO 8601, minute precision).
-	params := map[string]any{
-		"body":        sealed,
-		"async":       true,
-		"path":        JobPath,
-		"method":      "POST",
-		"headers":     map[string]string{"content-type": "text/plain"},
-		"scheduledAt": at.UTC().Format("2006-01-02T15:04:05.000+00:00"),
-	}
-	h := http.Header{}
-	h.Set("X-Appwrite-Project", s.self.ProjectID)
-	h.Set("X-Appwrite-Key", s.key)
-	if err := appwriterest.Do(ctx, s.client, appwriterest.Request{Method: http.MethodPost, URL: s.self.Endpoint + "/functions/" + s.self.FunctionID + "/executions",
-		Header: h, Body: params, MaxAnswer: 64 << 10}, nil); err != nil {
+	aw := awclient.New(s.self.Endpoint, s.self.ProjectID, s.client, 64<<10)
+	if _, err := awclient.Do(ctx, aw, awclient.Key(s.key), func(sdk client.Client) (*models.Execution, error) {
+		f := functions.New(sdk)
+		return f.CreateExecution(s.self.FunctionID, f.WithCreateExecutionBody(sealed), f.WithCreateExecutionAsync(true),
+			f.WithCreateExecutionPath(JobPath), f.WithCreateExecutionMethod(http.MethodPost),
+			f.WithCreateExecutionHeaders(map[string]string{"content-type": "text/plain"}),
+			f.WithCreateExecutionScheduledAt(at.UTC().Format("2006-01-02T15:04:05.000+00:00")))
+	}); err != nil {
 		return fmt.Errorf("create delayed execution: %w", err)
 	}
 	return nil

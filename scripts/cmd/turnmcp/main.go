@@ -34,6 +34,7 @@ import (
 	"appwrite-agent/functions/turn/mcptools"
 	"appwrite-agent/functions/turn/request"
 	"appwrite-agent/shared/safehttp"
+	"appwrite-agent/shared/turnrequest"
 )
 
 // Budget bounds the whole run, as a turn's budget bounds its MCP exchanges (the suite gives a client 30 s
@@ -76,8 +77,8 @@ type config struct {
 }
 
 // connection is the MCP connection a caller would hand turn for the scenario.
-func connection(cfg config) (request.MCPConnection, error) {
-	c := request.MCPConnection{ID: "conformance", Name: "Conformance server", URL: cfg.url}
+func connection(cfg config) (turnrequest.MCPConnection, error) {
+	c := turnrequest.MCPConnection{ID: "conformance", Name: "Conformance server", URL: cfg.url}
 	if !strings.HasPrefix(cfg.scenario, "auth/") {
 		// The suite's other servers ask for no authorization; turn still needs a token to connect at all.
 		c.Tokens = json.RawMessage(`{"access_token":"conformance-access-token","token_type":"Bearer"}`)
@@ -121,7 +122,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Log:     func(s string) { fmt.Fprintln(out, "log:", s) },
 		Info:    func(s string) { fmt.Fprintln(out, "info:", s) },
 	}
-	loaded := src.Load(ctx, &request.Turn{Message: "conformance", MCPConnections: []request.MCPConnection{conn}}, map[string]bool{})
+	loaded := src.Load(ctx, &request.Turn{Message: "conformance", MCPConnections: []turnrequest.MCPConnection{conn}}, map[string]bool{})
 	if loaded.Close != nil {
 		defer loaded.Close()
 	}

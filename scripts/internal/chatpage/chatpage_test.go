@@ -80,7 +80,7 @@ func (p *page) eval(expr string) string {
 // send types a message and sends it.
 func (p *page) send(msg string) {
 	p.t.Helper()
-	p.wait("the composer to be ready", `!document.querySelector("#send").disabled`)
+	p.wait("the composer to be ready", `document.querySelector("#send")?.disabled === false`) // Send, not Stop: the last turn has ended
 	before := p.eval(`String(document.querySelectorAll(".msg-user").length)`)
 	p.do("sending "+msg, browser.Type(chromedp.ID("prompt"), msg), chromedp.Click(chromedp.ID("send")))
 	p.wait("the message "+msg+" sent (or an error)", `document.querySelectorAll(".msg-user").length > `+before+` || document.querySelector(".toast-error")`)

@@ -229,7 +229,19 @@ func TestChatHabits(t *testing.T) {
 	if ms, err := time.ParseDuration(shown + "ms"); err == nil && ms > 0 {
 		t.Logf("first token: %d ms from the model's answer to the page (docs/benchmarks.md)", time.UnixMilli(ms.Milliseconds()).Sub(sent).Milliseconds())
 	}
+	escAt := time.Now()
 	p.do("pressing Esc", chromedp.KeyEvent(kb.Escape))
+	hangUp := func(n int) time.Time {
+		wait, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		got, err := model.WaitHangUps(wait, n)
+		if err != nil {
+			t.Fatalf("the model's stalled stream after Stop: %v", err)
+		}
+		return got[n-1]
+	}
+	// The model never ends the story: its stream closes only when turn closes it.
+	t.Logf("Stop: the model's stream closed %d ms after Esc (docs/benchmarks.md)", hangUp(1).Sub(escAt).Milliseconds())
 	p.wait("the turn stopped", `document.querySelector("#messages > .msg-assistant:last-child")?.classList.contains("status-stopped") && !!document.querySelector("#messages > .msg-assistant:last-child .stopped-note")`)
 	if got := p.eval(`document.querySelector("#messages > .msg-assistant:last-child .answer, #messages > .msg-assistant:last-child .tokens")?.textContent.trim() ?? ""`); got != strings.TrimSpace(partial) {
 		t.Errorf("the stopped answer reads %q, want the partial %q", got, strings.TrimSpace(partial))
@@ -246,6 +258,7 @@ func TestChatHabits(t *testing.T) {
 	p.wait("the running turn after the reload", `!!document.querySelector("#stop") && `+running+`?.querySelector(".tokens")?.textContent === `+js(partial))
 	p.do("stopping after the reload", chromedp.Click(chromedp.ID("stop")))
 	p.wait("the reloaded turn stopped", `document.querySelector("#messages > .msg-assistant:last-child")?.classList.contains("status-stopped")`)
+	hangUp(2)
 
 	// Rename in place, then search by title.
 	p.wait("the title", `document.querySelector("#conversations li.active a")?.textContent === "Habits of a chat"`)
@@ -347,6 +360,23 @@ func TestChatHabits(t *testing.T) {
 		t.Errorf("at 360 px the page is %s px wide: it scrolls sideways", got)
 	}
 	p.wait("the composer on a narrow screen", inView("#prompt")+` && `+inView("#send"))
+
+	// The on-screen keyboard: the page asks phones to resize the layout for it (interactive-widget), so
+	// with the keyboard open the page is the screen above it, and the composer and the latest message
+	// stay on screen.
+	if got := p.eval(`document.querySelector('meta[name="viewport"]')?.content ?? ""`); !strings.Contains(got, "interactive-widget=resizes-content") {
+		t.Errorf("the viewport meta is %q: the on-screen keyboard would cover the composer", got)
+	}
+	p.do("focusing the composer", chromedp.Focus(chromedp.ID("prompt")))
+	p.do("the keyboard open", chromedp.EmulateViewport(360, 740-300, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	p.wait("the page laid out above the keyboard", `innerHeight === 440`)
+	p.wait("the composer above the keyboard", inView("#prompt")+` && `+inView("#send")+` && document.activeElement?.id === "prompt"`)
+	p.eval(`document.querySelector("#messages > :last-child").scrollIntoView({block: "end"}), "ok"`)
+	p.wait("the latest message above the composer", inView("#messages > :last-child"))
+	if got := p.eval(`String(document.documentElement.scrollWidth)`); got != "360" {
+		t.Errorf("with the keyboard open the page is %s px wide: it scrolls sideways", got)
+	}
+	p.shot("chat-phone-keyboard.png")
 }
 
 // SuggestionLearn is the "Learn" suggestion's prompt (EmptyState.tsx).

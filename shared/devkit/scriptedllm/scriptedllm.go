@@ -20,6 +20,7 @@ package scriptedllm
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -179,11 +180,15 @@ type Server struct {
 	divert   func(Request) bool
 	diverted []Reply
 	side     []Request
+	// hangUps are the times clients went away from stalled streams (Reply.StallAfter); hungUp is closed and
+	// replaced at each one, for WaitHangUps.
+	hangUps []time.Time
+	hungUp  chan struct{}
 }
 
 // New starts a scripted server on a loopback port with the given replies queued.
 func New(replies ...Reply) *Server {
-	s := &Server{queue: append([]Reply(nil), replies...)}
+	s := &Server{queue: append([]Reply(nil), replies...), hungUp: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -232,12 +237,12 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// Reset drops the queue, the handler, the fallback and the recorded requests. A diversion stays in place,
+// Reset drops the queue, the handler, the fallback, the recorded requests and hang-ups. A diversion stays in place,
 // with no replies and no requests.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	s.queue, s.handler, s.fallback, s.requests = nil, nil, nil, nil
-	s.diverted, s.side = nil, nil
+	s.diverted, s.side, s.hangUps = nil, nil, nil
 	s.mu.Unlock()
 }
 
@@ -265,6 +270,38 @@ func (s *Server) Diverted() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.side...)
+}
+
+// WaitHangUps waits until clients have gone away from at least n stalled streams (Reply.StallAfter: a stream
+// the model never ends, so only its client can close it) and returns when each went away, in order; it fails
+// when ctx ends first.
+func (s *Server) WaitHangUps(ctx context.Context, n int) ([]time.Time, error) {
+	for {
+		s.mu.Lock()
+		got, ch := append([]time.Time(nil), s.hangUps...), s.hungUp
+		s.mu.Unlock()
+		if len(got) >= n {
+			return got, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return got, fmt.Errorf("scriptedllm: %d of %d stalled streams closed by their client: %w", len(got), n, ctx.Err())
+		}
+	}
+}
+
+// noteHangUp records that the client of a stalled stream went away (its request's context ended before the
+// handler did).
+func (s *Server) noteHangUp(r *http.Request) {
+	if r.Context().Err() == nil {
+		return
+	}
+	s.mu.Lock()
+	s.hangUps = append(s.hangUps, time.Now())
+	close(s.hungUp)
+	s.hungUp = make(chan struct{})
+	s.mu.Unlock()
 }
 
 // ExhaustedMessage is the error message answered (HTTP 500) when a request arrives with nothing scripted.
@@ -322,6 +359,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := s.next(req)
+	if reply.StallAfter > 0 {
+		defer s.noteHangUp(r)
+	}
 	if reply.Delay > 0 && !sleep(r, reply.Delay) {
 		return
 	}

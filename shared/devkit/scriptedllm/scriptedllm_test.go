@@ -88,9 +88,17 @@ func TestChatStreamStalls(t *testing.T) {
 		}
 		text.WriteString(c.Choices[0].Delta.Content)
 	}
+	wait, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	if got, _ := s.WaitHangUps(wait, 0); len(got) != 0 {
+		t.Fatalf("hang-ups %v before the client went away", got)
+	}
 	cancel() // the only way the stream ends now
 	if _, err := st.Recv(); err == nil || text.String() != "one " {
 		t.Fatalf("after %q: %v", text.String(), err)
+	}
+	if got, err := s.WaitHangUps(wait, 1); err != nil || len(got) != 1 {
+		t.Fatalf("the stalled stream's hang-up: %v %v", got, err)
 	}
 }
 

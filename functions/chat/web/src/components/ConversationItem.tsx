@@ -10,7 +10,7 @@ export const TITLE_MAX = 120
 
 /**
  * ConversationItem is one conversation in the sidebar: a link to it, and its rename (in place: Enter or leaving
- * the field saves, Esc cancels) and delete buttons.
+ * the field saves, Esc cancels; after Enter or Esc, focus returns to the rename button) and delete buttons.
  */
 export function ConversationItem({
   conversation: c,
@@ -29,7 +29,8 @@ export function ConversationItem({
   const [draft, setDraft] = useState("")
   const input = useRef<HTMLInputElement>(null)
   const renameButton = useRef<HTMLButtonElement>(null)
-  const open = useRef(false) // the field is being edited (Enter and the blur that follows finish once)
+  const open = useRef(false) // the field is being edited: the first of Enter, Esc or leaving it finishes it
+  const keyDone = useRef(false) // Enter or Esc finished it: the field closes when that key is released
   const title = c.title || "New conversation"
   useEffect(() => {
     if (editing) input.current?.select()
@@ -37,14 +38,14 @@ export function ConversationItem({
 
   const start = () => {
     open.current = true
+    keyDone.current = false
     setDraft(c.title)
     setEditing(true)
   }
+  // finish saves the draft (or not) once per edit.
   const finish = (save: boolean) => {
     if (!open.current) return
     open.current = false
-    setEditing(false)
-    window.setTimeout(() => renameButton.current?.focus(), 0)
     const next = draft.trim()
     if (!save || next === "" || next === c.title) return
     putConversation(qc, { ...c, title: next }) // shown at once; chat's answer (and Realtime) confirm it
@@ -67,16 +68,23 @@ export function ConversationItem({
           value={draft}
           maxLength={TITLE_MAX}
           onChange={(e) => setDraft(e.target.value)}
-          onBlur={() => finish(true)}
+          onBlur={() => {
+            finish(true) // the user went elsewhere: focus stays where they put it
+            setEditing(false)
+          }}
           onKeyDown={(e) => {
-            if (e.key === "Enter") {
-              e.preventDefault()
-              finish(true)
-            } else if (e.key === "Escape") {
+            if (e.key === "Enter" || e.key === "Escape") {
               e.preventDefault()
               e.stopPropagation()
-              finish(false)
+              finish(e.key === "Enter")
+              keyDone.current = true
             }
+          }}
+          onKeyUp={() => {
+            // The field stays until the key that finished it is released, so no part of that key press (the
+            // browser may deliver Enter's keypress after other tasks have run) reaches the rename button, which
+            // would open the field again; focus then goes back to that button, blurring the field.
+            if (keyDone.current) renameButton.current?.focus()
           }}
         />
       ) : (

@@ -1,4 +1,4 @@
-package appwriteapi_test
+package subscriptions_test
 
 import (
 	"context"
@@ -10,24 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"appwrite-agent/functions/mcp-events/appwriteapi"
-	"appwrite-agent/shared/appwriterest"
+	"appwrite-agent/functions/mcp-events/subscriptions"
+	"appwrite-agent/shared/awclient"
 )
-
-func TestWebhookBothSpellings(t *testing.T) {
-	for _, body := range []string{
-		`{"$id":"w","tls":true,"authUsername":"u","authPassword":"p","secret":"s","events":["a"],"enabled":false}`,
-		`{"$id":"w","security":true,"httpUser":"u","httpPass":"p","signatureKey":"s","events":["a"],"enabled":false}`,
-	} {
-		var w appwriteapi.Webhook
-		if err := json.Unmarshal([]byte(body), &w); err != nil {
-			t.Fatal(err)
-		}
-		if w.ID != "w" || !w.TLS || w.AuthUsername != "u" || w.AuthPassword != "p" || w.Secret != "s" || w.Enabled {
-			t.Fatalf("%s: %+v", body, w)
-		}
-	}
-}
 
 // TestCallsCarryTheCallersToken: every call is made as the caller, in admin mode, in the project, and
 // Appwrite errors come back typed.
@@ -45,15 +30,16 @@ func TestCallsCarryTheCallersToken(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := appwriteapi.New(srv.URL+"/v1", nil).Project("p1", "tok").GetTable(ctx, "db", "t")
-	var ae *appwriterest.Error
-	if appwriterest.StatusOf(err) != 404 || !asError(err, &ae) || ae.Type != "table_not_found" {
+	p := subscriptions.NewAppwrite(srv.URL+"/v1", nil).Project("p1", "tok")
+	err := p.Client.Call(ctx, p.Auth, awclient.Request{Method: http.MethodGet, Path: awclient.Path("tablesdb", "db", "tables", "t")}, nil)
+	var ae *awclient.Error
+	if awclient.StatusOf(err) != 404 || !asError(err, &ae) || ae.Type != "table_not_found" || p.ID() != "p1" {
 		t.Fatalf("%v", err)
 	}
 }
 
-func asError(err error, target **appwriterest.Error) bool {
-	e, ok := err.(*appwriterest.Error)
+func asError(err error, target **awclient.Error) bool {
+	e, ok := err.(*awclient.Error)
 	*target = e
 	return ok
 }
@@ -64,13 +50,13 @@ func TestAtLeast(t *testing.T) {
 		want bool
 	}{{"1.9.5", true}, {"1.9.6", true}, {"1.10.0", true}, {"2.0", true}, {"1.9.0", false}, {"1.8.1", false},
 		{"1.9.5-rc.1", false}, {"1.9.6-rc.1", true}, {"1.9.5+cloud", true}, {"v1.9.5", true}, {"", false}, {"latest", false}, {"1.9.x", false}} {
-		if got := appwriteapi.AtLeast(c.v, appwriteapi.MinVersion); got != c.want {
-			t.Errorf("AtLeast(%q, %s) = %v", c.v, appwriteapi.MinVersion, got)
+		if got := subscriptions.AtLeast(c.v, subscriptions.MinVersion); got != c.want {
+			t.Errorf("AtLeast(%q, %s) = %v", c.v, subscriptions.MinVersion, got)
 		}
 	}
 }
 
-// TestRequireVersion: the version is read once per Client; a failed read is not kept; an old version is a
+// TestRequireVersion: the version is read once per Appwrite; a failed read is not kept; an old version is a
 // *VersionError naming what was found and what is needed; a missing or unparseable one passes.
 func TestRequireVersion(t *testing.T) {
 	var hits int
@@ -89,13 +75,13 @@ func TestRequireVersion(t *testing.T) {
 	defer cancel()
 
 	status = http.StatusServiceUnavailable
-	c := appwriteapi.New(srv.URL+"/v1", nil)
-	if err := c.RequireVersion(ctx); appwriterest.StatusOf(err) != 503 {
+	c := subscriptions.NewAppwrite(srv.URL+"/v1", nil)
+	if err := c.RequireVersion(ctx); awclient.StatusOf(err) != 503 {
 		t.Fatalf("unreachable version: %v", err)
 	}
 	status = http.StatusOK
 	err := c.RequireVersion(ctx)
-	var ve *appwriteapi.VersionError
+	var ve *subscriptions.VersionError
 	if !errors.As(err, &ve) || ve.Found != "1.9.0" || ve.Need != "1.9.5" || !strings.Contains(err.Error(), "Appwrite 1.9.0; mcp-events needs 1.9.5 or later") {
 		t.Fatalf("old version: %v", err)
 	}
@@ -103,7 +89,7 @@ func TestRequireVersion(t *testing.T) {
 	if err := c.RequireVersion(ctx); !errors.As(err, &ve) || hits != 2 {
 		t.Fatalf("kept answer: %v, %d reads", err, hits)
 	}
-	c2 := appwriteapi.New(srv.URL+"/v1", nil)
+	c2 := subscriptions.NewAppwrite(srv.URL+"/v1", nil)
 	if err := c2.RequireVersion(ctx); err != nil {
 		t.Fatalf("1.9.6: %v", err)
 	}
@@ -114,7 +100,7 @@ func TestRequireVersion(t *testing.T) {
 	// what the server does with the secret (CreateWebhook, SetWebhookSecret).
 	for _, v := range []string{"", "cloud-2026.12", "1.9.x"} {
 		version = v
-		if err := appwriteapi.New(srv.URL+"/v1", nil).RequireVersion(ctx); err != nil {
+		if err := subscriptions.NewAppwrite(srv.URL+"/v1", nil).RequireVersion(ctx); err != nil {
 			t.Fatalf("version %q: %v", v, err)
 		}
 	}
@@ -150,33 +136,34 @@ func TestWebhookWritesCheckTheSecretKept(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	p := appwriteapi.New(srv.URL+"/v1", nil).Project("p1", "tok")
+	aw := subscriptions.NewAppwrite(srv.URL+"/v1", nil)
+	p := aw.Project("p1", "tok")
 	const sent = "derived-secret-0123456789"
 
 	for _, a := range []string{"echo", ""} {
 		answer = a
-		if _, err := p.CreateWebhook(ctx, "wh1", sent, appwriteapi.WebhookInput{URL: "https://x.example/h"}); err != nil {
+		if _, err := aw.CreateWebhook(ctx, p, "wh1", sent, awclient.WebhookInput{URL: "https://x.example/h"}); err != nil {
 			t.Fatalf("create answered %q: %v", a, err)
 		}
-		if err := p.SetWebhookSecret(ctx, "wh1", sent); err != nil {
+		if err := aw.SetWebhookSecret(ctx, p, "wh1", sent); err != nil {
 			t.Fatalf("rotation answered %q: %v", a, err)
 		}
 	}
 	answer, calls = "generated-by-the-server", nil
-	_, err := p.CreateWebhook(ctx, "wh1", sent, appwriteapi.WebhookInput{URL: "https://x.example/h"})
-	var ve *appwriteapi.VersionError
-	if !errors.As(err, &ve) || !ve.IgnoredSecret || ve.Found != "cloud-build-7" || ve.Need != appwriteapi.MinVersion || ve.Leftover != nil {
+	_, err := aw.CreateWebhook(ctx, p, "wh1", sent, awclient.WebhookInput{URL: "https://x.example/h"})
+	var ve *subscriptions.VersionError
+	if !errors.As(err, &ve) || !ve.IgnoredSecret || ve.Found != "cloud-build-7" || ve.Need != subscriptions.MinVersion || ve.Leftover != nil {
 		t.Fatalf("create with the secret ignored: %v", err)
 	}
 	if len(calls) != 2 || calls[1] != "DELETE /v1/webhooks/wh1" {
 		t.Fatalf("calls %v: the created webhook must be deleted", calls)
 	}
 	deleteStatus = http.StatusInternalServerError
-	_, err = p.CreateWebhook(ctx, "wh1", sent, appwriteapi.WebhookInput{URL: "https://x.example/h"})
+	_, err = aw.CreateWebhook(ctx, p, "wh1", sent, awclient.WebhookInput{URL: "https://x.example/h"})
 	if !errors.As(err, &ve) || ve.Leftover == nil || !strings.Contains(err.Error(), "deleting the webhook it created failed") {
 		t.Fatalf("failed delete not named: %v", err)
 	}
-	if err := p.SetWebhookSecret(ctx, "wh1", sent); !errors.As(err, &ve) || !ve.IgnoredSecret ||
+	if err := aw.SetWebhookSecret(ctx, p, "wh1", sent); !errors.As(err, &ve) || !ve.IgnoredSecret ||
 		!strings.Contains(err.Error(), "reporting Appwrite cloud-build-7") || !strings.Contains(err.Error(), "needs 1.9.5 or later") {
 		t.Fatalf("rotation with the secret ignored: %v", err)
 	}
