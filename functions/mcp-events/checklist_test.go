@@ -3,13 +3,8 @@ package handler_test
 import (
 	"encoding/base64"
 	"maps"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	neturl "net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"appwrite-agent/functions/mcp-events/mcpserver"
@@ -194,26 +189,7 @@ func TestAnotherUsersUnsubscribeTouchesNothing(t *testing.T) {
 // docs/events.md §11, S29).
 func TestAppwriteFailuresLeaveNothing(t *testing.T) {
 	st := newStack(t)
-	var mu sync.Mutex
-	var failing func(method, path string) bool
-	setFailing := func(f func(method, path string) bool) { mu.Lock(); failing = f; mu.Unlock() }
-	target, err := neturl.Parse(st.laSrv.URL)
-	must(t, err)
-	rp := httputil.NewSingleHostReverseProxy(target)
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		fail := failing != nil && failing(r.Method, r.URL.Path)
-		mu.Unlock()
-		if fail {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"message":"maintenance","code":503,"type":"general_server_error"}`))
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(proxy.Close)
-	st.env["MCP_EVENTS_APPWRITE_ENDPOINT"] = proxy.URL + "/v1"
+	proxy := st.proxyAppwrite(t, nil)
 	url := st.instance(st.server(mcpserver.Options{}))
 	tok := st.token(userID, allScopes)
 	secret := newSecret()
@@ -229,11 +205,11 @@ func TestAppwriteFailuresLeaveNothing(t *testing.T) {
 		{"the webhook list", func(m, p string) bool { return m == "GET" && p == "/v1/webhooks" }, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			setFailing(c.fail)
+			proxy.fail(c.fail)
 			cb := st.recv.url("/" + strings.ReplaceAll(c.name, " ", "-"))
 			before := len(st.recv.received())
 			r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
-			setFailing(nil)
+			proxy.fail(nil)
 			switch {
 			case c.code == 0 && r.Error != nil:
 				t.Fatalf("want a subscription, got %s", r.Raw)

@@ -29,6 +29,15 @@ type appwriteProxy struct {
 	mu     sync.Mutex
 	calls  []string
 	before func(r *http.Request, body []byte)
+	// failing, when set, picks the calls answered with Appwrite's 503 instead of being forwarded.
+	failing func(method, path string) bool
+}
+
+// fail makes the proxy answer the calls f picks with Appwrite's 503 (nil: forward every call again).
+func (p *appwriteProxy) fail(f func(method, path string) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failing = f
 }
 
 func (st *stack) proxyAppwrite(t *testing.T, before func(r *http.Request, body []byte)) *appwriteProxy {
@@ -42,7 +51,14 @@ func (st *stack) proxyAppwrite(t *testing.T, before func(r *http.Request, body [
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		p.mu.Lock()
 		p.calls = append(p.calls, r.Method+" "+r.URL.Path)
+		fail := p.failing != nil && p.failing(r.Method, r.URL.Path)
 		p.mu.Unlock()
+		if fail {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"message":"maintenance","code":503,"type":"general_server_error"}`))
+			return
+		}
 		if p.before != nil {
 			p.before(r, body)
 		}

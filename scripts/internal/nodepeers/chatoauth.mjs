@@ -16,10 +16,14 @@
 //
 // Environment: CHAT_OAUTH_MODULE (the built module), MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_CONTEXT.
 // Exit status 0 when every tool was called, 1 with the reason on stderr otherwise.
+import { writeSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { pathToFileURL } from 'node:url';
 
 const serverUrl = process.argv.at(-1);
-const log = (...a) => console.log(...a);
+// Written synchronously: process.exit below would drop what a pipe has not taken yet.
+const line = (fd, a) => writeSync(fd, a.map((x) => (typeof x === 'string' ? x : inspect(x, { depth: 4 }))).join(' ') + '\n');
+const log = (...a) => line(1, a);
 
 // The browser around the module.
 const storage = new Map();
@@ -32,6 +36,21 @@ globalThis.sessionStorage = {
 globalThis.document = { baseURI: 'https://conformance-test.local/' };
 let navigation;
 globalThis.window = { location: { assign: (url) => (navigation = url) } };
+// A browser sends a request again, on a new connection, when the kept-alive connection it wrote it to was
+// closed by the server before any answer (the suite's servers close idle connections after 5 s, which a loaded
+// machine can let pass between two requests); Node's fetch reports it as a failure instead.
+const nativeFetch = globalThis.fetch;
+globalThis.fetch = async (url, init) => {
+  try {
+    return await nativeFetch(url, init);
+  } catch (err) {
+    if (['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'].includes(err?.cause?.code)) {
+      log('fetch', String(url), 'sent again after', err.cause.code);
+      return nativeFetch(url, init);
+    }
+    throw err;
+  }
+};
 
 const oauth = await import(pathToFileURL(process.env.CHAT_OAUTH_MODULE).href);
 
@@ -111,7 +130,7 @@ try {
     token = await authorize(r.challenge); // a step-up; the module refuses after MAX_STEP_UPS
   }
 } catch (err) {
-  console.error(String(err?.stack ?? err));
+  line(2, [String(err?.stack ?? err)]);
   process.exit(1);
 }
 process.exit(0); // the fetch connections kept alive would hold the process until their idle timeout

@@ -128,8 +128,10 @@ func runClientSuite(t *testing.T, ctx context.Context, p nodepeers.Peers, comman
 			t.Fatalf("%s: %v", files[0], err)
 		}
 		run.checks[name] = cs
-		if stdout, err := os.ReadFile(filepath.Join(filepath.Dir(files[0]), "stdout.txt")); err == nil && len(stdout) > 0 {
-			t.Logf("%s: the client printed:\n%s", name, stdout)
+		for _, stream := range []string{"stdout", "stderr"} {
+			if b, err := os.ReadFile(filepath.Join(filepath.Dir(files[0]), stream+".txt")); err == nil && len(b) > 0 {
+				t.Logf("%s: the client's %s:\n%s", name, stream, b)
+			}
 		}
 	}
 	return run
