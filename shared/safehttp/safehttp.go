@@ -395,6 +395,7 @@ type StatusError struct {
 	Code int
 }
 
+// Error implements error: "<url> answered HTTP <code>".
 func (e *StatusError) Error() string { return fmt.Sprintf("%s answered HTTP %d", e.URL, e.Code) }
 
 // GetJSON GETs url through client (Accept: application/json) and decodes its 200 answer into v. The body is
