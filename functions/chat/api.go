@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -748,7 +750,7 @@ func deleteMemory(c *call) (int, any, *apiError) {
 // connectionID is an MCP connection id as chat takes it: ^[a-z][a-z0-9_-]{1,35}$, what turn accepts
 // (^[a-z][a-z0-9_-]{1,63}$ after lower-casing, docs/turn.md "MCP connections") within the 36 characters of the
 // connection_id column. An id turn would drop, or would merge with another by case, is refused here.
-var connectionID = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_-"), MinRest: 1, MaxRest: 35}
+var connectionID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{1,35}$`) })
 
 func connectionBody(mc store.MCPConnection) map[string]any {
 	return map[string]any{"id": mc.ID, "name": mc.Name, "url": mc.URL, "description": mc.Description,
@@ -769,7 +771,7 @@ func listMCP(c *call) (int, any, *apiError) {
 
 func putMCP(c *call) (int, any, *apiError) {
 	id := c.req.PathValue("id")
-	if !connectionID.Match(id) {
+	if !connectionID().MatchString(id) {
 		return 0, nil, invalid("the connection id must be 2 to 36 characters of a-z, 0-9, _ and -, starting with a letter (got '%s')", id)
 	}
 	var in struct {

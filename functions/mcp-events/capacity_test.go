@@ -1,11 +1,7 @@
 package handler_test
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -112,72 +108,6 @@ func TestRotationGraceNeverDroppedSilently(t *testing.T) {
 		if sub := openEnvelope(t, st, wh); sub.CallbackURL == long && len(sub.PrevSecret) != 0 {
 			t.Fatal("the envelope kept a previous secret the answer said was dropped")
 		}
-	}
-}
-
-// TestVersion1WebhookStillOpensAndIsRewritten: a subscription sealed by the first release (version 1,
-// everything in authUsername and authPassword) is recognised on refresh, which skips the challenge it
-// already passed and rewrites it as version 2.
-func TestVersion1WebhookStillOpensAndIsRewritten(t *testing.T) {
-	st := newStack(t)
-	url := st.instance(st.server(mcpserver.Options{}))
-	tok := st.token(userID, allScopes)
-	secret := newSecret()
-	st.recv.accept(secret)
-	cb := st.recv.url("/hooks/v1")
-	// Subscribe, then overwrite the webhook's envelope with the version 1 form of the same subscription.
-	if r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil)); r.Error != nil {
-		t.Fatalf("%s", r.Raw)
-	}
-	wh := st.webhooks(projectID)[0]
-	sub := openEnvelope(t, st, wh)
-	ring, _ := seal.ParseKeyring(st.env["SEAL_KEYS"])
-	sealer, _ := seal.NewSealer(ring, seal.Budget{})
-	v1, err := sealer.SealVersion1(wh["$id"].(string), sub)
-	must(t, err)
-	st.putWebhook(projectID, wh, map[string]any{"authUsername": v1.Username, "authPassword": v1.Password})
-	if got := envelopeVersion(t, st.webhooks(projectID)[0]); got != seal.Version1 {
-		t.Fatalf("setup: version %d", got)
-	}
-	challenges := len(st.recv.received())
-
-	r := rpc(t, url, tok, "events/subscribe", subParams("tablesdb.row.created", rowArgs(), cb, secret, nil))
-	if r.Error != nil || r.Result["id"] != wh["$id"] {
-		t.Fatalf("refresh: %s", r.Raw)
-	}
-	if n := len(st.recv.received()); n != challenges {
-		t.Fatalf("the refresh of a verified version 1 subscription challenged the callback again")
-	}
-	after := st.webhooks(projectID)[0]
-	if got := envelopeVersion(t, after); got != seal.Version {
-		t.Fatalf("refresh wrote version %d", got)
-	}
-	if s2 := openEnvelope(t, st, after); s2.CallbackURL != cb || !s2.VerifiedAt.Equal(sub.VerifiedAt) || !s2.Expiry.After(sub.Expiry.Add(-1)) {
-		t.Fatalf("rewritten: %+v", s2)
-	}
-}
-
-func envelopeVersion(t *testing.T, wh map[string]any) int {
-	t.Helper()
-	text := str(wh, "authUsername", "httpUser") + str(wh, "authPassword", "httpPass") + subscriptions.URLTail(wh["url"].(string), wh["$id"].(string))
-	env, err := base64.RawURLEncoding.DecodeString(text)
-	must(t, err)
-	if env[0] == seal.Version1 {
-		return seal.Version1
-	}
-	return int(env[0] >> 4)
-}
-
-// putWebhook updates a webhook with the API key (PUT /v1/webhooks/{id}), keeping what set leaves out.
-func (st *stack) putWebhook(project string, wh map[string]any, set map[string]any) {
-	st.t.Helper()
-	body := map[string]any{"name": wh["name"], "url": wh["url"], "events": wh["events"], "enabled": true, "tls": true}
-	for k, v := range set {
-		body[k] = v
-	}
-	raw, _ := json.Marshal(body)
-	if status, b := st.call(project, st.apiKey, "PUT", "/webhooks/"+wh["$id"].(string), "application/json", bytes.NewReader(raw)); status != http.StatusOK {
-		st.t.Fatalf("update webhook: %d %s", status, b)
 	}
 }
 

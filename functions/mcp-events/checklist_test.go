@@ -230,3 +230,33 @@ func TestAppwriteFailuresLeaveNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestRenamedWebhookIsRewritten: a webhook that holds a subscription's id but was renamed in the Console (its
+// label gone) is rewritten by the next subscribe of that subscription, label included: the id is a keyed hash
+// over the principal, the URL, the event and the arguments, so only this caller's own subscription can have
+// it (appwrite/mcp refuses such a subscribe instead: docs/events.md §11, S36).
+func TestRenamedWebhookIsRewritten(t *testing.T) {
+	st := newStack(t)
+	url := st.instance(st.server(mcpserver.Options{}))
+	tok := st.token(userID, allScopes)
+	secret := newSecret()
+	st.recv.accept(secret)
+	params := subParams("tablesdb.row.created", rowArgs(), st.recv.url("/renamed"), secret, nil)
+	r := rpc(t, url, tok, "events/subscribe", params)
+	if r.Error != nil {
+		t.Fatal(string(r.Raw))
+	}
+	id := r.Result["id"].(string)
+	hook := st.webhooks(projectID)[0]
+	renamed := map[string]any{"name": "Renamed by a person", "url": hook["url"], "events": hook["events"], "enabled": true, "tls": true, "security": true}
+	if status, body := st.apiKeyCall("PUT", "/webhooks/"+id, renamed); status != 200 {
+		t.Fatalf("rename: %d %v", status, body)
+	}
+	if r := rpc(t, url, tok, "events/subscribe", params); r.Error != nil || r.Result["id"] != id {
+		t.Fatalf("subscribe after the rename: %s", r.Raw)
+	}
+	hooks := st.webhooks(projectID)
+	if len(hooks) != 1 || !strings.HasPrefix(hooks[0]["name"].(string), "MCP events | tablesdb.row.created | until ") {
+		t.Fatalf("webhooks after the second subscribe: %v", hooks)
+	}
+}

@@ -22,16 +22,16 @@ func (f *fixture) resign(d delivery, s subscription) delivery {
 // longCallback spreads an envelope over authUsername, authPassword and the webhook URL.
 func (f *fixture) longCallback() string { return f.receiver.URL() + "/" + strings.Repeat("c", 220) }
 
-// TestBothEnvelopeFormatsDeliver: a subscription sealed by the first release (version 1) and one sealed
-// now with part of its envelope in the webhook URL both deliver verified events.
-func TestBothEnvelopeFormatsDeliver(t *testing.T) {
+// TestEnvelopeInFieldsOrURLDelivers: a subscription whose envelope fits in authUsername and authPassword
+// and one with part of its envelope in the webhook URL both deliver verified events.
+func TestEnvelopeInFieldsOrURLDelivers(t *testing.T) {
 	f := newFixture(t)
-	old := f.subscribeTo("sub-v1", "row.created", rowArgs, time.Now().Add(time.Hour), f.receiver.URL(), true)
-	cur := f.subscribeTo("sub-v2", "row.created", rowArgs, time.Now().Add(time.Hour), f.longCallback(), false)
-	if old.tail != "" || cur.tail == "" {
-		t.Fatalf("setup: v1 tail %q, v2 tail %q", old.tail, cur.tail)
+	short := f.subscribeTo("sub-fields", "row.created", rowArgs, time.Now().Add(time.Hour), f.receiver.URL())
+	long := f.subscribeTo("sub-url", "row.created", rowArgs, time.Now().Add(time.Hour), f.longCallback())
+	if short.tail != "" || long.tail == "" {
+		t.Fatalf("setup: short tail %q, long tail %q", short.tail, long.tail)
 	}
-	for i, s := range []subscription{old, cur} {
+	for i, s := range []subscription{short, long} {
 		a := f.send(f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")))
 		if a.Status != 200 || a.Outcome != "delivered" {
 			t.Fatalf("%s: %+v", s.id, a)
@@ -48,8 +48,8 @@ func TestBothEnvelopeFormatsDeliver(t *testing.T) {
 // delivered.
 func TestSealedURLPartTampering(t *testing.T) {
 	f := newFixture(t)
-	s := f.subscribeTo("sub-tail-1", "row.created", rowArgs, time.Now().Add(time.Hour), f.longCallback(), false)
-	other := f.subscribeTo("sub-tail-2", "row.created", rowArgs, time.Now().Add(time.Hour), f.longCallback()+"x", false)
+	s := f.subscribeTo("sub-tail-1", "row.created", rowArgs, time.Now().Add(time.Hour), f.longCallback())
+	other := f.subscribeTo("sub-tail-2", "row.created", rowArgs, time.Now().Add(time.Hour), f.longCallback()+"x")
 	events := rowEvents("tickets", "r1", "create")
 	body := rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")
 	base := f.appwriteDelivery(s, events, body)

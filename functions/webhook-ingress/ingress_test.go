@@ -138,22 +138,18 @@ type subscription struct {
 }
 
 func (f *fixture) subscribe(id, event string, args map[string]string, expiry time.Time) subscription {
-	return f.subscribeTo(id, event, args, expiry, f.receiver.URL(), false)
+	return f.subscribeTo(id, event, args, expiry, f.receiver.URL())
 }
 
-// subscribeTo seals as mcp-events does (version 1 as the first release did, when v1 is set).
-func (f *fixture) subscribeTo(id, event string, args map[string]string, expiry time.Time, callback string, v1 bool) subscription {
+// subscribeTo seals as mcp-events does.
+func (f *fixture) subscribeTo(id, event string, args map[string]string, expiry time.Time, callback string) subscription {
 	f.t.Helper()
 	secret, _ := stdwebhooks.ParseSecret(subSecret)
 	sub := seal.Subscription{
 		CallbackURL: callback, Secret: secret, Event: event, Args: seal.ArgsOf(args),
 		ProjectID: projectID, Expiry: expiry, VerifiedAt: time.Now(),
 	}
-	seal := f.sealer.Seal
-	if v1 {
-		seal = f.sealer.SealVersion1
-	}
-	fields, err := seal(id, sub)
+	fields, err := f.sealer.Seal(id, sub)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -336,17 +332,6 @@ func TestNonMatchingChangesDeliverNothing(t *testing.T) {
 	// The events match, the payload is another table's: filtered.
 	if a := f.send(f.appwriteDelivery(s, rowEvents("tickets", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00"))); a.Status != 200 || a.Outcome != "ignored" {
 		t.Fatalf("%+v", a)
-	}
-	// A version 1 envelope stores its event and ids: the same deliveries are ignored, as they always were.
-	old := f.subscribeTo("sub-rows-v1", "row.created", rowArgs, time.Now().Add(time.Hour), f.receiver.URL(), true)
-	for _, d := range []delivery{
-		f.appwriteDelivery(old, rowEvents("other", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
-		f.appwriteDelivery(old, rowEvents("tickets", "r1", "update"), rowBody("tickets", "r1", "2026-12-01T10:00:00.000+00:00")),
-		f.appwriteDelivery(old, rowEvents("tickets", "r1", "create"), rowBody("other", "r1", "2026-12-01T10:00:00.000+00:00")),
-	} {
-		if a := f.send(d); a.Status != 200 || a.Outcome != "ignored" {
-			t.Fatalf("version 1: %+v", a)
-		}
 	}
 	fs := f.subscribe("sub-exec-1", "execution.failed", map[string]string{"function_id": "fn1"}, time.Now().Add(time.Hour))
 	completed := `{"$id":"e1","functionId":"fn1","status":"completed","$updatedAt":"2026-12-01T10:00:00.000+00:00"}`

@@ -14,7 +14,7 @@ func TestRun(t *testing.T) {
 		code  int
 	}{
 		{[]string{"console"}, `{"type":"set_theme","theme":"DARK"}` + "\n", `{"protocol":"appwrite.console/v1","actions":[{"type":"set_theme","theme":"dark"}]}` + "\n", 0},
-		{[]string{"console"}, "[", "Error: invalid console actions — actions must be valid JSON: Expecting value: line 1 column 2 (char 1)\n", 1},
+		{[]string{"console"}, "[", "Error: invalid console actions — actions must be valid JSON: unexpected end of JSON input at byte 1\n", 1},
 		{[]string{"-title", "T", "clarify"}, `{"id":"n","kind":"text","question":"Q"}`, `{"protocol":"appwrite.clarify/v1","prompts":[{"id":"n","kind":"text","question":"Q","required":true,"multiline":false}],"title":"T"}` + "\n", 0},
 		{[]string{"memory"}, `{"type":"forget","key":"ab"}`, `{"protocol":"appwrite.memory/v1","actions":[{"type":"forget","key":"ab","scope":"user"}]}` + "\n", 0},
 		{[]string{"threat"}, `{"category":"illegal","summary":"s","details":"d"}`, `{"protocol":"appwrite.threat/v1","category":"illegal","summary":"s","details":"d"}` + "\n", 0},

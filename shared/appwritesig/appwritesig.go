@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"appwrite-agent/shared/keylist"
@@ -128,7 +129,7 @@ func LoadKeys() (*Keys, error) {
 }
 
 // IDs returns the key ids, primary first.
-func (k *Keys) IDs() []string { return append([]string(nil), k.ids...) }
+func (k *Keys) IDs() []string { return slices.Clone(k.ids) }
 
 // Secret returns the secret to give Appwrite for the webhook with this id
 // (derived with the primary key): base64url(HMAC-SHA256(key, label || id)),

@@ -7,9 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
-
-	"appwrite-agent/shared/ident"
+	"sync"
 
 	"github.com/appwrite/sdk-for-go/client"
 )
@@ -86,12 +86,12 @@ const idChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.
 
 // appwriteID is ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$ (eventcatalog.IDPattern, in the tools' schemas),
 // utopia-php/database's UID validator.
-var appwriteID = ident.Pattern{First: ident.Chars("a-zA-Z0-9"), Rest: ident.Chars("a-zA-Z0-9._-"), MaxRest: 35}
+var appwriteID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$`) })
 
 // ValidID reports whether id is an Appwrite id: 1 to 36 characters of A-Z, a-z, 0-9, '.', '_' and '-', not
 // starting with one of the last three (utopia-php/database's UID validator, which Appwrite applies to every
 // id in a route's path).
-func ValidID(id string) bool { return appwriteID.Match(id) }
+func ValidID(id string) bool { return appwriteID().MatchString(id) }
 
 // RoundTrip implements http.RoundTripper.
 func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {

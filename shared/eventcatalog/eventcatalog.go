@@ -11,6 +11,7 @@ package eventcatalog
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -118,7 +119,7 @@ type Event struct {
 	// filter reports whether a decoded Appwrite payload belongs to a subscription with these arguments
 	// (Appwrite filters only by event name); project reduces it to the payload fields.
 	filter  func(args map[string]string, p payload) bool
-	project func(p payload, f fieldList) fieldList
+	project func(p payload, f *fields)
 }
 
 // Filter is an optional subscription argument that narrows what is delivered.
@@ -143,7 +144,7 @@ const ScopeAll = "project:all"
 // ScopeRequirements returns every scope requirement of the catalog, the webhook scopes first, each once:
 // every inner list is met by any one of its alternatives (Cloud names).
 func ScopeRequirements() [][]string {
-	out := append([][]string(nil), webhookScopes...)
+	out := slices.Clone(webhookScopes)
 	seen := map[string]bool{}
 	for _, g := range out {
 		seen[strings.Join(g, " ")] = true
@@ -188,9 +189,7 @@ func rowPayload(extra map[string]map[string]any) map[string]map[string]any {
 		"created_at": ts("When the row was created."),
 		"updated_at": ts("When the row was last updated."),
 	}
-	for k, v := range extra {
-		p[k] = v
-	}
+	maps.Copy(p, extra)
 	return p
 }
 
@@ -376,7 +375,7 @@ func lookupIn(list []Event, name string) *Event {
 }
 
 // All returns the catalog in its fixed order.
-func All() []Event { return append([]Event(nil), events...) }
+func All() []Event { return slices.Clone(events) }
 
 // Lookup returns the event called name: a catalog event, or a legacy one (RenamedTo set).
 func Lookup(name string) (Event, bool) {
@@ -425,7 +424,7 @@ func (e Event) PayloadSchema() map[string]any {
 	return map[string]any{
 		"type":                 "object",
 		"properties":           props,
-		"required":             append([]string(nil), e.PayloadRequired...),
+		"required":             slices.Clone(e.PayloadRequired),
 		"additionalProperties": false,
 	}
 }
@@ -461,7 +460,7 @@ func Unmet(requirements [][]string, granted map[string]bool) [][]string {
 
 // unmet is Unmet of e's requirements, webhook scopes first.
 func (e Event) unmet(scopes map[string]bool) [][]string {
-	return Unmet(append(append([][]string(nil), webhookScopes...), e.Scopes...), scopes)
+	return Unmet(slices.Concat(webhookScopes, e.Scopes), scopes)
 }
 
 // MissingScopes returns the scope requirements (each "a or b") that scopes do not satisfy, webhook scopes

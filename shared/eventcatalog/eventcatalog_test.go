@@ -331,3 +331,16 @@ func FuzzProject(f *testing.F) {
 		}
 	})
 }
+
+// TestValidID: Appwrite's custom-id shape, 1 to 36 characters, a letter or digit first.
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"a": true, "Z9": true, "db.main_1-x": true, strings.Repeat("a", 36): true,
+		"": false, strings.Repeat("a", 37): false, ".x": false, "_a": false, "-": false, "a b": false,
+		"a\n": false, "a/b": false, "é": false, "a\x00": false,
+	} {
+		if got := eventcatalog.ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

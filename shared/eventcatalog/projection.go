@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -124,21 +125,27 @@ func rowFilter(a map[string]string, p payload) bool {
 	return p.ID != "" && p.DatabaseID == a[ArgDatabase] && p.tableID() == a[ArgTable]
 }
 
-func rowProjection(p payload, f fieldList) fieldList {
-	return f.str(ArgDatabase, p.DatabaseID).str(ArgTable, p.tableID()).str("row_id", p.ID).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
+func rowProjection(p payload, f *fields) {
+	f.str(ArgDatabase, p.DatabaseID)
+	f.str(ArgTable, p.tableID())
+	f.str("row_id", p.ID)
+	f.str("created_at", p.CreatedAt)
+	f.str("updated_at", p.UpdatedAt)
 }
 
 func fileFilter(a map[string]string, p payload) bool { return p.ID != "" && p.BucketID == a[ArgBucket] }
 
 // fileProjection leaves out the file's name: names are user content. size names the size field ("size";
 // the first catalog's "size_bytes").
-func fileProjection(size string) func(p payload, f fieldList) fieldList {
-	return func(p payload, f fieldList) fieldList {
-		f = f.str(ArgBucket, p.BucketID).str("file_id", p.ID).str("mime_type", p.MimeType).str("created_at", p.CreatedAt)
+func fileProjection(size string) func(p payload, f *fields) {
+	return func(p payload, f *fields) {
+		f.str(ArgBucket, p.BucketID)
+		f.str("file_id", p.ID)
+		f.str("mime_type", p.MimeType)
+		f.str("created_at", p.CreatedAt)
 		if p.SizeOriginal != nil {
-			f = f.add(Field{Name: size, Kind: Integer, Int: *p.SizeOriginal})
+			f.add(Field{Name: size, Kind: Integer, Int: *p.SizeOriginal})
 		}
-		return f
 	}
 }
 
@@ -159,21 +166,24 @@ func deploymentFilter(resourceType, arg string) func(a map[string]string, p payl
 	}
 }
 
-func deploymentProjection(arg string) func(p payload, f fieldList) fieldList {
-	return func(p payload, f fieldList) fieldList {
-		return f.str(arg, p.ResourceID).str("deployment_id", p.ID).str("status", p.statusString()).str("updated_at", p.UpdatedAt)
+func deploymentProjection(arg string) func(p payload, f *fields) {
+	return func(p payload, f *fields) {
+		f.str(arg, p.ResourceID)
+		f.str("deployment_id", p.ID)
+		f.str("status", p.statusString())
+		f.str("updated_at", p.UpdatedAt)
 	}
 }
 
 func userFilter(_ map[string]string, p payload) bool { return p.ID != "" }
 
 // userProjection leaves out everything personal: name, email, phone, prefs, labels, targets.
-func userProjection(p payload, f fieldList) fieldList {
-	f = f.str("user_id", p.ID).str("created_at", p.CreatedAt)
+func userProjection(p payload, f *fields) {
+	f.str("user_id", p.ID)
+	f.str("created_at", p.CreatedAt)
 	if b, ok := p.Status.(bool); ok {
-		f = f.add(Field{Name: "status", Kind: Bool, Bool: b})
+		f.add(Field{Name: "status", Kind: Bool, Bool: b})
 	}
-	return f
 }
 
 // executionFailedFilter passes only failed executions of the subscribed function: a synchronous execution
@@ -183,16 +193,20 @@ func executionFailedFilter(a map[string]string, p payload) bool {
 }
 
 // executionProjection leaves out logs, errors, request and response bodies and headers.
-func executionProjection(p payload, f fieldList) fieldList {
-	f = f.str(ArgFunction, p.functionID()).str("execution_id", p.ID).str("deployment_id", p.DeploymentID).str("trigger", p.Trigger).
-		str("status", p.statusString()).str("created_at", p.CreatedAt).str("updated_at", p.UpdatedAt)
+func executionProjection(p payload, f *fields) {
+	f.str(ArgFunction, p.functionID())
+	f.str("execution_id", p.ID)
+	f.str("deployment_id", p.DeploymentID)
+	f.str("trigger", p.Trigger)
+	f.str("status", p.statusString())
+	f.str("created_at", p.CreatedAt)
+	f.str("updated_at", p.UpdatedAt)
 	if p.ResponseStatusCode != nil {
-		f = f.add(Field{Name: "response_status_code", Kind: Integer, Int: int64(*p.ResponseStatusCode)})
+		f.add(Field{Name: "response_status_code", Kind: Integer, Int: int64(*p.ResponseStatusCode)})
 	}
 	if p.Duration != nil {
-		f = f.add(Field{Name: "duration", Kind: Number, Num: *p.Duration})
+		f.add(Field{Name: "duration", Kind: Number, Num: *p.Duration})
 	}
-	return f
 }
 
 // MatchesEvents reports whether any of the Appwrite events of a delivery (X-Appwrite-Webhook-Events, split
@@ -290,21 +304,17 @@ func (f Field) Value() any {
 	return nil
 }
 
-// fieldList is a projection being made (a value, so that it needs no allocation of its own): at most one
-// field per property of the event's PayloadSchema, in one allocation.
-type fieldList struct{ list []Field }
+// fields is a projection being made: at most one field per property of the event's PayloadSchema.
+type fields []Field
 
-func (f fieldList) add(field Field) fieldList {
-	f.list = append(f.list, field)
-	return f
-}
+// add adds a field.
+func (f *fields) add(field Field) { *f = append(*f, field) }
 
 // str adds a string field; an empty string is left out (the field is absent from the payload).
-func (f fieldList) str(name, v string) fieldList {
+func (f *fields) str(name, v string) {
 	if v != "" {
-		return f.add(Field{Name: name, Kind: String, Str: v})
+		f.add(Field{Name: name, Kind: String, Str: v})
 	}
-	return f
 }
 
 // ErrNotThisSubscription means the payload does not belong to the subscription (another table, a status
@@ -320,13 +330,15 @@ func (e Event) Project(projectID string, args map[string]string, body []byte) (O
 	if !e.filter(args, p) {
 		return Occurrence{}, ErrNotThisSubscription
 	}
-	f := e.project(p, fieldList{list: make([]Field, 0, len(e.Payload))}).str(ArgProject, projectID)
-	slices.SortFunc(f.list, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+	var f fields
+	e.project(p, &f)
+	f.str(ArgProject, projectID)
+	slices.SortFunc(f, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
 	ts := p.UpdatedAt
 	if ts == "" {
 		ts = p.CreatedAt
 	}
-	return Occurrence{Fields: f.list, Timestamp: ts}, nil
+	return Occurrence{Fields: f, Timestamp: ts}, nil
 }
 
 // Binding is one catalog event that a set of Appwrite events names, with the arguments read from them.
@@ -352,10 +364,7 @@ func Bindings(appwriteEvents []string) []Binding {
 		// Filters are not named by Appwrite's events: every value they may hold is a candidate.
 		for _, f := range e.Filters {
 			for _, v := range f.Values {
-				withFilter := make(map[string]string, len(args)+1)
-				for k, a := range args {
-					withFilter[k] = a
-				}
+				withFilter := maps.Clone(args)
 				withFilter[f.Name] = v
 				out = append(out, Binding{Event: e.Name, Args: withFilter})
 			}

@@ -1,391 +1,159 @@
 package pyjson
 
 import (
-	"math"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
-// MaxDepth bounds the nesting of arrays and objects. CPython's C scanner
-// raises RecursionError somewhat below its default recursion limit of 1000;
-// here a deeper document is a decode error (see SyntaxError).
+// MaxDepth bounds the nesting of arrays and objects: a deeper document is a *SyntaxError.
 const MaxDepth = 900
 
-// SyntaxError is a json.JSONDecodeError. Error() returns str(exc), e.g.
-// "Expecting value: line 1 column 2 (char 1)".
+// SyntaxError is a text that Decode refuses. Its message is ours (docs/CONVENTIONS.md "Texts"): what is
+// wrong, in encoding/json's words, and where.
 type SyntaxError struct {
-	// Msg is the bare message ("Expecting value").
+	// Msg says what is wrong ("invalid character ']' looking for beginning of value").
 	Msg string
-	// Pos is the offset in code points, as Python counts it.
-	Pos int
-	// Line and Col are 1-based, as Python computes them.
-	Line, Col int
-	text      string
+	// Offset is where the value or token that could not be read starts, in bytes from the start of the
+	// text (0-based); the length of the text when it ends too early.
+	Offset int64
 }
 
-// Error returns the text Python's str(JSONDecodeError) gives.
-func (e *SyntaxError) Error() string {
-	if e.text != "" {
-		return e.text
-	}
-	return e.Msg + ": line " + strconv.Itoa(e.Line) + " column " + strconv.Itoa(e.Col) + " (char " + strconv.Itoa(e.Pos) + ")"
-}
+// Error returns Msg and Offset: "invalid character ']' looking for beginning of value at byte 3".
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
 
-// Decode is json.loads(s) for a str s that contains only valid UTF-8 (see
-// ValidUTF8). The error, if any, is a *SyntaxError.
+// Decode reads one JSON value (RFC 8259; white space around it allowed) with encoding/json, keeping the
+// order of object members: a key given twice keeps its first position and takes its last value, as a Python
+// dict does. Numbers with a fraction or an exponent are Floats (beyond float64's range: ±Inf, as Python's
+// float() gives), the others Ints with their literal kept. Invalid UTF-8 in a string becomes U+FFFD, as do
+// unpaired surrogate escapes. The error, if any, is a *SyntaxError.
 func Decode(s string) (Value, error) {
-	if strings.HasPrefix(s, "\ufeff") {
-		return Value{}, newErr(s, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	d := decoder{dec: dec, size: int64(len(s))}
+	t, err := d.token()
+	if err != nil {
+		return Value{}, err
 	}
-	d := decoder{s: s, stop: -1}
-	v, end, ok := d.scanOnce(skipWS(s, 0))
-	if !ok {
-		if d.err != nil {
-			return Value{}, d.err
-		}
-		return Value{}, newErr(s, "Expecting value", d.stop)
+	v, err := d.value(t, 0)
+	if err != nil {
+		return Value{}, err
 	}
-	end = skipWS(s, end)
-	if end != len(s) {
-		return Value{}, newErr(s, "Extra data", end)
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		rest := s[end:]
+		return Value{}, &SyntaxError{Msg: "unexpected text after the JSON value", Offset: end + int64(len(rest)-len(strings.TrimLeft(rest, " \t\r\n")))}
 	}
 	return v, nil
 }
 
-// decoder is the state of one Decode, which mirrors CPython's C scanner (Modules/_json.c).
+// decoder builds Values from the tokens of one Decode.
 type decoder struct {
-	s     string
-	depth int
-	err   *SyntaxError
-	stop  int // >= 0 when a StopIteration is pending
+	dec  *json.Decoder
+	size int64 // the length of the text
 }
 
-func newErr(s, msg string, bytePos int) *SyntaxError {
-	if bytePos > len(s) {
-		bytePos = len(s)
+// token reads the next token; the text ending before the value does is an error too.
+func (d *decoder) token() (json.Token, error) {
+	t, err := d.dec.Token()
+	if err == nil {
+		return t, nil
 	}
-	head := s[:bytePos]
-	pos := utf8.RuneCountInString(head)
-	line := strings.Count(head, "\n") + 1
-	var col int
-	if nl := strings.LastIndexByte(head, '\n'); nl >= 0 {
-		col = utf8.RuneCountInString(head[nl+1:]) + 1
-	} else {
-		col = pos + 1
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		msg := syn.Error()
+		if strings.HasPrefix(msg, "invalid character ") && strings.HasSuffix(msg, "'") {
+			msg += " looking for beginning of object key string" // the one context Decoder.Token leaves out: after '{'
+		}
+		return nil, &SyntaxError{Msg: msg, Offset: d.dec.InputOffset()}
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return nil, &SyntaxError{Msg: "unexpected end of JSON input", Offset: d.size}
 	}
-	return &SyntaxError{Msg: msg, Pos: pos, Line: line, Col: col}
+	return nil, &SyntaxError{Msg: err.Error(), Offset: d.dec.InputOffset()}
 }
 
-func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// skipWS returns the index of the first non-white-space byte at or after i.
-func skipWS(s string, i int) int {
-	for i < len(s) && isWS(s[i]) {
-		i++
+// value builds the value that starts with t, at the given depth of nesting.
+func (d *decoder) value(t json.Token, depth int) (Value, error) {
+	switch t := t.(type) {
+	case json.Delim: // '[' or '{': Token returns closing delimiters only where a container ends
+		if depth == MaxDepth {
+			return Value{}, &SyntaxError{Msg: fmt.Sprintf("more than %d nested arrays and objects", MaxDepth), Offset: d.dec.InputOffset() - 1}
+		}
+		if t == '[' {
+			return d.array(depth + 1)
+		}
+		return d.object(depth + 1)
+	case string:
+		return StringValue(t), nil
+	case json.Number:
+		return number(string(t)), nil
+	case bool:
+		return BoolValue(t), nil
 	}
-	return i
+	return Value{}, nil // null
 }
 
-func (d *decoder) fail(msg string, pos int) (int, bool) {
-	d.err = newErr(d.s, msg, pos)
-	return 0, false
-}
-
-func (d *decoder) stopAt(pos int) (int, bool) {
-	d.stop = pos
-	return 0, false
-}
-
-// scanOnce mirrors scan_once_unicode.
-func (d *decoder) scanOnce(idx int) (Value, int, bool) {
-	s := d.s
-	n := len(s)
-	if idx >= n {
-		end, ok := d.stopAt(idx)
-		return Value{}, end, ok
-	}
-	switch s[idx] {
-	case '"':
-		str, end, ok := d.scanString(idx + 1)
-		return StringValue(str), end, ok
-	case '{', '[':
-		if d.depth >= MaxDepth {
-			what := "array"
-			if s[idx] == '{' {
-				what = "object"
-			}
-			msg := "maximum recursion depth exceeded while decoding a JSON " + what + " from a unicode string"
-			d.err = &SyntaxError{Msg: msg, text: msg}
-			return Value{}, 0, false
-		}
-		d.depth++
-		defer func() { d.depth-- }()
-		if s[idx] == '{' {
-			m, end, ok := d.parseObject(idx + 1)
-			return ObjectValue(m), end, ok
-		}
-		a, end, ok := d.parseArray(idx + 1)
-		return ArrayValue(a), end, ok
-	case 'n':
-		if strings.HasPrefix(s[idx:], "null") {
-			return Value{}, idx + 4, true
-		}
-	case 't':
-		if strings.HasPrefix(s[idx:], "true") {
-			return BoolValue(true), idx + 4, true
-		}
-	case 'f':
-		if strings.HasPrefix(s[idx:], "false") {
-			return BoolValue(false), idx + 5, true
-		}
-	case 'N':
-		if strings.HasPrefix(s[idx:], "NaN") {
-			return FloatValue(math.NaN()), idx + 3, true
-		}
-	case 'I':
-		if strings.HasPrefix(s[idx:], "Infinity") {
-			return FloatValue(math.Inf(1)), idx + 8, true
-		}
-	case '-':
-		if strings.HasPrefix(s[idx:], "-Infinity") {
-			return FloatValue(math.Inf(-1)), idx + 9, true
-		}
-	}
-	return d.matchNumber(idx)
-}
-
-// matchNumber mirrors _match_number_unicode.
-func (d *decoder) matchNumber(start int) (Value, int, bool) {
-	s := d.s
-	end := len(s) - 1
-	idx := start
-	isFloat := false
-	if s[idx] == '-' {
-		idx++
-		if idx > end {
-			d.stop = start
-			return Value{}, 0, false
-		}
-	}
-	switch c := s[idx]; {
-	case c >= '1' && c <= '9':
-		idx++
-		for idx <= end && s[idx] >= '0' && s[idx] <= '9' {
-			idx++
-		}
-	case c == '0':
-		idx++
-	default:
-		d.stop = start
-		return Value{}, 0, false
-	}
-	if idx < end && s[idx] == '.' && s[idx+1] >= '0' && s[idx+1] <= '9' {
-		isFloat = true
-		idx += 2
-		for idx <= end && s[idx] >= '0' && s[idx] <= '9' {
-			idx++
-		}
-	}
-	if idx < end && (s[idx] == 'e' || s[idx] == 'E') {
-		eStart := idx
-		idx++
-		if idx < end && (s[idx] == '-' || s[idx] == '+') {
-			idx++
-		}
-		for idx <= end && s[idx] >= '0' && s[idx] <= '9' {
-			idx++
-		}
-		if s[idx-1] >= '0' && s[idx-1] <= '9' {
-			isFloat = true
-		} else {
-			idx = eStart
-		}
-	}
-	lit := s[start:idx]
-	if isFloat {
-		f, _ := strconv.ParseFloat(lit, 64) // out of range gives ±Inf or 0, as float() does
-		return FloatValue(f), idx, true
-	}
-	if lit == "-0" {
-		lit = "0"
-	}
-	return IntLiteral(lit), idx, true
-}
-
-// scanString mirrors scanstring_unicode; end is the index after the quote.
-func (d *decoder) scanString(end int) (string, int, bool) {
-	s := d.s
-	n := len(s)
-	begin := end - 1
-	var buf []byte
+// array reads the elements of an array up to its ']'.
+func (d *decoder) array(depth int) (Value, error) {
+	var elems []Value
 	for {
-		next := end
-		var c byte
-		for ; next < n; next++ {
-			c = s[next]
-			if c == '"' || c == '\\' {
-				break
-			}
-			if c <= 0x1f {
-				d.err = newErr(s, "Invalid control character at", next)
-				return "", 0, false
-			}
+		t, err := d.token()
+		if err != nil {
+			return Value{}, err
 		}
-		if next >= n {
-			d.err = newErr(s, "Unterminated string starting at", begin)
-			return "", 0, false
+		if t == json.Delim(']') {
+			return ArrayValue(elems), nil
 		}
-		if c == '"' {
-			if buf == nil {
-				return s[end:next], next + 1, true
-			}
-			buf = append(buf, s[end:next]...)
-			return string(buf), next + 1, true
+		v, err := d.value(t, depth)
+		if err != nil {
+			return Value{}, err
 		}
-		buf = append(buf, s[end:next]...)
-		next++ // skip the backslash
-		if next == n {
-			d.err = newErr(s, "Unterminated string starting at", begin)
-			return "", 0, false
-		}
-		c = s[next]
-		if c != 'u' {
-			end = next + 1
-			switch c {
-			case '"', '\\', '/':
-				buf = append(buf, c)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			default:
-				d.err = newErr(s, "Invalid \\escape", end-2)
-				return "", 0, false
-			}
-			continue
-		}
-		next++
-		end = next + 4
-		if end >= n {
-			d.err = newErr(s, "Invalid \\uXXXX escape", next-1)
-			return "", 0, false
-		}
-		r, ok := hex4(s[next:end])
-		if !ok {
-			d.err = newErr(s, "Invalid \\uXXXX escape", end-5)
-			return "", 0, false
-		}
-		next = end
-		if utf16.IsSurrogate(r) && r < 0xdc00 && end+6 < n && s[next] == '\\' && s[next+1] == 'u' {
-			r2, ok := hex4(s[end+2 : end+6])
-			if !ok {
-				d.err = newErr(s, "Invalid \\uXXXX escape", end+1)
-				return "", 0, false
-			}
-			if r2 >= 0xdc00 && r2 <= 0xdfff {
-				r = utf16.DecodeRune(r, r2)
-				end += 6
-			}
-		}
-		// A lone surrogate (which Python would keep) becomes U+FFFD.
-		buf = utf8.AppendRune(buf, r)
+		elems = append(elems, v)
 	}
 }
 
-func hex4(h string) (rune, bool) {
-	var r rune
-	for i := 0; i < 4; i++ {
-		c := h[i]
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
-// parseObject mirrors _parse_object_unicode; idx is after '{'. A key given twice keeps its first position
-// and takes its last value, as a dict does.
-func (d *decoder) parseObject(idx int) ([]Member, int, bool) {
-	s := d.s
-	end := len(s) - 1
+// object reads the members of an object up to its '}'. The index finds a repeated key without a scan of the
+// members, so a text of many keys costs no more than their number.
+func (d *decoder) object(depth int) (Value, error) {
 	var members []Member
 	index := map[string]int{}
-	idx = skipWS(s, idx)
-	if idx <= end && s[idx] == '}' {
-		return members, idx + 1, true
-	}
 	for {
-		if idx > end || s[idx] != '"' {
-			d.fail("Expecting property name enclosed in double quotes", idx)
-			return nil, 0, false
+		t, err := d.token()
+		if err != nil {
+			return Value{}, err
 		}
-		key, next, ok := d.scanString(idx + 1)
-		if !ok {
-			return nil, 0, false
+		if t == json.Delim('}') {
+			return ObjectValue(members), nil
 		}
-		if idx = skipWS(s, next); idx > end || s[idx] != ':' {
-			d.fail("Expecting ':' delimiter", idx)
-			return nil, 0, false
+		key := t.(string) // Token returns a string where a key belongs, or an error
+		if t, err = d.token(); err != nil {
+			return Value{}, err
 		}
-		v, next, ok := d.scanOnce(skipWS(s, idx+1))
-		if !ok {
-			return nil, 0, false
+		v, err := d.value(t, depth)
+		if err != nil {
+			return Value{}, err
 		}
 		if i, seen := index[key]; seen {
 			members[i].Value = v
-		} else {
-			index[key] = len(members)
-			members = append(members, Member{Key: key, Value: v})
+			continue
 		}
-		if idx = skipWS(s, next); idx <= end && s[idx] == '}' {
-			return members, idx + 1, true
-		}
-		if idx > end || s[idx] != ',' {
-			d.fail("Expecting ',' delimiter", idx)
-			return nil, 0, false
-		}
-		idx = skipWS(s, idx+1)
+		index[key] = len(members)
+		members = append(members, Member{Key: key, Value: v})
 	}
 }
 
-// parseArray mirrors _parse_array_unicode; idx is after '['.
-func (d *decoder) parseArray(idx int) ([]Value, int, bool) {
-	s := d.s
-	end := len(s) - 1
-	var elems []Value
-	idx = skipWS(s, idx)
-	if idx <= end && s[idx] == ']' {
-		return elems, idx + 1, true
+// number is the Float or the Int a number literal stands for.
+func number(lit string) Value {
+	if strings.ContainsAny(lit, ".eE") {
+		f, _ := strconv.ParseFloat(lit, 64) // out of range: ±Inf or 0, as Python's float() gives
+		return FloatValue(f)
 	}
-	for {
-		v, next, ok := d.scanOnce(idx)
-		if !ok {
-			return nil, 0, false
-		}
-		elems = append(elems, v)
-		if idx = skipWS(s, next); idx <= end && s[idx] == ']' {
-			return elems, idx + 1, true
-		}
-		if idx > end || s[idx] != ',' {
-			d.fail("Expecting ',' delimiter", idx)
-			return nil, 0, false
-		}
-		idx = skipWS(s, idx+1)
+	if lit == "-0" {
+		return IntLiteral("0")
 	}
+	return IntLiteral(lit)
 }

@@ -1,24 +1,22 @@
-// Package pyjson reproduces the parts of CPython's json module and str type
-// that the Python agent engine's outputs depend on: json.loads with its exact
-// error messages, dicts that keep insertion order, repr() and str() of values,
-// float repr, str.strip(), str.lower(), len() in code points, and
-// json.dumps(separators=(",", ":")) with ensure_ascii on or off.
+// Package pyjson holds JSON values the way the Python agent engine's json module holds them, and writes them
+// back byte for byte as the engine did: objects keep the order of their members (a Python dict), integers
+// keep their literal (a Python int), and Dumps is json.dumps(separators=(",", ":")) with ensure_ascii on or
+// off. Decode reads a text with encoding/json; its errors are ours. Repr and PyStr are Python's repr() and
+// str() of a value, for the texts that quote one.
 //
-// It is the project's one Python-compatibility implementation: the protocol
-// packages (shared/protocol/*), the turn's built-in tools and its MCP tools
-// use it to give the same error texts and the same bytes as the engine they
-// replace. Golden tests hold the values CPython gives.
+// The protocol packages (shared/protocol/*), the turn's built-in tools and its MCP tools use it where their
+// bytes are contract; docs/CONVENTIONS.md "Texts" says which texts are, and which are ours.
 package pyjson
 
 import (
+	"slices"
 	"strconv"
-	"strings"
 )
 
 // Kind is the Python type a decoded JSON value has.
 type Kind uint8
 
-// The kinds of decoded values, named after the Python types json.loads yields.
+// The kinds of values, named after the Python types the engine's json module gives.
 const (
 	Null   Kind = iota // None
 	Bool               // bool
@@ -134,61 +132,6 @@ func (v Value) Truthy() bool {
 	}
 }
 
-// Repr returns Python's repr() of the value.
-func (v Value) Repr() string {
-	var b strings.Builder
-	v.appendRepr(&b)
-	return b.String()
-}
-
-// PyStr returns Python's str() of the value: the text itself for a string,
-// repr() for everything else.
-func (v Value) PyStr() string {
-	if v.kind == String {
-		return v.Text()
-	}
-	return v.Repr()
-}
-
-func (v Value) appendRepr(b *strings.Builder) {
-	switch v.kind {
-	case Null:
-		b.WriteString("None")
-	case Bool:
-		if v.truth {
-			b.WriteString("True")
-		} else {
-			b.WriteString("False")
-		}
-	case Int:
-		b.WriteString(v.Text())
-	case Float:
-		b.WriteString(FloatRepr(v.Float()))
-	case String:
-		b.WriteString(ReprString(v.Text()))
-	case Array:
-		b.WriteByte('[')
-		for i, e := range v.Elems() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			e.appendRepr(b)
-		}
-		b.WriteByte(']')
-	default:
-		b.WriteByte('{')
-		for i, m := range v.Members() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(ReprString(m.Key))
-			b.WriteString(": ")
-			m.Value.appendRepr(b)
-		}
-		b.WriteByte('}')
-	}
-}
-
 // IntValue returns an Int value holding n.
 func IntValue(n int64) Value { return IntLiteral(strconv.FormatInt(n, 10)) }
 
@@ -199,3 +142,67 @@ func IntLiteral(lit string) Value { return Value{kind: Int, text: lit} }
 
 // StringValue returns a String value.
 func StringValue(s string) Value { return Value{kind: String, text: s} }
+
+// Set sets key in an Object the way a Python dict assignment does: a new key is appended, an existing one
+// keeps its position and takes the new value. It does nothing on a non-object. Adding a key copies the
+// members: to build an object key by key, use SetMember on a slice and make the Value with ObjectValue.
+func (v *Value) Set(key string, val Value) {
+	if v.kind == Object {
+		*v = ObjectValue(SetMember(v.Members(), key, val))
+	}
+}
+
+// SetMember is a Python dict assignment on members: a new key is appended, an existing one keeps its
+// position and takes the new value. It returns the members, as append does.
+func SetMember(members []Member, key string, val Value) []Member {
+	for i := range members {
+		if members[i].Key == key {
+			members[i].Value = val
+			return members
+		}
+	}
+	return append(members, Member{Key: key, Value: val})
+}
+
+// Clone is a shallow copy (dict.copy(), list.copy()): the copy's members or elements can be set without
+// touching v.
+func (v Value) Clone() Value {
+	switch v.kind {
+	case Array:
+		return ArrayValue(slices.Clone(v.Elems()))
+	case Object:
+		return ObjectValue(slices.Clone(v.Members()))
+	}
+	return v
+}
+
+// NewObject returns an empty Object ({}).
+func NewObject() Value { return Value{kind: Object} }
+
+// ArrayValue returns an Array of items (a nil slice is the empty list). The value shares items' memory.
+func ArrayValue(items []Value) Value {
+	if len(items) == 0 {
+		return Value{kind: Array}
+	}
+	return Value{kind: Array, elems: items[:len(items):len(items)]}
+}
+
+// ObjectValue returns an Object of members, which must have distinct keys (a nil slice is the empty dict).
+// The value shares members' memory.
+func ObjectValue(members []Member) Value {
+	if len(members) == 0 {
+		return Value{kind: Object}
+	}
+	return Value{kind: Object, members: members[:len(members):len(members)]}
+}
+
+// BoolValue returns a Bool value.
+func BoolValue(b bool) Value {
+	if b {
+		return Value{kind: Bool, truth: true}
+	}
+	return Value{kind: Bool}
+}
+
+// FloatValue returns a Float value.
+func FloatValue(f float64) Value { return Value{kind: Float, num: f} }

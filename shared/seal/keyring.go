@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"appwrite-agent/shared/keylist"
 )
@@ -38,7 +39,6 @@ var (
 type Keyring struct {
 	ids   []string
 	aeads map[string]cipher.AEAD
-	list  []cipher.AEAD // aeads in the order of ids: Seal and Open find theirs without a map lookup
 	// labelKeys are the label MAC keys derived from each key, in the order of ids (label.go).
 	labelKeys [][]byte
 }
@@ -72,20 +72,15 @@ func ParseKeyring(s string) (*Keyring, error) {
 		}
 		r.ids = append(r.ids, k.ID)
 		r.aeads[k.ID] = aead
-		r.list = append(r.list, aead)
 		r.labelKeys = append(r.labelKeys, labelKey(k.Bytes))
 	}
 	return r, nil
 }
 
-// aead returns the AEAD of key id, found by a scan of at most MaxKeys short ids (cheaper than hashing).
+// aead returns the AEAD of key id.
 func (r *Keyring) aead(id []byte) (cipher.AEAD, bool) {
-	for i, k := range r.ids {
-		if k == string(id) {
-			return r.list[i], true
-		}
-	}
-	return nil, false
+	a, ok := r.aeads[string(id)]
+	return a, ok
 }
 
 // LoadKeyring parses the EnvKeys environment variable. Unset, empty, malformed
@@ -102,4 +97,4 @@ func LoadKeyring() (*Keyring, error) {
 func (r *Keyring) Primary() string { return r.ids[0] }
 
 // IDs returns every key id, primary first.
-func (r *Keyring) IDs() []string { return append([]string(nil), r.ids...) }
+func (r *Keyring) IDs() []string { return slices.Clone(r.ids) }

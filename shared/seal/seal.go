@@ -65,8 +65,6 @@
 // (URLBudget). With a Cloud function domain (45 characters) the URL carries 154 characters: 499 in all,
 // 374 bytes of envelope.
 //
-// Envelopes of version 1 (the first release: everything stored, two fields) still open; see Version1.
-//
 // Keys rotate: see ParseKeyring. Envelopes are sealed with the primary key and name their key; any listed
 // key opens the envelopes that name it. Random 96-bit nonces are safe for well over 2^30 envelopes per key;
 // rotate keys long before that.
@@ -88,10 +86,6 @@ import (
 
 // Version is the envelope version Seal writes.
 const Version = 2
-
-// Version1 is the first envelope version, which Open still reads: everything stored (the event, its
-// arguments), nothing in the URL, the project and the webhook id bound. See SealVersion1.
-const Version1 = 1
 
 // Epoch is the zero of version 2 times.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -142,7 +136,7 @@ const (
 var (
 	ErrOpen           = errors.New("seal: cannot open envelope")         // any Open failure
 	ErrMalformed      = fmt.Errorf("%w: malformed", ErrOpen)             // bad encoding, truncation, non-canonical plaintext
-	ErrUnknownVersion = fmt.Errorf("%w: unknown version", ErrOpen)       // version is neither Version nor Version1
+	ErrUnknownVersion = fmt.Errorf("%w: unknown version", ErrOpen)       // version is not Version
 	ErrUnknownKey     = fmt.Errorf("%w: unknown key id", ErrOpen)        // key id not in the Keyring
 	ErrAuth           = fmt.Errorf("%w: authentication failed", ErrOpen) // tampered, or another webhook/project/target/key
 	ErrInvalid        = errors.New("seal: invalid subscription")         // wrapped by *FieldError
@@ -160,10 +154,10 @@ type Subscription struct {
 	PrevSecret []byte
 	// PrevSecretUntil ends the rotation grace window; required with PrevSecret and zero without it.
 	PrevSecretUntil time.Time
-	// Event is the MCP event name, e.g. "row.created". Bound, not stored (version 1 stored it).
+	// Event is the MCP event name, e.g. "row.created". Bound, not stored.
 	Event string
-	// Args are the filter arguments other than the project id, in canonical order. Bound, not stored
-	// (version 1 stored them). After Open they are those of the Target that opened the envelope.
+	// Args are the filter arguments other than the project id, in canonical order. Bound, not stored.
+	// After Open they are those of the Target that opened the envelope.
 	Args Args
 	// ProjectID is the Appwrite project. Bound, not stored: Open returns the project id it was given.
 	ProjectID string
@@ -186,7 +180,7 @@ func (s Subscription) SigningSecrets(now time.Time) [][]byte {
 	return out
 }
 
-// Target is what a version 2 envelope is bound to without storing it, besides the webhook and project
+// Target is what an envelope is bound to without storing it, besides the webhook and project
 // ids: the MCP event and its filter arguments. The ingress reads the candidates from the Appwrite events
 // of a delivery, mcp-events from the subscription it acts on.
 type Target struct {
@@ -201,7 +195,7 @@ type Fields struct {
 	// Password is the webhook's authPassword.
 	Password string
 	// URLTail is the sealed text in the webhook URL, the path segment after WebhookPath + id + "/"; empty
-	// when the envelope fits in the other two fields (and always for version 1).
+	// when the envelope fits in the other two fields.
 	URLTail string
 }
 
@@ -371,7 +365,7 @@ func (s *Sealer) Seal(webhookID string, sub Subscription) (Fields, error) {
 		return Fields{}, err
 	}
 	ad := appendADV2(nil, hdr, webhookID, sub.ProjectID, sub.Event, sub.Args)
-	env := s.ring.list[0].Seal(append(hdr, nonce...), nonce, pt, ad)
+	env := s.ring.aeads[s.ring.ids[0]].Seal(append(hdr, nonce...), nonce, pt, ad)
 	return s.split(base64.RawURLEncoding.EncodeToString(env)), nil
 }
 
@@ -647,18 +641,12 @@ func appendADV2(ad, hdr []byte, webhookID, projectID, event string, args Args) [
 
 // appendLenString appends uv len(s) || s.
 func appendLenString(b []byte, s string) []byte {
-	if len(s) < 0x80 {
-		b = append(b, byte(len(s)))
-	} else {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-	}
-	return append(b, s...)
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// Open reverses Seal (or SealVersion1) for the webhook webhookID in project projectID. A version 2
-// envelope opens only for one of targets (at most MaxTargets are tried, in order), and the returned
-// subscription carries that target's event and arguments; a version 1 envelope stores its own and ignores
-// targets (the caller still checks them against the delivery, as before). Any failure (tampering, another
+// Open reverses Seal for the webhook webhookID in project projectID. The envelope opens only for one of
+// targets (at most MaxTargets are tried, in order), and the returned subscription carries that target's
+// event and arguments. Any failure (tampering, another
 // webhook's, project's or target's envelope, parts swapped, unknown key id or version, truncation,
 // malformed plaintext) wraps ErrOpen. Open does not check expiry; see Subscription.Expired.
 func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) (Subscription, error) {
@@ -677,10 +665,7 @@ func (s *Sealer) Open(webhookID, projectID string, f Fields, targets ...Target) 
 	if err != nil || len(env) < 1 {
 		return Subscription{}, ErrMalformed
 	}
-	switch {
-	case env[0] == Version1 && f.URLTail == "":
-		return s.openV1(webhookID, projectID, env)
-	case env[0]>>4 != Version:
+	if env[0]>>4 != Version {
 		return Subscription{}, ErrUnknownVersion
 	}
 	l := int(env[0]&0x0f) + 1

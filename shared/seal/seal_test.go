@@ -6,7 +6,6 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -344,7 +343,7 @@ func TestTargets(t *testing.T) {
 	}
 }
 
-// Arguments are bound in one canonical order: Seal (and SealVersion1) refuses others, Open skips a
+// Arguments are bound in one canonical order: Seal refuses others, Open skips a
 // target that holds others (an unsorted copy of the right arguments included), and ArgsOf makes
 // the order from a map.
 func TestArgsCanonical(t *testing.T) {
@@ -363,9 +362,6 @@ func TestArgsCanonical(t *testing.T) {
 		var fe *FieldError
 		if _, err := s.Seal("w", bad); !errors.As(err, &fe) || fe.Field != "arguments" {
 			t.Errorf("Seal, %s: %v", name, err)
-		}
-		if _, err := s.SealVersion1("w", bad); !errors.As(err, &fe) || fe.Field != "arguments" {
-			t.Errorf("SealVersion1, %s: %v", name, err)
 		}
 	}
 	if _, err := s.Open("w", sub.ProjectID, f, Target{sub.Event, unsorted}); !errors.Is(err, ErrAuth) {
@@ -410,60 +406,6 @@ func TestArgsCanonical(t *testing.T) {
 func TestEpochUnix(t *testing.T) {
 	if Epoch.Unix() != epochUnix {
 		t.Fatalf("epochUnix %d, Epoch %d", epochUnix, Epoch.Unix())
-	}
-}
-
-// Version 1 envelopes (the first release) still open, ignoring targets; a refresh re-seals them as
-// version 2.
-func TestVersion1StillOpens(t *testing.T) {
-	s := newSealer(t, "k1:"+keyB64(t))
-	sub := sampleSub()
-	f, err := s.SealVersion1("w1", sub)
-	if err != nil || f.URLTail != "" {
-		t.Fatal(err, f)
-	}
-	env, _ := base64.RawURLEncoding.DecodeString(f.Username + f.Password)
-	if env[0] != Version1 {
-		t.Fatalf("version byte %#x", env[0])
-	}
-	got, err := s.Open("w1", sub.ProjectID, f)
-	if err != nil || !reflect.DeepEqual(got, sub) {
-		t.Fatalf("v1: %+v %v", got, err)
-	}
-	if _, err := s.Open("w2", sub.ProjectID, f); !errors.Is(err, ErrAuth) {
-		t.Fatalf("v1 on another webhook: %v", err)
-	}
-	if _, err := s.Open("w1", "p2", f); !errors.Is(err, ErrAuth) {
-		t.Fatalf("v1 in another project: %v", err)
-	}
-	// A version 1 envelope never has a URL part.
-	whole := f.Username + f.Password
-	g := Fields{Username: whole[:100], Password: whole[100 : len(whole)-4], URLTail: whole[len(whole)-4:]}
-	if _, err := s.Open("w1", sub.ProjectID, g); !errors.Is(err, ErrOpen) {
-		t.Fatalf("v1 with a URL part: %v", err)
-	}
-	for i := range len(env) * 8 {
-		e := bytes.Clone(env)
-		e[i/8] ^= 1 << (i % 8)
-		text := base64.RawURLEncoding.EncodeToString(e)
-		if _, err := s.Open("w1", sub.ProjectID, Fields{Username: text[:100], Password: text[100:]}); !errors.Is(err, ErrOpen) {
-			t.Fatalf("v1 envelope bit %d flipped: %v", i, err)
-		}
-	}
-	// Refresh: open the old one, seal again: version 2, same subscription.
-	f2, err := s.Seal("w1", got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env2, _ := base64.RawURLEncoding.DecodeString(f2.Username + f2.Password + f2.URLTail)
-	if env2[0]>>4 != Version {
-		t.Fatalf("refresh wrote version %d", env2[0]>>4)
-	}
-	if again, err := s.Open("w1", sub.ProjectID, f2, targetOf(sub)); err != nil || !reflect.DeepEqual(again, sub) {
-		t.Fatalf("refreshed: %+v %v", again, err)
-	}
-	if len(f2.Username)+len(f2.Password) >= len(f.Username)+len(f.Password) {
-		t.Fatalf("version 2 (%d) is not smaller than version 1 (%d)", len(f2.Username)+len(f2.Password), len(f.Username)+len(f.Password))
 	}
 }
 
@@ -629,49 +571,6 @@ func TestNonCanonicalPlaintextV2(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		} else if err == nil {
 			t.Errorf("%s: opened", name)
-		}
-	}
-}
-
-// Version 1 plaintexts: non-canonical ones, correctly encrypted, are refused.
-func TestNonCanonicalPlaintextV1(t *testing.T) {
-	s := newSealer(t, "k1:"+keyB64(t))
-	good, err := encodeSubscription(sampleSub())
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func(pt []byte) error {
-		text, err := s.sealText("k1", "w1", "p", pt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = s.Open("w1", "p", Fields{Username: text[:5], Password: text[5:]})
-		return err
-	}
-	if err := open(good); err != nil {
-		t.Fatalf("canonical plaintext: %v", err)
-	}
-	nonMinimal := append([]byte{}, good...)
-	v, n := binary.Uvarint(nonMinimal)
-	pad := binary.AppendUvarint(nil, v)
-	pad[len(pad)-1] |= 0x80
-	pad = append(pad, 0)
-	nonMinimal = append(pad, nonMinimal[n:]...)
-	args := sampleSub()
-	args.Args = nil
-	noArgs, _ := encodeSubscription(args)
-	unsorted := append(noArgs[:len(noArgs)-1:len(noArgs)-1], 2, 1, 'b', 0, 1, 'a', 0)
-	dup := append(noArgs[:len(noArgs)-1:len(noArgs)-1], 2, 1, 'a', 0, 1, 'a', 0)
-	for name, pt := range map[string][]byte{
-		"trailing byte":      append(bytes.Clone(good), 0),
-		"truncated":          good[:len(good)-1],
-		"empty":              {},
-		"non-minimal varint": nonMinimal,
-		"unsorted args":      unsorted,
-		"duplicate args":     dup,
-	} {
-		if err := open(pt); !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
@@ -852,13 +751,12 @@ func fuzzSealer(t testing.TB) *Sealer {
 
 func fuzzTarget() Target { return targetOf(sampleSub()) }
 
-// FuzzOpen feeds username and password only (the version 1 shape; its corpus holds version 1 seeds).
+// FuzzOpen feeds username and password only (an envelope without a URL part; its corpus also holds
+// envelopes of a layout no longer read, which must not open).
 func FuzzOpen(f *testing.F) {
 	s := fuzzSealer(f)
 	sub := sampleSub()
 	sub.ProjectID = "p1"
-	v1, _ := s.SealVersion1("w1", sub)
-	f.Add(v1.Username, v1.Password)
 	v2, _ := s.Seal("w1", sub)
 	f.Add(v2.Username, v2.Password)
 	f.Add("AQJrMQ", "AAAA")
@@ -920,29 +818,6 @@ func FuzzDecodePlaintextV2(f *testing.F) {
 		again, err := appendPlaintextV2(nil, &sub)
 		if err != nil || !bytes.Equal(again, pt) {
 			t.Fatalf("accepted non-canonical plaintext %x (re-encodes to %x, %v)", pt, again, err)
-		}
-	})
-}
-
-// FuzzDecodePlaintext reaches the version 1 plaintext decoder directly.
-func FuzzDecodePlaintext(f *testing.F) {
-	good, _ := encodeSubscription(sampleSub())
-	f.Add(good)
-	rot := sampleSub()
-	rot.PrevSecret = bytes.Repeat([]byte{9}, 24)
-	rot.PrevSecretUntil = time.Unix(1_800_000_100, 0)
-	rotated, _ := encodeSubscription(rot)
-	f.Add(rotated)
-	f.Add([]byte{})
-	f.Add([]byte{1, 0, 1, 'e', 1, 'u', 24})
-	f.Fuzz(func(t *testing.T, pt []byte) {
-		sub, err := decodeSubscription(pt)
-		if err != nil {
-			return
-		}
-		again, err := encodeSubscription(sub)
-		if err != nil || !bytes.Equal(again, pt) {
-			t.Fatalf("accepted non-canonical plaintext")
 		}
 	})
 }

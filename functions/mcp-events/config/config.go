@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,7 +151,7 @@ func FromEnv(getenv Getenv) (Config, error) {
 	c.Scopes = list(getenv(EnvScopes))
 	c.ScopesSet = len(c.Scopes) > 0
 	if len(c.Scopes) == 0 {
-		c.Scopes = append([]string(nil), defaultScopes...)
+		c.Scopes = slices.Clone(defaultScopes)
 	}
 	for _, o := range list(getenv(EnvAllowedOrigins)) {
 		u, err := url.Parse(o)

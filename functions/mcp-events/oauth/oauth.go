@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -269,7 +270,7 @@ type Verifier struct {
 
 // NewVerifier returns a verifier for tokens of issuer with an aud among audiences, signed by a key of jwks.
 func NewVerifier(issuer string, audiences []string, jwks *JWKS) *Verifier {
-	return &Verifier{issuer: issuer, audiences: append([]string(nil), audiences...), jwks: jwks, now: time.Now}
+	return &Verifier{issuer: issuer, audiences: slices.Clone(audiences), jwks: jwks, now: time.Now}
 }
 
 // Verify checks token and returns its principal. Failures wrap ErrInvalidToken with the reason, except a

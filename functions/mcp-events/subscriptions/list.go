@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"context"
+	"maps"
 	"sort"
 	"time"
 
@@ -88,9 +89,7 @@ func (s *Service) listedByLabel(w *awclient.Webhook, project, principal string, 
 		return Listed{}, false
 	}
 	full := map[string]string{eventcatalog.ArgProject: project}
-	for k, v := range args {
-		full[k] = v
-	}
+	maps.Copy(full, args)
 	return listed(w, l.Event, full, "", l.Expiry, l.VerifiedAt, l.PrevUntil, now), true
 }
 

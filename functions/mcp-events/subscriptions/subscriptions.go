@@ -12,10 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -855,12 +856,7 @@ func checkMaxAge(raw json.RawMessage) *mcperr.Error {
 // be one): a create would be a 400 after the callback had been challenged, and the ingress could not bind the
 // ids back from the events header. Refused first, with -32602 naming the argument, as appwrite/mcp does.
 func dottedID(args map[string]string) *mcperr.Error {
-	names := make([]string, 0, len(args))
-	for k := range args {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		if k != eventcatalog.ArgProject && strings.Contains(args[k], ".") {
 			return mcperr.Invalid("arguments."+k, "arguments.%s: %q contains '.', the separator of Appwrite's event strings: "+
 				"Appwrite cannot subscribe a webhook to its events; use a resource whose id has no '.'", k, args[k])

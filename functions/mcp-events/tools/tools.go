@@ -10,8 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -338,10 +339,5 @@ func object(raw json.RawMessage) (map[string]any, error) {
 
 // Names lists the tool names, sorted.
 func Names() []string {
-	out := make([]string, 0, len(scopes))
-	for n := range scopes {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(scopes))
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"appwrite-agent/functions/turn/request"
@@ -47,7 +48,7 @@ func (r *Registry) Register(b Builder, agents ...string) *Registry {
 	if len(agents) == 0 {
 		agents = Agents
 	}
-	r.regs = append(r.regs, registration{build: b, agents: append([]string(nil), agents...)})
+	r.regs = append(r.regs, registration{build: b, agents: slices.Clone(agents)})
 	return r
 }
 

@@ -4,11 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"appwrite-agent/functions/turn/timeline"
-	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/pyjson"
 	"appwrite-agent/shared/turnrequest"
 )
@@ -27,8 +28,8 @@ const (
 	MsgBadURL = "url must be http:// or https://"
 )
 
-// connID is ^[a-z][a-z0-9_-]{1,63}$.
-var connID = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_-"), MinRest: 1, MaxRest: 63}
+// connID is what a connection id must match, compiled on first use.
+var connID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{1,63}$`) })
 
 // server is a validated connection: the reference's resolve_server.
 type server struct {
@@ -42,7 +43,7 @@ func resolveServer(c turnrequest.MCPConnection) (server, error) {
 		return server{ID: BuiltinID, Name: BuiltinName, URL: BuiltinURL, Description: BuiltinDescription}, nil
 	}
 	sid := strings.ToLower(strings.TrimSpace(c.ID))
-	if !connID.Match(sid) {
+	if !connID().MatchString(sid) {
 		return server{ID: sid}, errors.New(MsgBadID)
 	}
 	builtin := c.ID == BuiltinID

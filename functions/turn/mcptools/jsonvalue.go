@@ -10,9 +10,9 @@ import (
 // (shared/pyjson): objects keep their key order, as Python dicts do (the write guard's "first key ending
 // in _id" and the arguments forwarded to the server depend on it), and numbers are Python ints and floats.
 
-// parseJSON is json.loads of the bytes (invalid UTF-8 replaced, as a Python str would hold it).
+// parseJSON decodes a JSON text, keeping the order of object members (pyjson.Decode).
 func parseJSON(data []byte) (pyjson.Value, error) {
-	return pyjson.Decode(pyjson.ValidUTF8(string(data)))
+	return pyjson.Decode(string(data))
 }
 
 // compactJSON is json.dumps(v, separators=(",", ":")): compact, keys in order, non-ASCII escaped.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -242,7 +243,7 @@ func (p *Publisher) allDeliveredLocked() bool {
 func (p *Publisher) Events() []Envelope {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Envelope(nil), p.events...)
+	return slices.Clone(p.events)
 }
 
 func (p *Publisher) run(w *worker) {
@@ -296,7 +297,7 @@ func (p *Publisher) take(w *worker) (batch []Envelope, exit bool) {
 		w.timer = nil
 	}
 	w.urgent, w.due = false, false
-	return append([]Envelope(nil), pending...), false
+	return slices.Clone(pending), false
 }
 
 func (p *Publisher) delivered(w *worker, batch []Envelope, n int, err error) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"appwrite-agent/shared/attachment"
-	"appwrite-agent/shared/ident"
+	"appwrite-agent/shared/protocol/memory"
 	"appwrite-agent/shared/turnrequest"
 )
 
@@ -79,9 +79,6 @@ func (e *Error) Error() string { return e.Message }
 func invalid(format string, args ...any) *Error {
 	return &Error{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf(format, args...)}
 }
-
-// memoryKey is ^[a-z][a-z0-9_.-]{1,127}$.
-var memoryKey = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_.-"), MinRest: 1, MaxRest: 127}
 
 // Parse decodes and validates body, a turnrequest.Body. Unknown fields are ignored, as pydantic does.
 func Parse(body []byte, lim Limits) (Turn, *Error) {
@@ -167,7 +164,7 @@ func validateMemories(in []turnrequest.Memory) ([]turnrequest.Memory, *Error) {
 	var out []turnrequest.Memory
 	for i, m := range in {
 		m.Key = strings.TrimSpace(m.Key)
-		if !memoryKey.Match(m.Key) {
+		if !memory.ValidKey(m.Key) {
 			return nil, invalid("memories[%d].key must match ^[a-z][a-z0-9_.-]{1,127}$ (got '%s')", i, m.Key)
 		}
 		m.Content = strings.TrimSpace(m.Content)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -191,7 +192,7 @@ func (r *Recorder) Emit(e Event) {
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.events...)
+	return slices.Clone(r.events)
 }
 
 // SSE writes events as Server-Sent Events frames: "data: <json>\n\n" each, no event: or id: lines.

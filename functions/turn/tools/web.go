@@ -194,7 +194,7 @@ func (f *fetcher) get(ctx context.Context, r fetchReq) (*page, error) {
 			}
 			next, err := u.Parse(loc)
 			if err != nil {
-				return nil, fmt.Errorf("bad redirect location %s", pyjson.ReprString(loc))
+				return nil, fmt.Errorf("bad redirect location %q", loc)
 			}
 			nu, err := f.checkURL(next.String())
 			if err != nil {

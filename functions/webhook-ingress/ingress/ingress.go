@@ -212,7 +212,7 @@ func HandleWebhook(ctx context.Context, d Deps, r Request) Answer {
 	if !ok {
 		return d.ignore("unknown_event")
 	}
-	args := boundArgs(bindings, sub)
+	args := sub.Args.Map() // the arguments of the binding the envelope opened for
 	if !event.MatchesEvents(args, delivered) {
 		return d.ignore("event_mismatch")
 	}
@@ -329,18 +329,6 @@ func Targets(bs []eventcatalog.Binding) []seal.Target {
 		out = append(out, seal.Target{Event: b.Event, Args: seal.ArgsOf(b.Args)})
 	}
 	return out
-}
-
-// boundArgs returns the arguments sub opened with as the map the event catalog reads: the map of the
-// binding it opened for (a version 2 envelope always opens for one), else, for a version 1 envelope,
-// which stores its own, a map of those.
-func boundArgs(bs []eventcatalog.Binding, sub seal.Subscription) map[string]string {
-	for _, b := range bs {
-		if b.Event == sub.Event && sub.Args.Equal(b.Args) {
-			return b.Args
-		}
-	}
-	return sub.Args.Map()
 }
 
 // basicAuth parses "Basic base64(user:pass)".

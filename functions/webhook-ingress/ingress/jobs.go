@@ -32,7 +32,7 @@ type Job struct {
 	ProjectID string `json:"p"`
 	AuthUser  string `json:"u"`
 	AuthPass  string `json:"k"`
-	// URLTail is the sealed part of the webhook URL ("" for none, and for version 1 envelopes).
+	// URLTail is the sealed part of the webhook URL ("" for none).
 	URLTail string `json:"t,omitempty"`
 	// Args are the arguments the envelope opened with (it is bound to them, with Event).
 	Args         map[string]string `json:"g,omitempty"`

@@ -22,7 +22,7 @@ func TestMessageCoverage(t *testing.T) {
 	outs = append(outs, clarify.Call(json.RawMessage(`{"prompts":5}`)))
 	prototest.Covers(t, outs,
 		"— prompts is empty",
-		"— prompts must be valid JSON: Expecting value: line 1 column 2 (char 1)",
+		"— prompts must be valid JSON: unexpected end of JSON input at byte 1",
 		"— prompts JSON must be an object or an array of objects",
 		"— prompts must be a JSON string, object, or array",
 		"— prompts array is empty",

@@ -1,9 +1,12 @@
 package clarify
 
 import (
+	"regexp"
 	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
 
-	"appwrite-agent/shared/ident"
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
 )
@@ -200,8 +203,8 @@ func Validate(prompts, title string) (Envelope, error) {
 
 // envelope adds the title to validated prompts.
 func envelope(prompts []Prompt, title string) (Envelope, error) {
-	t := pyjson.Strip(pyjson.ValidUTF8(title))
-	if pyjson.Len(t) > MaxTitle {
+	t := strings.TrimSpace(title)
+	if utf8.RuneCountInString(t) > MaxTitle {
 		return Envelope{}, fail("title exceeds 120 characters")
 	}
 	return Envelope{Protocol: Protocol, Prompts: prompts, Title: t}, nil
@@ -258,17 +261,17 @@ func optionalBool(raw *pyjson.Value, key string, def bool) (bool, error) {
 	return *b, nil
 }
 
-// idPattern is IDPattern.
-var idPattern = ident.Pattern{First: ident.Chars("a-z"), Rest: ident.Chars("a-z0-9_.-"), MaxRest: MaxIDLength - 1}
+// idPattern is IDPattern, compiled on first use.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(IDPattern) })
 
 // ValidID reports whether s matches IDPattern.
-func ValidID(s string) bool { return idPattern.Match(s) }
+func ValidID(s string) bool { return idPattern().MatchString(s) }
 
 func requireID(v pyjson.Value, ctx string) (string, error) {
-	if v.Kind() != pyjson.String || !ValidID(pyjson.Strip(v.Text())) {
+	if v.Kind() != pyjson.String || !ValidID(strings.TrimSpace(v.Text())) {
 		return "", fail(ctx + ": id must match ^[a-z][a-z0-9_.-]{0,63}$ (got " + v.Repr() + ")")
 	}
-	return pyjson.Strip(v.Text()), nil
+	return strings.TrimSpace(v.Text()), nil
 }
 
 func validatePrompt(raw *pyjson.Value) (Prompt, error) {
@@ -278,7 +281,7 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 	kv := raw.Lookup("kind")
 	kind := ""
 	if kv.Kind() == pyjson.String {
-		kind = pyjson.Strip(kv.Text())
+		kind = strings.TrimSpace(kv.Text())
 	}
 	if kind != "choice" && kind != "confirm" && kind != "text" {
 		return nil, fail("unknown or missing kind " + kv.Repr() + "; expected one of ['choice', 'confirm', 'text']")
@@ -291,14 +294,14 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pyjson.Len(question) > MaxQuestion {
+	if utf8.RuneCountInString(question) > MaxQuestion {
 		return nil, fail("question exceeds 500 characters")
 	}
 	hint, err := optionalStr(raw, "hint")
 	if err != nil {
 		return nil, err
 	}
-	if pyjson.Len(hint) > MaxHint {
+	if utf8.RuneCountInString(hint) > MaxHint {
 		return nil, fail("hint exceeds 500 characters")
 	}
 	req, err := optionalBool(raw, "required", true)
@@ -353,7 +356,7 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 		if xl == "" {
 			xl = "Cancel"
 		}
-		if pyjson.Len(cl) > MaxLabel || pyjson.Len(xl) > MaxLabel {
+		if utf8.RuneCountInString(cl) > MaxLabel || utf8.RuneCountInString(xl) > MaxLabel {
 			return nil, fail("confirm labels exceed 120 characters")
 		}
 		danger, err := optionalBool(raw, "danger", false)
@@ -367,14 +370,14 @@ func validatePrompt(raw *pyjson.Value) (Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pyjson.Len(ph) > MaxPlaceholder {
+	if utf8.RuneCountInString(ph) > MaxPlaceholder {
 		return nil, fail("placeholder exceeds 200 characters")
 	}
 	dv, err := optionalStr(raw, "defaultValue")
 	if err != nil {
 		return nil, err
 	}
-	if pyjson.Len(dv) > MaxDefault {
+	if utf8.RuneCountInString(dv) > MaxDefault {
 		return nil, fail("defaultValue exceeds 2000 characters")
 	}
 	ml, err := optionalBool(raw, "multiline", false)
@@ -396,14 +399,14 @@ func validateOption(raw *pyjson.Value, ctx string) (Option, error) {
 	if err != nil {
 		return Option{}, err
 	}
-	if pyjson.Len(label) > MaxLabel {
+	if utf8.RuneCountInString(label) > MaxLabel {
 		return Option{}, fail(ctx + ": label exceeds 120 characters")
 	}
 	desc, err := optionalStr(raw, "description")
 	if err != nil {
 		return Option{}, err
 	}
-	if pyjson.Len(desc) > MaxDescription {
+	if utf8.RuneCountInString(desc) > MaxDescription {
 		return Option{}, fail(ctx + ": description exceeds 300 characters")
 	}
 	return Option{ID: id, Label: label, Description: desc}, nil

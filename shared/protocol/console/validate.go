@@ -88,7 +88,7 @@ func oneOf[T ~string](raw *pyjson.Value, key string, allowed []T, msg string) (T
 	if err != nil {
 		return "", err
 	}
-	s = pyjson.Lower(s)
+	s = strings.ToLower(s)
 	for _, a := range allowed {
 		if string(a) == s {
 			return a, nil
@@ -102,7 +102,7 @@ func optionalOneOf[T ~string](raw *pyjson.Value, key string, allowed []T, msg st
 	if err != nil || s == "" {
 		return "", err
 	}
-	s = pyjson.Lower(s)
+	s = strings.ToLower(s)
 	for _, a := range allowed {
 		if string(a) == s {
 			return a, nil
@@ -130,7 +130,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 	tv := raw.Lookup("type")
 	t := ""
 	if tv.Kind() == pyjson.String {
-		t = pyjson.Strip(tv.Text())
+		t = strings.TrimSpace(tv.Text())
 	}
 	switch t {
 	case "set_theme":
@@ -228,7 +228,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Resource{Mutation: m, ResourceType: pyjson.Lower(rt), ResourceItem: item}, nil
+		return Resource{Mutation: m, ResourceType: strings.ToLower(rt), ResourceItem: item}, nil
 
 	case "resource_list":
 		return validateResourceList(raw)
@@ -246,11 +246,11 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 			if s.Kind() != pyjson.String {
 				return nil, fail("refresh.scopes entries must be non-empty strings")
 			}
-			t := pyjson.Strip(s.Text())
+			t := strings.TrimSpace(s.Text())
 			if t == "" {
 				return nil, fail("refresh.scopes entries must be non-empty strings")
 			}
-			scopes = append(scopes, pyjson.Lower(t))
+			scopes = append(scopes, strings.ToLower(t))
 		}
 		return Refresh{Scopes: scopes}, nil
 	}
@@ -279,7 +279,7 @@ func validateResourceList(raw *pyjson.Value) (Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.ResourceType = pyjson.Lower(rt)
+	out.ResourceType = strings.ToLower(rt)
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -324,13 +324,13 @@ func validateColumns(v pyjson.Value) ([]Column, error) {
 			return nil, fail(ctx + ": columns items must be objects")
 		}
 		k, l := c.Lookup("key"), c.Lookup("label")
-		if k.Kind() != pyjson.String || pyjson.Strip(k.Text()) == "" {
+		if k.Kind() != pyjson.String || strings.TrimSpace(k.Text()) == "" {
 			return nil, fail(ctx + ": columns[].key must be a non-empty string")
 		}
-		if l.Kind() != pyjson.String || pyjson.Strip(l.Text()) == "" {
+		if l.Kind() != pyjson.String || strings.TrimSpace(l.Text()) == "" {
 			return nil, fail(ctx + ": columns[].label must be a non-empty string")
 		}
-		cols = append(cols, Column{Key: pyjson.Strip(k.Text()), Label: pyjson.Strip(l.Text())})
+		cols = append(cols, Column{Key: strings.TrimSpace(k.Text()), Label: strings.TrimSpace(l.Text())})
 	}
 	return cols, nil
 }
@@ -407,13 +407,13 @@ func validateMetadata(v pyjson.Value, ctx func() string) ([]MetadataEntry, error
 			return nil, fail(ctx() + ": metadata items must be objects")
 		}
 		label, value := m.Lookup("label"), m.Lookup("value")
-		if label.Kind() != pyjson.String || pyjson.Strip(label.Text()) == "" {
+		if label.Kind() != pyjson.String || strings.TrimSpace(label.Text()) == "" {
 			return nil, fail(ctx() + ": metadata[].label must be a non-empty string")
 		}
 		if value.Kind() == pyjson.Null {
 			return nil, fail(ctx() + ": metadata[].value is required")
 		}
-		out = append(out, MetadataEntry{Label: pyjson.Strip(label.Text()), Value: value.PyStr()})
+		out = append(out, MetadataEntry{Label: strings.TrimSpace(label.Text()), Value: value.PyStr()})
 	}
 	return out, nil
 }
@@ -434,7 +434,7 @@ func validateFields(v pyjson.Value, ctx func() string) (Fields, error) {
 	changed := false
 	for j := range members {
 		m := &members[j]
-		k := pyjson.Strip(m.Key)
+		k := strings.TrimSpace(m.Key)
 		if len(k) != len(m.Key) {
 			changed = true
 		}
@@ -513,7 +513,7 @@ func validateChart(raw *pyjson.Value) (Action, error) {
 			return nil, fail(ctx + " must be an object")
 		}
 		name := m.Lookup("metric")
-		if name.Kind() != pyjson.String || pyjson.Strip(name.Text()) == "" {
+		if name.Kind() != pyjson.String || strings.TrimSpace(name.Text()) == "" {
 			return nil, fail(ctx + ".metric must be a non-empty string")
 		}
 		pv := m.Lookup("points")
@@ -531,23 +531,23 @@ func validateChart(raw *pyjson.Value) (Action, error) {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "] must be an object")
 			}
 			tm := p.Lookup("time")
-			if tm.Kind() != pyjson.String || pyjson.Strip(tm.Text()) == "" {
+			if tm.Kind() != pyjson.String || strings.TrimSpace(tm.Text()) == "" {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].time must be a non-empty string")
 			}
 			val, ok := number(p.Lookup("value"))
 			if !ok {
 				return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].value must be a number")
 			}
-			pt := ChartPoint{Time: pyjson.Strip(tm.Text()), Value: val}
+			pt := ChartPoint{Time: strings.TrimSpace(tm.Text()), Value: val}
 			if lv := p.Lookup("label"); lv.Kind() != pyjson.Null {
 				if lv.Kind() != pyjson.String {
 					return nil, fail(ctx + ".points[" + strconv.Itoa(j) + "].label must be a string")
 				}
-				pt.Label = pyjson.Strip(lv.Text())
+				pt.Label = strings.TrimSpace(lv.Text())
 			}
 			points = append(points, pt)
 		}
-		out.Metrics = append(out.Metrics, ChartMetric{Metric: pyjson.Strip(name.Text()), Points: points})
+		out.Metrics = append(out.Metrics, ChartMetric{Metric: strings.TrimSpace(name.Text()), Points: points})
 	}
 	var err error
 	if out.Title, err = requireStr(raw, "title"); err != nil {

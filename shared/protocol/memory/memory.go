@@ -13,7 +13,10 @@ package memory
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
+	"sync"
+	"unicode/utf8"
 
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
@@ -217,19 +220,11 @@ func Call(args json.RawMessage) string {
 	return toolarg.Result(ErrorPrefix, Envelope{Protocol: Protocol, Actions: list}, err)
 }
 
+// keyPattern is KeyPattern, compiled on first use.
+var keyPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(KeyPattern) })
+
 // ValidKey reports whether s matches KeyPattern.
-func ValidKey(s string) bool {
-	if len(s) < MinKeyLength || len(s) > MaxKeyLength || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidKey(s string) bool { return keyPattern().MatchString(s) }
 
 func prefix(raw *pyjson.Value) string { return raw.Lookup("type").Repr() }
 
@@ -285,7 +280,7 @@ func validateAction(raw *pyjson.Value) (Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pyjson.Len(content) > MaxContent {
+	if utf8.RuneCountInString(content) > MaxContent {
 		return nil, fail("content exceeds 8192 characters")
 	}
 	category, err := optionalStr(raw, "category")

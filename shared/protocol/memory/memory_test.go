@@ -23,7 +23,7 @@ func TestMessageCoverage(t *testing.T) {
 	outs = append(outs, memory.Call(json.RawMessage(`{"actions":5}`)))
 	prototest.Covers(t, outs,
 		"— actions is empty",
-		"— actions must be valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+		"— actions must be valid JSON: unexpected end of JSON input at byte 1",
 		"— actions JSON must be an object or an array of objects",
 		"— actions must be a JSON string, object, or array",
 		"— actions array is empty",

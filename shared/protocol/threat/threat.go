@@ -11,6 +11,8 @@ package threat
 
 import (
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"appwrite-agent/shared/protocol/internal/toolarg"
 	"appwrite-agent/shared/pyjson"
@@ -146,10 +148,10 @@ func Call(args json.RawMessage) string { return Result(string(args)) }
 // Normalize validates a typed report as emit_threat_report does.
 func Normalize(r Report) (Report, error) {
 	v := pyjson.ObjectValue([]pyjson.Member{
-		{Key: "category", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Category))},
-		{Key: "summary", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Summary))},
-		{Key: "details", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Details))},
-		{Key: "quote", Value: pyjson.StringValue(pyjson.ValidUTF8(r.Quote))},
+		{Key: "category", Value: pyjson.StringValue(r.Category)},
+		{Key: "summary", Value: pyjson.StringValue(r.Summary)},
+		{Key: "details", Value: pyjson.StringValue(r.Details)},
+		{Key: "quote", Value: pyjson.StringValue(r.Quote)},
 	})
 	return validate(&v)
 }
@@ -166,7 +168,7 @@ func validate(raw *pyjson.Value) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	cat = pyjson.Lower(cat)
+	cat = strings.ToLower(cat)
 	if cat != CategoryIllegal && cat != CategoryImmoral {
 		return Report{}, fail("category must be one of ['illegal', 'immoral']; got " + pyjson.ReprString(cat))
 	}
@@ -174,20 +176,20 @@ func validate(raw *pyjson.Value) (Report, error) {
 	if r.Summary, err = requireStr(raw, "summary"); err != nil {
 		return Report{}, err
 	}
-	if pyjson.Len(r.Summary) > MaxSummary {
+	if utf8.RuneCountInString(r.Summary) > MaxSummary {
 		return Report{}, fail("summary exceeds 280 characters")
 	}
 	if r.Details, err = requireStr(raw, "details"); err != nil {
 		return Report{}, err
 	}
-	if pyjson.Len(r.Details) > MaxDetails {
+	if utf8.RuneCountInString(r.Details) > MaxDetails {
 		return Report{}, fail("details exceeds 4000 characters")
 	}
 	switch q := raw.Lookup("quote"); q.Kind() {
 	case pyjson.Null:
 	case pyjson.String:
-		r.Quote = pyjson.Strip(q.Text())
-		if pyjson.Len(r.Quote) > MaxQuote {
+		r.Quote = strings.TrimSpace(q.Text())
+		if utf8.RuneCountInString(r.Quote) > MaxQuote {
 			return Report{}, fail("quote exceeds 1000 characters")
 		}
 	default:

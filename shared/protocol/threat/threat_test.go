@@ -21,7 +21,7 @@ func TestMessageCoverage(t *testing.T) {
 	outs := prototest.Outputs(t, "testdata/golden.jsonl", "testdata/examples.jsonl")
 	prototest.Covers(t, outs,
 		"— report is empty",
-		"— report must be valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+		"— report must be valid JSON: unexpected end of JSON input at byte 1",
 		"— report must be an object",
 		"— category must be a string",
 		"— category is required",

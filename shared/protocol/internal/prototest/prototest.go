@@ -2,9 +2,11 @@
 //
 // Golden files are JSON lines {"name"?, "in", "title"?, "out", "note"?,
 // "python"?}: out is the exact tool result for in. The expected results were
-// produced by the Python engine's validators; a line with a note records
-// where this implementation deliberately differs (python then holds the
-// Python engine's result). Snapshot files pin a tool's name, description and
+// produced by the Python engine's validators, except the message after
+// "must be valid JSON: " for an argument that is not JSON, which is ours
+// (pyjson.Decode); a line with a note records where this implementation
+// deliberately differs otherwise (python then holds the Python engine's
+// result). Snapshot files pin a tool's name, description and
 // argument schema (shared/devkit/snapshot).
 package prototest
 

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"appwrite-agent/shared/pyjson"
 )
@@ -27,10 +28,11 @@ func (e *Error) Error() string { return e.Msg }
 // Fail returns an *Error with msg.
 func Fail(msg string) error { return &Error{Msg: msg} }
 
-// Decode reads a tool argument as the engine's parse_*_arg does: invalid UTF-8 repaired, whitespace stripped,
-// then json.loads. name ("actions", "prompts", "report") words the messages.
+// Decode reads a tool argument as the engine's parse_*_arg does: white space trimmed, then the JSON text
+// decoded (pyjson.Decode, whose error text is ours). name ("actions", "prompts", "report") words the
+// messages.
 func Decode(arg, name string) (pyjson.Value, error) {
-	text := pyjson.Strip(pyjson.ValidUTF8(arg))
+	text := strings.TrimSpace(arg)
 	if text == "" {
 		return pyjson.Value{}, Fail(name + " is empty")
 	}
@@ -112,7 +114,7 @@ func (l List[T]) Check(v pyjson.Value) ([]T, error) {
 // argument (clarify's title).
 func (l List[T]) FromCall(args json.RawMessage) (pyjson.Value, []T, error) {
 	wrong := Fail(l.Name + " must be a JSON string, object, or array")
-	v, err := pyjson.Decode(pyjson.Strip(pyjson.ValidUTF8(string(args))))
+	v, err := pyjson.Decode(strings.TrimSpace(string(args)))
 	if err != nil || v.Kind() != pyjson.Object {
 		return pyjson.Value{}, nil, wrong
 	}
@@ -157,7 +159,7 @@ func RequiredStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Wh
 	if v.Kind() != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
-	t := pyjson.Strip(v.Text())
+	t := strings.TrimSpace(v.Text())
 	if t == "" {
 		return "", where.fail(raw, key, " is required")
 	}
@@ -177,7 +179,7 @@ func OptionalStringValue(raw *pyjson.Value, key string, v pyjson.Value, where Wh
 	if v.Kind() != pyjson.String {
 		return "", where.fail(raw, key, " must be a string")
 	}
-	return pyjson.Strip(v.Text()), nil
+	return strings.TrimSpace(v.Text()), nil
 }
 
 // OptionalBool reads raw[key]: absent or null is nil, otherwise a boolean.

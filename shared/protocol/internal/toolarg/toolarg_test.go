@@ -31,7 +31,7 @@ func ExampleList() {
 	}
 	// Output:
 	// [a b+c] <nil>
-	// actions must be valid JSON: Expecting ',' delimiter: line 1 column 19 (char 18)
+	// actions must be valid JSON: unexpected end of JSON input at byte 18
 	// actions array is empty
 	// at most 2 test actions per call
 	// each action must be an object
@@ -107,7 +107,7 @@ func second[T any](_ T, err error) error { return err }
 func TestListMessages(t *testing.T) {
 	for arg, want := range map[string]string{
 		"  ":  "actions is empty",
-		`[1,`: "actions must be valid JSON: Expecting value: line 1 column 4 (char 3)",
+		`[1,`: "actions must be valid JSON: unexpected end of JSON input at byte 3",
 		`"x"`: "actions JSON must be an object or an array of objects",
 	} {
 		if _, err := keys.Parse(arg); err == nil || err.Error() != want {
