@@ -29,9 +29,12 @@ require (
 )
 
 require (
+	appwrite-agent/functions/turn v0.0.0
 	github.com/appwrite/sdk-for-go v1.0.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/open-runtimes/types-for-go/v4 v4.0.8 // indirect
 )
 
 replace appwrite-agent/shared => ../shared
+
+replace appwrite-agent/functions/turn => ../functions/turn

@@ -41,6 +41,8 @@ func serve(rt openruntimes.Context, cfg Config, site fs.FS, now func() time.Time
 		return fnhttp.Health(rt, cfg.BuildID)
 	case req.Path == "/api" || strings.HasPrefix(req.Path, "/api/"):
 		return api(rt, cfg, now)
+	case req.Path == ClientMetadataPath && (req.Method == http.MethodGet || req.Method == http.MethodHead):
+		return clientMetadata(rt)
 	case req.Method == http.MethodGet || req.Method == http.MethodHead:
 		return page(rt, cfg, site)
 	default:

@@ -34,6 +34,33 @@ func List(scopes map[string]bool) ListResult {
 	return out
 }
 
+// listEvents serves events/list: the events the token's scopes allow, in one page. A token that can use none
+// is asked to step up.
+func listEvents(p *oauth.Principal, params json.RawMessage) (any, *mcperr.Error) {
+	// The MCP spec's pagination: a cursor the server did not issue is invalid params. events/list answers
+	// every event in one page and issues none.
+	var in struct {
+		Cursor json.RawMessage `json:"cursor"`
+	}
+	if len(params) > 0 && string(params) != "null" {
+		if err := decodeParams(params, &in); err != nil {
+			return nil, err
+		}
+	}
+	if len(in.Cursor) > 0 && string(in.Cursor) != "null" {
+		return nil, mcperr.Invalid("cursor", "cursor: not a cursor of this server (events/list answers every event in one page and issues none)")
+	}
+	res := List(p.Scopes)
+	if len(res.Events) > 0 {
+		return res, nil
+	}
+	ask := listStepUp(p.Scopes)
+	merr := mcperr.InsufficientScope(nil, ask,
+		"the access token carries none of the scopes any event needs; ask for %s", strings.Join(ask, " "))
+	merr.Data = map[string]any{"missingScopes": ask}
+	return res, merr
+}
+
 // listStepUp is what a token that can use no event at all is asked to add: for every event, the scopes it
 // lacks (first alternatives), without repeats.
 func listStepUp(scopes map[string]bool) []string {
@@ -77,13 +104,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, p *oauth.Pr
 	}
 	switch method {
 	case "events/list":
-		result = List(p.Scopes)
-		if res := result.(ListResult); len(res.Events) == 0 {
-			ask := listStepUp(p.Scopes)
-			merr = mcperr.InsufficientScope(nil, ask,
-				"the access token carries none of the scopes any event needs; ask for %s", strings.Join(ask, " "))
-			merr.Data = map[string]any{"missingScopes": ask}
-		}
+		result, merr = listEvents(p, head.Params)
 	case "events/subscribe":
 		result, merr = callWith(ctx, call, head.Params, s.subs.Subscribe)
 	case "events/unsubscribe":

@@ -1,6 +1,8 @@
 package handler_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"os"
@@ -93,20 +95,39 @@ func TestSentryReportsIngressServerFaults(t *testing.T) {
 	}
 }
 
+// TestNotConfiguredIsAClearJSON503: without sealing keys, or with keys that are weak or malformed (short, all
+// zeros, a repeated pattern, not base64, without an id, an id twice), the ingress serves nothing: every
+// webhook is answered a JSON 503 not_configured, and the log names SEAL_KEYS (a function cannot refuse to
+// start: the runtime starts it, and each request finds the configuration unusable).
 func TestNotConfiguredIsAClearJSON503(t *testing.T) {
 	f := newFixture(t)
-	t.Setenv("SEAL_KEYS", "")
-	res, err := http.Post(f.ingress.URL+"/appwrite/webhooks/x", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 503 || !strings.Contains(string(raw), "not_configured") {
-		t.Fatalf("%d %s", res.StatusCode, raw)
-	}
-	if f.logs.count("SEAL_KEYS") == 0 {
-		t.Fatal("the log does not say which setting is missing")
+	key := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+	good := key([]byte("0123456789abcdefghijklmnopqrstuv"))
+	for name, keys := range map[string]string{
+		"missing":    "",
+		"short":      "k1:" + key([]byte("0123456789abcdef")),
+		"zeros":      "k1:" + key(make([]byte, 32)),
+		"repeated":   "k1:" + key(bytes.Repeat([]byte("ab"), 16)),
+		"not base64": "k1:not base64!",
+		"no id":      good,
+		"id twice":   "k1:" + good + ",k1:" + key([]byte("vutsrqponmlkjihgfedcba9876543210")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("SEAL_KEYS", keys)
+			before := f.logs.count("SEAL_KEYS")
+			res, err := http.Post(f.ingress.URL+"/appwrite/webhooks/x", "application/json", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			raw, _ := io.ReadAll(res.Body)
+			if res.StatusCode != 503 || !strings.Contains(string(raw), "not_configured") {
+				t.Fatalf("%d %s", res.StatusCode, raw)
+			}
+			if f.logs.count("SEAL_KEYS") == before {
+				t.Fatal("the log does not say which setting is wrong")
+			}
+		})
 	}
 }
 

@@ -66,6 +66,12 @@ const MaxIDLength = 36
 // IDPattern is Appwrite's custom-id alphabet: a letter or digit, then letters, digits, '.', '_' or '-'.
 const IDPattern = `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$`
 
+// EventIDPattern is IDPattern without '.', for the arguments that go into the webhook's Appwrite event strings
+// (every argument but project_id): '.' separates their segments, and Appwrite refuses a webhook whose event
+// strings hold a dotted id (docs/events.md §1, "Ids with a dot"). The input schemas publish it, so that a
+// client validating its arguments learns it before subscribing; mcp-events refuses such an id with -32602.
+const EventIDPattern = `^[a-zA-Z0-9][a-zA-Z0-9_-]{0,35}$`
+
 // ValidID reports whether s is a valid Appwrite resource or project id (IDPattern: awclient.ValidID).
 func ValidID(s string) bool { return awclient.ValidID(s) }
 
@@ -106,7 +112,8 @@ type Event struct {
 	Target Target
 	// Payload lists the payload fields: name -> JSON Schema.
 	Payload map[string]map[string]any
-	// PayloadRequired lists the payload fields that are always present.
+	// PayloadRequired lists the payload fields that are always present: ids and statuses, never a time (a
+	// time that does not parse is left out, see normalTime).
 	PayloadRequired []string
 
 	// filter reports whether a decoded Appwrite payload belongs to a subscription with these arguments
@@ -223,18 +230,16 @@ func deploymentPayload(resourceArg, resource string) map[string]map[string]any {
 
 var events = []Event{
 	{
-		Name:        RowCreated,
-		Description: "Fires when a row is created in a TablesDB table of an Appwrite project.",
-		Args:        []string{ArgDatabase, ArgTable},
-		Patterns:    []string{"databases.{database_id}.tables.{table_id}.rows.*.create"},
-		Aliases:     rowAliases("create"),
-		Scopes:      rowScopes,
-		Target:      TargetTable,
-		Payload:     rowPayload(nil),
-		PayloadRequired: []string{
-			ArgProject, ArgDatabase, ArgTable, "row_id", "created_at",
-		},
-		filter: rowFilter, project: rowProjection,
+		Name:            RowCreated,
+		Description:     "Fires when a row is created in a TablesDB table of an Appwrite project.",
+		Args:            []string{ArgDatabase, ArgTable},
+		Patterns:        []string{"databases.{database_id}.tables.{table_id}.rows.*.create"},
+		Aliases:         rowAliases("create"),
+		Scopes:          rowScopes,
+		Target:          TargetTable,
+		Payload:         rowPayload(nil),
+		PayloadRequired: []string{ArgProject, ArgDatabase, ArgTable, "row_id"},
+		filter:          rowFilter, project: rowProjection,
 	},
 	{
 		Name:        RowUpdated,
@@ -248,7 +253,7 @@ var events = []Event{
 		Scopes:          rowScopes,
 		Target:          TargetTable,
 		Payload:         rowPayload(nil),
-		PayloadRequired: []string{ArgProject, ArgDatabase, ArgTable, "row_id", "updated_at"},
+		PayloadRequired: []string{ArgProject, ArgDatabase, ArgTable, "row_id"},
 		filter:          rowFilter, project: rowProjection,
 	},
 	{
@@ -271,7 +276,7 @@ var events = []Event{
 		Scopes:          [][]string{{"project:buckets.read"}, {"project:files.read"}},
 		Target:          TargetBucket,
 		Payload:         filePayload("size"),
-		PayloadRequired: []string{ArgProject, ArgBucket, "file_id", "created_at"},
+		PayloadRequired: []string{ArgProject, ArgBucket, "file_id"},
 		filter:          fileFilter, project: fileProjection("size"),
 	},
 	{
@@ -287,7 +292,7 @@ var events = []Event{
 			"status":     {"type": "boolean", "description": "Whether the user is enabled."},
 			"created_at": ts("When the user was created."),
 		},
-		PayloadRequired: []string{ArgProject, "user_id", "created_at"},
+		PayloadRequired: []string{ArgProject, "user_id"},
 		filter:          userFilter, project: userProjection,
 	},
 	{
@@ -390,9 +395,13 @@ func (e Event) RequiredArgs() []string { return append([]string{ArgProject}, e.A
 func (e Event) InputSchema() map[string]any {
 	props := map[string]any{}
 	for _, a := range e.RequiredArgs() {
+		pattern := EventIDPattern
+		if a == ArgProject {
+			pattern = IDPattern
+		}
 		props[a] = map[string]any{
 			"type": "string", "description": argDescriptions[a],
-			"pattern": IDPattern, "minLength": 1, "maxLength": MaxIDLength,
+			"pattern": pattern, "minLength": 1, "maxLength": MaxIDLength,
 		}
 	}
 	for _, f := range e.Filters {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"appwrite-agent/shared/devkit/snapshot"
 	"appwrite-agent/shared/eventcatalog"
@@ -220,6 +222,112 @@ func FuzzBindings(f *testing.F) {
 			}
 			if !e.MatchesEvents(b.Args, delivered) {
 				t.Fatalf("binding %+v does not match %q", b, header)
+			}
+		}
+	})
+}
+
+// TestProjectionTakesAppwriteAsItIs: what Appwrite's workers send differs from its API models (appwrite/mcp's
+// recorded fixtures, tests/e2e/fixtures/appwrite): an asynchronous execution's update (built from the
+// execution document by Platform/Workers/Functions.php) carries database-format times and no $createdAt;
+// such a time is written in the API's layout (UTC), an absent or unparseable time is left out (the event's
+// timestamp then falls back to the other, or to the time of receipt), and a field of another type than the
+// model's is left out without losing the event. A body that is not a JSON object is an error.
+func TestProjectionTakesAppwriteAsItIs(t *testing.T) {
+	for _, c := range []struct {
+		event, body     string
+		args            map[string]string
+		want, timestamp string
+	}{
+		{"functions.execution.failed", `{"$id":"68e7a1b2c3d4e5f6a7b8","$updatedAt":"2026-10-09 09:38:31.950","resourceId":"fn_billing","resourceType":"functions","deploymentId":"d1","trigger":"schedule","status":"failed","responseStatusCode":500,"logs":"charging jane@example.com","duration":0.412}`,
+			map[string]string{"function_id": "fn_billing"},
+			`{"deployment_id":"d1","duration":0.412,"execution_id":"68e7a1b2c3d4e5f6a7b8","function_id":"fn_billing","project_id":"P","response_status_code":500,"status":"failed","trigger":"schedule","updated_at":"2026-10-09T09:38:31.950+00:00"}`,
+			"2026-10-09T09:38:31.950+00:00"},
+		{"functions.deployment.completed", `{"$id":"d1","resourceId":"fn1","resourceType":"functions","status":"failed","$updatedAt":"2026-10-09 09:31:12.5"}`,
+			map[string]string{"function_id": "fn1"}, `{"deployment_id":"d1","function_id":"fn1","project_id":"P","status":"failed","updated_at":"2026-10-09T09:31:12.500+00:00"}`, "2026-10-09T09:31:12.500+00:00"},
+		{"storage.file.created", `{"$id":"f1","bucketId":"b1","mimeType":7,"sizeOriginal":true,"$createdAt":"2026-10-09T14:10:00.5+02:00"}`,
+			map[string]string{"bucket_id": "b1"}, `{"bucket_id":"b1","created_at":"2026-10-09T14:10:00.5+02:00","file_id":"f1","project_id":"P"}`, "2026-10-09T14:10:00.5+02:00"},
+		{"users.user.created", `{"$id":"user_jane","$createdAt":"yesterday","name":"Jane Doe","status":"yes"}`,
+			nil, `{"project_id":"P","user_id":"user_jane"}`, ""},
+	} {
+		e, _ := eventcatalog.Lookup(c.event)
+		occ, err := e.Project("P", c.args, []byte(c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.event, err)
+		}
+		got, _ := json.Marshal(occ.Data())
+		if string(got) != c.want || occ.Timestamp != c.timestamp {
+			t.Errorf("%s:\n got %s, timestamp %q\nwant %s, timestamp %q", c.event, got, occ.Timestamp, c.want, c.timestamp)
+		}
+		for _, k := range e.PayloadSchema()["required"].([]string) {
+			if _, ok := occ.Data()[k]; !ok {
+				t.Errorf("%s: required data.%s missing", c.event, k)
+			}
+		}
+	}
+	row, _ := eventcatalog.Lookup("tablesdb.row.created")
+	for _, body := range []string{"not json", "[1, 2]", "null", `"row"`} {
+		if _, err := row.Project("P", map[string]string{"database_id": "db", "table_id": "t"}, []byte(body)); err == nil || errors.Is(err, eventcatalog.ErrNotThisSubscription) {
+			t.Errorf("body %s: %v, want a payload error", body, err)
+		}
+	}
+}
+
+// TestInputSchemaIDPatterns: the input schemas say what subscribe accepts. An argument that goes into the
+// webhook's Appwrite event strings has no '.' (their separator); project_id, which does not, may. Every
+// argument refuses a wildcard, a leading symbol and more than 36 characters.
+func TestInputSchemaIDPatterns(t *testing.T) {
+	for _, e := range eventcatalog.All() {
+		props := e.InputSchema()["properties"].(map[string]any)
+		for _, a := range e.RequiredArgs() {
+			re := regexp.MustCompile(props[a].(map[string]any)["pattern"].(string))
+			for v, ok := range map[string]bool{"main": true, "fn_1-a": true, "a.b": a == "project_id", "*": false, "a*": false,
+				"fn1.executions": a == "project_id", "-lead": false, "_lead": false, "a b": false, strings.Repeat("a", 36): true, strings.Repeat("a", 37): false, "": false} {
+				if re.MatchString(v) != ok {
+					t.Errorf("%s %s: pattern %s on %q: %v, want %v", e.Name, a, re, v, !ok, ok)
+				}
+			}
+		}
+	}
+}
+
+// FuzzProject: whatever body Appwrite sends, Project never panics, and what it delivers conforms to the
+// event's payloadSchema (known fields, required ones present, times in RFC 3339) with a timestamp that is
+// empty or RFC 3339.
+func FuzzProject(f *testing.F) {
+	f.Add(`{"$id":"r1","$databaseId":"db","$tableId":"t","$createdAt":"2026-12-01 10:00:00.000","email":"a@b.c"}`)
+	f.Add(`{"$id":"e1","resourceId":"fn","resourceType":"functions","status":"failed","$updatedAt":"2026-10-09 09:38:31.950","duration":"x"}`)
+	f.Add(`{"$id":"f1","bucketId":"b","mimeType":7,"sizeOriginal":true,"$createdAt":"yesterday"}`)
+	f.Add(`[1,2]`)
+	args := map[string]string{"database_id": "db", "table_id": "t", "bucket_id": "b", "function_id": "fn", "site_id": "fn"}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, e := range eventcatalog.All() {
+			occ, err := e.Project("P", args, []byte(body))
+			if err != nil {
+				continue
+			}
+			props := e.PayloadSchema()["properties"].(map[string]any)
+			data := occ.Data()
+			for k, v := range data {
+				p, ok := props[k].(map[string]any)
+				if !ok {
+					t.Fatalf("%s: data.%s is not in payloadSchema", e.Name, k)
+				}
+				if p["format"] == "date-time" {
+					if _, err := time.Parse(time.RFC3339Nano, v.(string)); err != nil {
+						t.Fatalf("%s: data.%s = %q is not RFC 3339", e.Name, k, v)
+					}
+				}
+			}
+			for _, k := range e.PayloadSchema()["required"].([]string) {
+				if _, ok := data[k]; !ok {
+					t.Fatalf("%s: required data.%s missing from %s", e.Name, k, body)
+				}
+			}
+			if occ.Timestamp != "" {
+				if _, err := time.Parse(time.RFC3339Nano, occ.Timestamp); err != nil {
+					t.Fatalf("%s: timestamp %q", e.Name, occ.Timestamp)
+				}
 			}
 		}
 	})

@@ -12,27 +12,91 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
-// payload is the part of Appwrite's resource models the catalog reads.
+// payload is the part of Appwrite's resource models the catalog reads (decoded by UnmarshalJSON, which names
+// the model's fields).
 type payload struct {
-	ID                 string   `json:"$id"`
-	CreatedAt          string   `json:"$createdAt"`
-	UpdatedAt          string   `json:"$updatedAt"`
-	DatabaseID         string   `json:"$databaseId"`
-	TableID            string   `json:"$tableId"`
-	CollectionID       string   `json:"$collectionId"`
-	BucketID           string   `json:"bucketId"`
-	MimeType           string   `json:"mimeType"`
-	SizeOriginal       *int64   `json:"sizeOriginal"`
-	FunctionID         string   `json:"functionId"`
-	ResourceID         string   `json:"resourceId"`
-	ResourceType       string   `json:"resourceType"`
-	DeploymentID       string   `json:"deploymentId"`
-	Trigger            string   `json:"trigger"`
-	Status             any      `json:"status"`
-	ResponseStatusCode *int     `json:"responseStatusCode"`
-	Duration           *float64 `json:"duration"`
+	ID                 string
+	CreatedAt          string
+	UpdatedAt          string
+	DatabaseID         string
+	TableID            string
+	CollectionID       string
+	BucketID           string
+	MimeType           string
+	SizeOriginal       *int64
+	FunctionID         string
+	ResourceID         string
+	ResourceType       string
+	DeploymentID       string
+	Trigger            string
+	Status             any
+	ResponseStatusCode *int
+	Duration           *float64
+}
+
+// UnmarshalJSON decodes an Appwrite resource model field by field: a field whose value is not of the type
+// the catalog reads (a number where a string is expected, say) is left unset, so that it is absent from the
+// event rather than losing the whole event; a body that is not a JSON object is an error.
+func (p *payload) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if m == nil {
+		return errors.New("null is not a resource model")
+	}
+	*p = payload{}
+	for key, set := range map[string]func(json.RawMessage){
+		"$id": into(&p.ID), "$createdAt": into(&p.CreatedAt), "$updatedAt": into(&p.UpdatedAt), "$databaseId": into(&p.DatabaseID),
+		"$tableId": into(&p.TableID), "$collectionId": into(&p.CollectionID), "bucketId": into(&p.BucketID), "mimeType": into(&p.MimeType),
+		"sizeOriginal": into(&p.SizeOriginal), "functionId": into(&p.FunctionID), "resourceId": into(&p.ResourceID),
+		"resourceType": into(&p.ResourceType), "deploymentId": into(&p.DeploymentID), "trigger": into(&p.Trigger), "status": into(&p.Status),
+		"responseStatusCode": into(&p.ResponseStatusCode), "duration": into(&p.Duration),
+	} {
+		if raw, ok := m[key]; ok {
+			set(raw)
+		}
+	}
+	p.CreatedAt, p.UpdatedAt = normalTime(p.CreatedAt), normalTime(p.UpdatedAt)
+	return nil
+}
+
+// into returns a setter of *dst from a JSON value, which leaves *dst as it is when the value is not a T.
+func into[T any](dst *T) func(json.RawMessage) {
+	return func(raw json.RawMessage) {
+		var v T
+		if json.Unmarshal(raw, &v) == nil {
+			*dst = v
+		}
+	}
+}
+
+// TimeLayout is the layout of the times of Appwrite's API models (Appwrite's DateTime::formatTz, 'Y-m-d\TH:i:s.vP'),
+// the layout every time of a delivered event has.
+const TimeLayout = "2006-01-02T15:04:05.000-07:00"
+
+// dbTimeLayout is Appwrite's database datetime format, which its workers put in the payloads they build from
+// documents (a finished asynchronous execution, a built deployment: Platform/Workers/Functions.php 0cefd06:
+// 761-771 filters the execution document, not an API response; appwrite/mcp's recorded
+// execution_async_failed.json carries "$updatedAt": "2026-10-09 09:38:31.950"). It is UTC.
+const dbTimeLayout = "2006-01-02 15:04:05.000"
+
+// normalTime is an Appwrite time as a delivered event carries it: an RFC 3339 time as it is (Appwrite's API
+// form), a database-format time in TimeLayout (UTC), and "" for anything that does not parse (the field is then
+// absent, and the event is stamped on receipt).
+func normalTime(s string) string {
+	if _, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return s
+	}
+	for _, layout := range []string{dbTimeLayout, "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC().Format(TimeLayout)
+		}
+	}
+	return ""
 }
 
 func (p payload) tableID() string {
@@ -189,8 +253,8 @@ func segmentsEqual(segs, es []string) bool {
 type Occurrence struct {
 	// Fields is the projected payload, conforming to PayloadSchema (project_id included), sorted by name.
 	Fields []Field
-	// Timestamp is when the change happened ($updatedAt, else $createdAt; empty when the payload has
-	// neither).
+	// Timestamp is when the change happened ($updatedAt, else $createdAt, as normalTime writes them; empty
+	// when the payload has neither, or neither parses).
 	Timestamp string
 }
 

@@ -43,4 +43,8 @@ func TestGetJSON(t *testing.T) {
 			t.Fatalf("%s: %v, want %q…", path, err, want)
 		}
 	}
+	var se *safehttp.StatusError
+	if err := safehttp.GetJSON(context.Background(), srv.Client(), srv.URL+"/missing", 64, &doc); !errors.As(err, &se) || se.Code != 404 || se.URL != srv.URL+"/missing" {
+		t.Fatalf("a status other than 200 is a *StatusError naming the URL and the status: %#v", err)
+	}
 }

@@ -389,10 +389,19 @@ func ReadLimited(r io.Reader, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// StatusError is GetJSON's answer to a status other than 200: the URL asked and the status it answered.
+type StatusError struct {
+	URL  string
+	Code int
+}
+
+// Error implements error: "<url> answered HTTP <code>".
+func (e *StatusError) Error() string { return fmt.Sprintf("%s answered HTTP %d", e.URL, e.Code) }
+
 // GetJSON GETs url through client (Accept: application/json) and decodes its 200 answer into v. The body is
-// read with ReadLimited(max): a longer one is ErrResponseTooLarge. Another status is an error naming url
-// and the status; a body that does not decode, one naming url. A transport error is returned as the client
-// gave it.
+// read with ReadLimited(max): a longer one is ErrResponseTooLarge. Another status is a *StatusError naming url
+// and the status; a body that does not decode, an error naming url. A transport error is returned as the
+// client gave it.
 func GetJSON(ctx context.Context, client *http.Client, url string, max int64, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -409,7 +418,7 @@ func GetJSON(ctx context.Context, client *http.Client, url string, max int64, v 
 		return err
 	}
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered HTTP %d", url, res.StatusCode)
+		return &StatusError{URL: url, Code: res.StatusCode}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("%s is not JSON: %v", url, err)

@@ -714,6 +714,7 @@ func TestParseKeyring(t *testing.T) {
 		"k1:" + base64.StdEncoding.EncodeToString(append(raw, 1)):                             ErrWeakKey,
 		"k1:" + base64.StdEncoding.EncodeToString(make([]byte, 32)):                           ErrWeakKey,
 		"k1:" + base64.StdEncoding.EncodeToString([]byte("passwordpasswordpasswordpassword")): ErrWeakKey,
+		"k1:not base64!": ErrBadKeys,
 	}
 	for in, want := range bad {
 		if _, err := ParseKeyring(in); !errors.Is(err, want) {

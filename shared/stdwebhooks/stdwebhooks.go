@@ -64,8 +64,10 @@ var (
 // bytes). Its String method gives the "whsec_" form.
 type Secret []byte
 
-// ParseSecret parses "whsec_" followed by standard base64 (padded, or
-// unpadded) of 24 to 64 bytes. Anything else is refused with an error wrapping
+// ParseSecret parses "whsec_" followed by standard base64, padded, of 24 to 64
+// bytes: what the official Standard Webhooks libraries decode (libraries/go
+// webhook.go decodes with base64.StdEncoding), so that the subscriber can verify
+// with the secret it sent. Anything else is refused with an error wrapping
 // ErrInvalidSecret; the error never contains the secret.
 func ParseSecret(s string) (Secret, error) {
 	rest, ok := strings.CutPrefix(s, SecretPrefix)
@@ -79,11 +81,7 @@ func ParseSecret(s string) (Secret, error) {
 		// encoding/base64 skips CR and LF even in strict mode.
 		return nil, fmt.Errorf("%w: not standard base64", ErrInvalidSecret)
 	}
-	enc := base64.StdEncoding
-	if !strings.HasSuffix(rest, "=") && len(rest)%4 != 0 {
-		enc = base64.RawStdEncoding
-	}
-	key, err := enc.Strict().DecodeString(rest)
+	key, err := base64.StdEncoding.Strict().DecodeString(rest)
 	if err != nil {
 		return nil, fmt.Errorf("%w: not standard base64", ErrInvalidSecret)
 	}

@@ -60,11 +60,17 @@ func (s *Service) open(ctx context.Context, userID, connectionID string) (*conn,
 }
 
 // call runs f with a client of the connection, refreshing the access token first when it is known to have
-// expired, and once more when the server answers 401.
+// expired, and once more when the server answers 401. As in turn (docs/turn.md "Token refresh"), an expiry
+// refresh that stops at discovery (no protected-resource metadata at the well-known URLs) sends the token
+// once to read the server's 401 challenge, which may name the metadata or, naming none, show a 2025-03-26
+// server; a refresh the token endpoint refused is final.
 func (c *conn) call(ctx context.Context, f func(*eventsclient.Client) error) error {
 	if c.tok.Expired(c.s.now()) && c.tok.Refreshable() != "" {
-		if err := c.refreshTokens(ctx, ""); err != nil {
-			return &ConnectionError{ConnectionID: c.mc.ID, Reason: "the access token expired and could not be refreshed: " + err.Error()}
+		if err := c.refreshTokens(ctx, "", false); err != nil {
+			var de *mcpauth.DiscoveryError
+			if !errors.As(err, &de) {
+				return &ConnectionError{ConnectionID: c.mc.ID, Reason: "the access token expired and could not be refreshed: " + err.Error()}
+			}
 		}
 	}
 	client := &eventsclient.Client{Endpoint: c.mc.URL, Token: c.tok.AccessToken, HTTP: c.s.mcpHTTP, Name: ClientName}
@@ -77,7 +83,7 @@ func (c *conn) call(ctx context.Context, f func(*eventsclient.Client) error) err
 	}
 	var e *eventsclient.Error
 	errors.As(err, &e)
-	if rerr := c.refreshTokens(ctx, resourceMetadata(e.Challenge)); rerr != nil {
+	if rerr := c.refreshTokens(ctx, resourceMetadata(e.Challenge), true); rerr != nil {
 		return &ConnectionError{ConnectionID: c.mc.ID, Reason: "the MCP server refused the access token (HTTP 401) and the refresh failed: " + rerr.Error()}
 	}
 	client.Token = c.tok.AccessToken
@@ -90,8 +96,9 @@ func (c *conn) call(ctx context.Context, f func(*eventsclient.Client) error) err
 
 // refreshTokens refreshes the access token (shared/mcpauth, the authorization server bound to the client's
 // registration) and stores the new tokens sealed before anything else: the old refresh token is spent.
-func (c *conn) refreshTokens(ctx context.Context, hint string) error {
-	nt, err := mcpauth.Refresh(ctx, c.s.mcpHTTP, c.mc.URL, hint, c.tok, c.ci, c.s.now())
+// challenged says the server answered 401 (hint is its resource_metadata, "" when it named none).
+func (c *conn) refreshTokens(ctx context.Context, hint string, challenged bool) error {
+	nt, err := mcpauth.Refresh(ctx, c.s.mcpHTTP, c.mc.URL, hint, challenged, c.tok, c.ci, c.s.now())
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (s *Service) refreshTokensAhead(ctx context.Context, a store.Automation, no
 	if err != nil || c.tok.Refreshable() == "" || !c.tok.Expired(now.Add(s.cfg.RefreshAhead)) {
 		return false
 	}
-	if err := c.refreshTokens(ctx, ""); err != nil {
+	if err := c.refreshTokens(ctx, "", false); err != nil {
 		s.log("automations: refreshing the access token of connection " + a.ConnectionID + " ahead of its expiry: " + err.Error())
 		return false
 	}

@@ -38,11 +38,13 @@ func TestCallbackEndpointReasons(t *testing.T) {
 		{"wrong", "", "challenge_failed"},
 		{"404", "", "http_4xx"},
 		{"500", "", "http_5xx"},
+		// A redirect is the answer, never followed, even to an endpoint that would answer the challenge.
+		{"307", "", "http_4xx"},
 		{"hang", "", "timeout"},
 		{"answer", closedURL, "connection_refused"},
 		{"answer", plainURL, "tls_error"},
 	} {
-		t.Run(c.reason, func(t *testing.T) {
+		t.Run(c.mode+" "+c.reason, func(t *testing.T) {
 			st.Recv.SetMode(c.mode)
 			cb := c.url
 			if cb == "" {
@@ -56,7 +58,17 @@ func TestCallbackEndpointReasons(t *testing.T) {
 			if r.Error == nil || r.Error.Code != -32015 || r.Error.Data["reason"] != c.reason {
 				t.Fatalf("got %s", r.Raw)
 			}
+			// What the endpoint answered never surfaces: only the reason.
+			if !strings.HasPrefix(r.Error.Message, "callback verification failed: ") || strings.Contains(r.Error.Message, "not-the-challenge") ||
+				strings.Contains(r.Error.Message, "boom") || strings.Contains(r.Error.Message, "no\n") {
+				t.Fatalf("message %q", r.Error.Message)
+			}
 		})
+	}
+	for _, got := range st.Recv.Received() {
+		if got.Path == "/redirected" {
+			t.Fatal("the challenge followed a redirect")
+		}
 	}
 	st.Recv.SetMode("answer")
 	if n := len(st.Webhooks(eventstest.ProjectID)); n != 0 {

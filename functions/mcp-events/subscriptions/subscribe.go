@@ -3,6 +3,7 @@ package subscriptions
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -93,7 +94,40 @@ func (s *Service) checkSubscribe(ctx context.Context, c Call, p SubscribeParams)
 	if err != nil {
 		return nil, mcperr.As(err)
 	}
-	return &subscribeRequest{prepared: pr, secret: secret, ttl: ttl, argsNoProject: withoutProject(pr.args)}, nil
+	if err := checkMaxAge(p.MaxAgeMs); err != nil {
+		return nil, err
+	}
+	req := &subscribeRequest{prepared: pr, secret: secret, ttl: ttl, argsNoProject: withoutProject(pr.args)}
+	if err := s.fitsAlone(req); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// fitsAlone refuses, before Appwrite is asked anything, a subscription that cannot fit a webhook even
+// without a previous secret; whether a rotation's grace window fits too is decided once the existing webhook
+// is read (sealRenewal).
+func (s *Service) fitsAlone(req *subscribeRequest) *mcperr.Error {
+	now := s.o.Now()
+	least := seal.Subscription{CallbackURL: req.url, Secret: req.secret, Event: req.event.Name, Args: seal.ArgsOf(req.argsNoProject),
+		ProjectID: req.project, Expiry: now.Add(req.ttl), VerifiedAt: now}
+	if _, err := s.o.Sealer.Seal(req.id, least); err != nil {
+		return s.sealError(err, least)
+	}
+	return nil
+}
+
+// checkMaxAge accepts a maxAgeMs that is absent, null or a number of milliseconds not below zero (SEP-3415:
+// how old an event the subscriber still wants; this server replays nothing, so it only checks it).
+func checkMaxAge(raw json.RawMessage) *mcperr.Error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var ms float64
+	if err := json.Unmarshal(raw, &ms); err != nil || ms < 0 {
+		return mcperr.Invalid("maxAgeMs", "maxAgeMs: must be null or a number of milliseconds, 0 or more")
+	}
+	return nil
 }
 
 // authorizeSubscribe checks that the caller may subscribe: its token carries the scopes the event needs, the

@@ -57,37 +57,49 @@ func (b *bearer) Authorize(_ context.Context, _ *http.Request, res *http.Respons
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusUnauthorized {
 		body, _ := io.ReadAll(io.LimitReader(res.Body, 200))
-		return &refused{status: res.StatusCode, body: strings.ToValidUTF8(strings.TrimSpace(string(body)), "?")}
+		r := &refused{status: res.StatusCode, body: strings.ToValidUTF8(strings.TrimSpace(string(body)), "?")}
+		if p := bearerParams(res.Header.Values("WWW-Authenticate")); p["error"] == "insufficient_scope" {
+			r.insufficientScope, r.scope = true, strings.ToValidUTF8(p["scope"], "?")
+		}
+		return r
 	}
-	return &authRequired{resourceMetadata: resourceMetadata(res.Header.Values("WWW-Authenticate"))}
+	return &authRequired{resourceMetadata: bearerParams(res.Header.Values("WWW-Authenticate"))["resource_metadata"]}
 }
 
-// refused is a 403 from the server, with the start of its body.
+// refused is a 403 from the server, with the start of its body; insufficientScope when its Bearer challenge
+// says error="insufficient_scope" (RFC 6750 §3.1, the MCP spec's step-up), with the scope it asks for.
 type refused struct {
-	status int
-	body   string
+	status            int
+	body              string
+	insufficientScope bool
+	scope             string
 }
 
 func (r *refused) Error() string {
-	if r.body == "" {
+	switch {
+	case r.insufficientScope && r.scope != "":
+		return fmt.Sprintf("the server needs more access than the connection was granted (HTTP %d insufficient_scope, scope %q): connect it again to grant it", r.status, r.scope)
+	case r.insufficientScope:
+		return fmt.Sprintf("the server needs more access than the connection was granted (HTTP %d insufficient_scope): connect it again to grant it", r.status)
+	case r.body == "":
 		return fmt.Sprintf("the server answered HTTP %d", r.status)
 	}
 	return fmt.Sprintf("the server answered HTTP %d: %s", r.status, r.body)
 }
 
-// resourceMetadata is the resource_metadata parameter of a Bearer challenge (RFC 9728 §5.1), "" when there
-// is none or the header does not parse.
-func resourceMetadata(challenges []string) string {
+// bearerParams are the parameters of the first Bearer challenge (RFC 6750 §3: resource_metadata, scope,
+// error), none when there is none or the header does not parse.
+func bearerParams(challenges []string) map[string]string {
 	cs, err := oauthex.ParseWWWAuthenticate(challenges)
 	if err != nil {
-		return ""
+		return nil
 	}
 	for _, c := range cs {
-		if c.Scheme == "bearer" && c.Params["resource_metadata"] != "" {
-			return c.Params["resource_metadata"]
+		if c.Scheme == "bearer" {
+			return c.Params
 		}
 	}
-	return ""
+	return nil
 }
 
 // session is one connected MCP server of the turn.

@@ -250,18 +250,25 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c tur
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ci := mcpauth.ParseClientInfo(c.ClientInfo)
-	refresh := func(hint string) error {
-		nt, err := mcpauth.Refresh(ctx, hc, srv.URL, hint, out.tok, ci, s.now())
+	refresh := func(hint string, challenged bool) error {
+		nt, err := mcpauth.Refresh(ctx, hc, srv.URL, hint, challenged, out.tok, ci, s.now())
 		if err != nil {
 			return err
 		}
 		out.tok, out.refreshed = nt, true
 		return nil
 	}
+	// A known-expired token is refreshed before it is sent. When that stops at discovery (the metadata is
+	// not at the well-known URLs), the server's own 401 challenge may name where it is, or by naming nothing
+	// show a 2025-03-26 server: the token is sent once to get the challenge, and the refresh is tried again
+	// with it. A refresh the token endpoint refused is final.
 	if tok.Expired(s.now()) && tok.Refreshable() != "" {
-		if err := refresh(""); err != nil {
-			out.err = fmt.Errorf("the access token expired and could not be refreshed: %v", err)
-			return out
+		if err := refresh("", false); err != nil {
+			var de *mcpauth.DiscoveryError
+			if !errors.As(err, &de) {
+				out.err = fmt.Errorf("the access token expired and could not be refreshed: %v", err)
+				return out
+			}
 		}
 	}
 	sess, tools, err := dial(ctx, hc, srv, out.tok.AccessToken)
@@ -271,7 +278,7 @@ func (s *Source) loadOne(ctx context.Context, hc *http.Client, srv server, c tur
 			out.err = errors.New("the server refused the access token (HTTP 401) and there is no refresh token; connect it again")
 			return out
 		}
-		if rerr := refresh(ar.resourceMetadata); rerr != nil {
+		if rerr := refresh(ar.resourceMetadata, true); rerr != nil {
 			out.err = fmt.Errorf("the server refused the access token (HTTP 401) and the refresh failed: %v", rerr)
 			return out
 		}

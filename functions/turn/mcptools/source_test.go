@@ -256,6 +256,11 @@ func TestFailuresSayWhatFailed(t *testing.T) {
 		want string
 	}{
 		{"forbidden", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "forbidden here", http.StatusForbidden) }, "the server answered HTTP 403: forbidden here"},
+		// The MCP spec's step-up (RFC 6750 §3.1): the scope the server asks for, and what the user can do.
+		{"stepup", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="https://x.example/prm"`)
+			http.Error(w, `{"error":"insufficient_scope"}`, http.StatusForbidden)
+		}, `the server needs more access than the connection was granted (HTTP 403 insufficient_scope, scope "mcp:basic mcp:write"): connect it again to grant it`},
 		{"notfound", http.NotFound, `sending "initialize": Not Found`},
 		{"broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) }, `sending "initialize": Internal Server Error`},
 		{"redirect", func(w http.ResponseWriter, r *http.Request) {

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"appwrite-agent/scripts/internal/skills"
 	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/awclient"
 	"appwrite-agent/shared/loopback"
@@ -46,9 +47,13 @@ type Options struct {
 	// ChatDatabase is CHAT_DATABASE_ID (-chat-database, default "chat"): chat's tables, turn's progress table,
 	// and the table whose new rows start title.
 	ChatDatabase string
-	// Skills and AllowNoSkills are scripts/stage's -skills and -allow-no-skills for turn.
+	// Skills and AllowNoSkills are scripts/stage's -skills and -allow-no-skills for turn. Without either, and
+	// with no skill installed in <Root>/functions/turn/skills, deploy installs them first (InstallSkills).
 	Skills        string
 	AllowNoSkills bool
+	// InstallSkills installs Appwrite's agent skills into dir, saying what it did on log (skills.Install of
+	// the latest appwrite/agent-skills release, with GITHUB_TOKEN from Getenv, when nil).
+	InstallSkills func(ctx context.Context, dir string, log io.Writer) error
 	// DryRun prints the plan and stops before any change.
 	DryRun bool
 	// RotateKeys prepends a new key to SEAL_KEYS, APPWRITE_WEBHOOK_SECRET_KEYS and CHAT_SEAL_KEYS.
@@ -254,6 +259,12 @@ func (o *Options) defaults() error {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
+	if o.InstallSkills == nil {
+		getenv := o.Getenv
+		o.InstallSkills = func(ctx context.Context, dir string, log io.Writer) error {
+			return skills.Install(ctx, skills.Options{Out: dir, Token: getenv("GITHUB_TOKEN")}, log)
+		}
+	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second
 	}
@@ -374,6 +385,25 @@ func versionBefore(a, b [3]int) bool {
 	return false
 }
 
+// ensureSkills installs Appwrite's agent skills, which turn embeds, when none is installed and the options
+// name no other folder and do not allow a turn without them: a first deploy needs no scripts/update-skills.
+func (d *deployer) ensureSkills(ctx context.Context) error {
+	if d.opts.Skills != "" || d.opts.AllowNoSkills {
+		return nil
+	}
+	dir := filepath.Join(d.opts.Root, "functions", "turn", "skills")
+	if found, err := filepath.Glob(filepath.Join(dir, "*", "SKILL.md")); err != nil || len(found) > 0 {
+		return err
+	}
+	d.logf("installing Appwrite's agent skills, which turn embeds, into %s (scripts/update-skills updates them)...", dir)
+	if err := d.opts.InstallSkills(ctx, dir, d.log); err != nil {
+		return &Refusal{Reason: fmt.Sprintf("no Appwrite skills are installed in %s, and installing them failed: %v. "+
+			"Run scripts/update-skills where GitHub is reachable (GITHUB_TOKEN lifts its rate limit), or deploy turn "+
+			"without them with -allow-no-skills (the agent then answers from the docs).", dir, err)}
+	}
+	return nil
+}
+
 // stage writes every function's deployable folder into a temporary folder under <Root>/build, packs each
 // and reads the staged appwrite.json's settings.
 func (d *deployer) stage(ctx context.Context) error {
@@ -392,6 +422,9 @@ func (d *deployer) stage(ctx context.Context) error {
 		return err
 	}
 	if d.stageDir, err = os.MkdirTemp(filepath.Join(d.opts.Root, "build"), "deploy-"); err != nil {
+		return err
+	}
+	if err := d.ensureSkills(ctx); err != nil {
 		return err
 	}
 	d.logf("staging the functions as Appwrite builds them...")

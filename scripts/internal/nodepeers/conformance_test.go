@@ -55,7 +55,7 @@ func TestConformance(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	scenarios := serverScenarios(t, ctx, p)
-	baseline := readBaseline(t, "conformance-baseline.yml")
+	baseline := readBaseline(t, "conformance-baseline.yml", "server")
 	for name := range baseline {
 		if !slices.Contains(scenarios, name) {
 			t.Fatalf("conformance-baseline.yml lists %q, which the suite does not have (scenarios: %v)", name, scenarios)
@@ -127,30 +127,30 @@ func serverScenarios(t *testing.T, ctx context.Context, p nodepeers.Peers) []str
 	return names
 }
 
-// readBaseline is the set of server scenarios conformance-baseline.yml lists (the "  - name" lines under
-// "server:"); every entry must carry its reason in a comment above it.
-func readBaseline(t *testing.T, path string) map[string]bool {
+// readBaseline is the set of scenarios a baseline file lists under section ("server" or "client": the
+// "  - name" lines under "server:" or "client:"); every entry must carry its reason in a comment above it.
+func readBaseline(t *testing.T, path, section string) map[string]bool {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]bool{}
-	inServer, commented := false, false
+	in, commented := false, false
 	for _, line := range strings.Split(string(b), "\n") {
 		trimmed := strings.TrimSpace(line)
 		switch {
-		case line == "server:":
-			inServer, commented = true, false
-		case inServer && strings.HasPrefix(trimmed, "#"):
+		case line == section+":":
+			in, commented = true, false
+		case in && strings.HasPrefix(trimmed, "#"):
 			commented = true
-		case inServer && strings.HasPrefix(trimmed, "- "):
+		case in && strings.HasPrefix(trimmed, "- "):
 			if !commented {
 				t.Fatalf("%s: %q has no reason (a comment above it)", path, trimmed)
 			}
 			out[strings.TrimPrefix(trimmed, "- ")] = true
 		case trimmed != "" && !strings.HasPrefix(line, " ") && !strings.HasPrefix(trimmed, "#"):
-			inServer = false
+			in = false
 		}
 	}
 	return out

@@ -52,7 +52,8 @@ func CheckHealthAndNotFound(t *testing.T, main localruntime.Handler) {
 	}
 }
 
-// Do sends method url with the executor's headers plus header and returns the response (body read).
+// Do sends method url with the executor's headers plus header and returns the response (body read). A
+// "Host" in header is the request's Host (the domain the function is reached at).
 func Do(t testing.TB, method, url string, header map[string]string, body io.Reader) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, body)
@@ -62,6 +63,10 @@ func Do(t testing.TB, method, url string, header map[string]string, body io.Read
 	req.Header.Set("x-open-runtimes-secret", secret)
 	req.Header.Set("x-open-runtimes-timeout", "15")
 	for k, v := range header {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	res, err := http.DefaultClient.Do(req)

@@ -348,7 +348,7 @@ type Receiver struct {
 
 	mu      sync.Mutex
 	secrets []string // accepted whsec_ secrets
-	mode    string   // "answer" (default), "wrong", "404", "500", "hang"
+	mode    string   // "answer" (default), "wrong", "404", "500", "307", "hang"
 	got     []Received
 }
 
@@ -379,7 +379,8 @@ func (r *Receiver) Accept(secret string) {
 	r.secrets = append(r.secrets, secret)
 }
 
-// SetMode sets how the receiver answers a challenge: "answer" (the default), "wrong", "404", "500" or "hang".
+// SetMode sets how the receiver answers a challenge: "answer" (the default), "wrong", "404", "500", "307" (a
+// redirect to an endpoint of the same receiver that would answer) or "hang".
 func (r *Receiver) SetMode(m string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -425,6 +426,10 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	case "500":
 		http.Error(w, "boom", http.StatusInternalServerError)
+		return
+	case "307":
+		// Points at an endpoint of the same receiver that would answer the challenge.
+		http.Redirect(w, req, r.URL("/redirected"), http.StatusTemporaryRedirect)
 		return
 	}
 	var ch struct {
@@ -665,6 +670,15 @@ type AppwriteProxy struct {
 	mu     sync.Mutex
 	calls  []string
 	before func(r *http.Request, body []byte)
+	// failing, when set, picks the calls answered with Appwrite's 503 instead of being forwarded.
+	failing func(method, path string) bool
+}
+
+// Fail makes the proxy answer the calls f picks with Appwrite's 503 (nil: forward every call again).
+func (p *AppwriteProxy) Fail(f func(method, path string) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failing = f
 }
 
 // ProxyAppwrite points the function's Appwrite endpoint at a new AppwriteProxy for the servers built from
@@ -680,7 +694,14 @@ func (st *Stack) ProxyAppwrite(t *testing.T, before func(r *http.Request, body [
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		p.mu.Lock()
 		p.calls = append(p.calls, r.Method+" "+r.URL.Path)
+		fail := p.failing != nil && p.failing(r.Method, r.URL.Path)
 		p.mu.Unlock()
+		if fail {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"message":"maintenance","code":503,"type":"general_server_error"}`))
+			return
+		}
 		if p.before != nil {
 			p.before(r, body)
 		}

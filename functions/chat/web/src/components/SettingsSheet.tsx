@@ -2,7 +2,7 @@ import { useQueryClient } from "@tanstack/react-query"
 import { useState } from "react"
 import type { Settings as AgentSettings } from "../lib/api"
 import { connectionId } from "../lib/connection-id"
-import { beginMcpOAuth } from "../lib/mcp-oauth"
+import { beginMcpOAuth, type McpServerRef } from "../lib/mcp-oauth"
 import { keys, useEngine, useMcpConnections, useMemories, useSettings } from "../lib/queries"
 import { useSession } from "../lib/session"
 import { AgentSettingsForm } from "./AgentSettingsForm"
@@ -26,10 +26,12 @@ export function SettingsSheet({ onClose }: { onClose: () => void }) {
   const settings: AgentSettings | null = settingsQ.data ?? null
   const [mcpName, setMcpName] = useState("")
   const [mcpURL, setMcpURL] = useState("")
+  const [clientID, setClientID] = useState("")
+  const [clientSecret, setClientSecret] = useState("")
   const [mcpError, setMcpError] = useState("")
   const load = () => Promise.all([qc.invalidateQueries({ queryKey: keys.mcp }), qc.invalidateQueries({ queryKey: keys.memories })])
 
-  const connect = async (c: { id: string; name: string; url: string; description?: string }) => {
+  const connect = async (c: McpServerRef) => {
     setMcpError("")
     try {
       const u = new URL(c.url)
@@ -102,7 +104,9 @@ export function SettingsSheet({ onClose }: { onClose: () => void }) {
           onSubmit={(e) => {
             e.preventDefault()
             const name = mcpName.trim() || new URL(mcpURL).host
-            void connect({ id: connectionId(name), name, url: mcpURL.trim() })
+            const id = clientID.trim()
+            const client = id ? { client: { client_id: id, ...(clientSecret ? { client_secret: clientSecret } : {}) } } : {}
+            void connect({ id: connectionId(name), name, url: mcpURL.trim(), ...client })
           }}
         >
           <label>
@@ -113,6 +117,18 @@ export function SettingsSheet({ onClose }: { onClose: () => void }) {
             URL
             <input name="mcp_url" type="url" required placeholder="https://mcp.example.com/mcp" value={mcpURL} onChange={(e) => setMcpURL(e.target.value)} />
           </label>
+          <details>
+            <summary>Client registered by the server&apos;s owner (optional)</summary>
+            <p className="muted small">Only for a server whose sign-in does not register clients itself: enter the client ID (and secret) its owner gave you.</p>
+            <label>
+              Client ID
+              <input name="mcp_client_id" autoComplete="off" value={clientID} onChange={(e) => setClientID(e.target.value)} />
+            </label>
+            <label>
+              Client secret
+              <input name="mcp_client_secret" type="password" autoComplete="off" value={clientSecret} onChange={(e) => setClientSecret(e.target.value)} />
+            </label>
+          </details>
           <div className="actions">
             <button type="submit" className="primary">
               Connect with OAuth

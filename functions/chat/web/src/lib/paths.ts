@@ -1,6 +1,7 @@
 // The page's root URL, read once at start from the document's base (chat inserts <base href>, so it is the
 // function's root at any client route: docs/chat.md, "Relative URLs"), and the client routes: a conversation
-// is the hash #c=<id>; the one other route is the MCP OAuth callback, oauth/mcp/callback.
+// is the hash #c=<id>; the one other route is the MCP OAuth callback, oauth/mcp/callback. chat also serves its
+// OAuth client metadata document at client-metadata.json.
 
 /** ROOT is the function's root URL (ends with /). */
 export const ROOT = new URL("./", document.baseURI).href
@@ -13,6 +14,15 @@ export function at(path: string): string {
 /** The MCP OAuth redirect URI: {origin}{root}oauth/mcp/callback. */
 export function callbackURL(): string {
   return at("oauth/mcp/callback")
+}
+
+/**
+ * The URL of chat's OAuth client metadata document: {origin}{root}client-metadata.json, which chat serves
+ * (docs/chat.md "MCP connections"). The page names it as its client_id to authorization servers that support
+ * Client ID Metadata Documents.
+ */
+export function clientMetadataURL(): string {
+  return at("client-metadata.json")
 }
 
 /** isCallback tells whether the page was opened on the OAuth callback route. */

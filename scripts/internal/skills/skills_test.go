@@ -1,4 +1,4 @@
-package main
+package skills
 
 import (
 	"archive/tar"
@@ -89,8 +89,8 @@ func fakeGitHub(t *testing.T, archive []byte, latest bool) (*httptest.Server, *[
 	return srv, &seen
 }
 
-func opts(srv *httptest.Server, out string) options {
-	return options{out: out, repo: "appwrite/agent-skills", baseURL: srv.URL, token: "tok", timeout: 10 * time.Second}
+func opts(srv *httptest.Server, out string) Options {
+	return Options{Out: out, Repo: "appwrite/agent-skills", BaseURL: srv.URL, Token: "tok", Timeout: 10 * time.Second}
 }
 
 func TestInstallsTheLatestRelease(t *testing.T) {
@@ -100,7 +100,7 @@ func TestInstallsTheLatestRelease(t *testing.T) {
 	os.MkdirAll(filepath.Join(out, "appwrite-old"), 0o755)
 	os.WriteFile(filepath.Join(out, "appwrite-old", "SKILL.md"), []byte("old"), 0o644)
 	var log bytes.Buffer
-	if err := run(context.Background(), opts(srv, out), &log); err != nil {
+	if err := Install(context.Background(), opts(srv, out), &log); err != nil {
 		t.Fatal(err)
 	}
 	if got := log.String(); got != "installed 2 skills from appwrite/agent-skills@0.2.1 into "+out+": appwrite-dart, appwrite-go\n" {
@@ -126,15 +126,15 @@ func TestInstallsTheLatestRelease(t *testing.T) {
 func TestFallsBackToTheDefaultBranchAndHonoursRef(t *testing.T) {
 	srv, seen := fakeGitHub(t, goodArchive(t), false)
 	var log bytes.Buffer
-	if err := run(context.Background(), opts(srv, t.TempDir()), &log); err != nil {
+	if err := Install(context.Background(), opts(srv, t.TempDir()), &log); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(log.String(), "appwrite/agent-skills has no release; using its default branch\ninstalled 2 skills") {
 		t.Fatalf("log %q", log.String())
 	}
 	o := opts(srv, t.TempDir())
-	o.ref = "v9"
-	if err := run(context.Background(), o, &log); err != nil {
+	o.Ref = "v9"
+	if err := Install(context.Background(), o, &log); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(strings.Join(*seen, "\n"), "/repos/appwrite/agent-skills/tarball/v9") {
@@ -154,7 +154,7 @@ func TestRefusesBadArchivesWithoutTouchingTheFolder(t *testing.T) {
 		out := t.TempDir()
 		os.MkdirAll(filepath.Join(out, "appwrite-go"), 0o755)
 		os.WriteFile(filepath.Join(out, "appwrite-go", "SKILL.md"), []byte("installed"), 0o644)
-		if err := run(context.Background(), opts(srv, out), &bytes.Buffer{}); err == nil {
+		if err := Install(context.Background(), opts(srv, out), &bytes.Buffer{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 		if b, _ := os.ReadFile(filepath.Join(out, "appwrite-go", "SKILL.md")); string(b) != "installed" {
@@ -163,7 +163,7 @@ func TestRefusesBadArchivesWithoutTouchingTheFolder(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(403) }))
 	defer srv.Close()
-	if err := run(context.Background(), opts(srv, t.TempDir()), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "HTTP 403") {
+	if err := Install(context.Background(), opts(srv, t.TempDir()), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "HTTP 403") {
 		t.Errorf("API refusal: %v", err)
 	}
 }
