@@ -31,5 +31,8 @@ export default defineConfig({
   test: {
     environment: "jsdom",
     include: ["src/**/*.test.{ts,tsx}"],
+    // A ceiling, not a speed goal: vitest's 5 s default failed a rendering test once on a machine shared by
+    // several test runs (load average 46); no test waits on the clock.
+    testTimeout: 30_000,
   },
 })

@@ -266,8 +266,23 @@ func TestToolCallsWithoutIDs(t *testing.T) {
 	m := &fakeModel{replies: []fakeReply{routeTo("planner"),
 		{res: llm.Result{ToolCalls: []llm.ToolCall{{Name: "current_time"}, {Name: "current_time"}}}}, answer("ok")}}
 	evs := run(t, &Engine{Model: m}, request.Turn{Message: "m"})
-	if got := typesOf(evs); !strings.Contains(got, "tool_start,tool_end,tool_start,tool_end") {
-		t.Fatalf("types %s", got)
+	// The two calls run at once: each ends after it starts, in any interleaving (consumers pair by run_id).
+	runs := map[string]string{}
+	for _, ev := range evs {
+		switch ev.Type() {
+		case "tool_start":
+			runs[ev.Str("run_id")] += "s"
+		case "tool_end":
+			runs[ev.Str("run_id")] += "e"
+		}
+	}
+	if len(runs) != 2 {
+		t.Fatalf("runs %v in %s", runs, typesOf(evs))
+	}
+	for id, seq := range runs {
+		if seq != "se" {
+			t.Fatalf("run %s: %q in %s", id, seq, typesOf(evs))
+		}
 	}
 	msgs := m.calls[2].Messages
 	a, t1, t2 := msgs[len(msgs)-3], msgs[len(msgs)-2], msgs[len(msgs)-1]
@@ -364,10 +379,20 @@ func TestToolCallsRunAtOnce(t *testing.T) {
 // TestToolCallsEndWithTheBudget: the turn's deadline reaches every running call; each still ends with its
 // tool_end before the budget error.
 func TestToolCallsEndWithTheBudget(t *testing.T) {
-	block := testTool{"wait", func(ctx context.Context, _ json.RawMessage) (string, error) { <-ctx.Done(); return "", ctx.Err() }}
+	// The deadline passes once both calls are running (the parent's deadline, which applies on top of the
+	// budget: a wall-clock budget would race the calls' start on a loaded machine).
+	var started sync.WaitGroup
+	started.Add(2)
+	block := testTool{"wait", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		started.Done()
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}
+	running := make(chan struct{})
+	go func() { started.Wait(); close(running) }()
 	m := &fakeModel{replies: []fakeReply{routeTo("platform"), calls("wait", "wait")}}
-	e := &Engine{Model: m, Tools: NewRegistry().Register(Static(block)), Config: Config{Budget: 50 * time.Millisecond}}
-	evs := run(t, e, request.Turn{Message: "m"})
+	e := &Engine{Model: m, Tools: NewRegistry().Register(Static(block))}
+	evs := runUntil(t, e, running, context.DeadlineExceeded)
 	if got := typesOf(evs); !strings.HasSuffix(got, "tool_start,tool_start,tool_end,tool_end,subagent_end,error,complete") {
 		t.Fatalf("%s", got)
 	}
@@ -414,6 +439,12 @@ func (m *stallModel) Complete(ctx context.Context, req llm.Request) (llm.Result,
 // runStopped runs a turn and stops it with ErrStopped once ready is closed.
 func runStopped(t *testing.T, e *Engine, ready <-chan struct{}) []timelinetest.Decoded {
 	t.Helper()
+	return runUntil(t, e, ready, ErrStopped)
+}
+
+// runUntil runs a turn and ends its parent context with cause once ready is closed.
+func runUntil(t *testing.T, e *Engine, ready <-chan struct{}, cause error) []timelinetest.Decoded {
+	t.Helper()
 	ctx, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
 	var rec timeline.Recorder
@@ -423,7 +454,7 @@ func runStopped(t *testing.T, e *Engine, ready <-chan struct{}) []timelinetest.D
 		e.Run(ctx, request.Turn{Message: "m"}, rec.Emit)
 	}()
 	<-ready
-	stop(ErrStopped)
+	stop(cause)
 	<-done
 	body, err := timeline.SSE(rec.Events())
 	if err != nil {
