@@ -52,7 +52,8 @@ type Options struct {
 	Skills        string
 	AllowNoSkills bool
 	// InstallSkills installs Appwrite's agent skills into dir, saying what it did on log (skills.Install of
-	// the latest appwrite/agent-skills release, with GITHUB_TOKEN from Getenv, when nil).
+	// the latest appwrite/agent-skills release, with GITHUB_TOKEN from Getenv, when nil). Only the default
+	// staging (Stage nil) needs it.
 	InstallSkills func(ctx context.Context, dir string, log io.Writer) error
 	// DryRun prints the plan and stops before any change.
 	DryRun bool
@@ -68,8 +69,10 @@ type Options struct {
 	// loopback.Client, when nil).
 	HTTPClient *http.Client
 	// Stage writes function name's deployable folder into dir (staging.StageWith with Skills and AllowNoSkills
-	// when nil). Tests wrap it.
+	// when nil, after the skills are installed when none is). Tests wrap it.
 	Stage func(ctx context.Context, root, name, dir string) error
+	// stagesProduct is whether Stage is the default: the product's staging, which embeds turn's skills.
+	stagesProduct bool
 	// Random is the source of generated keys and deployment ids (crypto/rand when nil).
 	Random io.Reader
 	// Getenv reads the current value of a server key to rotate when this machine has no copy of it
@@ -248,6 +251,7 @@ func (o *Options) defaults() error {
 		o.HTTPClient = loopback.Client(2 * time.Minute)
 	}
 	if o.Stage == nil {
+		o.stagesProduct = true
 		so := staging.Options{Skills: o.Skills, AllowNoSkills: o.AllowNoSkills, Warn: o.Log}
 		o.Stage = func(ctx context.Context, root, name, dir string) error {
 			return staging.StageWith(ctx, root, name, dir, so)
@@ -388,7 +392,7 @@ func versionBefore(a, b [3]int) bool {
 // ensureSkills installs Appwrite's agent skills, which turn embeds, when none is installed and the options
 // name no other folder and do not allow a turn without them: a first deploy needs no scripts/update-skills.
 func (d *deployer) ensureSkills(ctx context.Context) error {
-	if d.opts.Skills != "" || d.opts.AllowNoSkills {
+	if !d.opts.stagesProduct || d.opts.Skills != "" || d.opts.AllowNoSkills {
 		return nil
 	}
 	dir := filepath.Join(d.opts.Root, "functions", "turn", "skills")

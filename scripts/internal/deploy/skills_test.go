@@ -26,7 +26,7 @@ func TestSkillsInstalledOnAFirstDeploy(t *testing.T) {
 	}
 	root := t.TempDir()
 	var log bytes.Buffer
-	d := &deployer{opts: Options{Root: root, InstallSkills: install}, log: &log}
+	d := &deployer{opts: Options{Root: root, InstallSkills: install, stagesProduct: true}, log: &log}
 	if err := d.ensureSkills(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,9 @@ func TestSkillsInstalledOnAFirstDeploy(t *testing.T) {
 	if err := d.ensureSkills(context.Background()); err != nil || len(installs) != 1 {
 		t.Fatalf("with skills installed: %v, installs %v", err, installs)
 	}
-	for _, o := range []Options{{Skills: "elsewhere"}, {AllowNoSkills: true}} {
+	// Not with another folder's skills, nor when a turn without them is allowed, nor for a staging of the
+	// tests' own (which never embeds the repository's skills).
+	for _, o := range []Options{{Skills: "elsewhere", stagesProduct: true}, {AllowNoSkills: true, stagesProduct: true}, {}} {
 		o.Root, o.InstallSkills = t.TempDir(), install
 		if err := (&deployer{opts: o, log: io.Discard}).ensureSkills(context.Background()); err != nil || len(installs) != 1 {
 			t.Fatalf("%+v: %v, installs %v", o, err, installs)
@@ -46,7 +48,7 @@ func TestSkillsInstalledOnAFirstDeploy(t *testing.T) {
 	failing := func(context.Context, string, io.Writer) error {
 		return errors.New("GET https://api.github.com/...: dial tcp: no route to host")
 	}
-	err := (&deployer{opts: Options{Root: t.TempDir(), InstallSkills: failing}, log: io.Discard}).ensureSkills(context.Background())
+	err := (&deployer{opts: Options{Root: t.TempDir(), InstallSkills: failing, stagesProduct: true}, log: io.Discard}).ensureSkills(context.Background())
 	var r *Refusal
 	if !errors.As(err, &r) || !strings.Contains(r.Reason, "no route to host") || !strings.Contains(r.Reason, "-allow-no-skills") || !strings.Contains(r.Reason, "scripts/update-skills") {
 		t.Fatalf("a failed download: %v", err)
