@@ -233,11 +233,12 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 }
 
 // Build stages every function into root/build/functions and builds it as the runtime does into
-// root/build/bin. Concurrent builds (parallel test packages) take turns; within one, the functions are
-// staged and built side by side (each in its own folders): most of a warm build is the go command's own
-// start-up and the link, which one function at a time leaves the second core idle for; a binary whose stamp
-// (stamp.go) matches the new staging is not rebuilt. turn is staged with
-// the installed skills, and with a warning to warn when there are none (only turn writes to warn).
+// root/build/bin. Concurrent builds (parallel test packages) take turns. The functions are staged side by
+// side, then built one after the other: the go command spreads one build over every core, and five at once
+// on an empty build cache each compile the standard library and the modules again; a build of sources
+// built before is a copy (shared/devkit/runtimebuild's cache), and a binary whose stamp (stamp.go) matches
+// the new staging is kept as it is. turn is staged with the installed skills, and with a warning to warn
+// when there are none (only turn writes to warn).
 func Build(ctx context.Context, root string, warn io.Writer) error {
 	unlock, err := lockBuild(root)
 	if err != nil {
@@ -250,28 +251,33 @@ func Build(ctx context.Context, root string, warn io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			staged := filepath.Join(root, "build", "functions", name)
 			// A local stack runs with whatever skills are installed, and warns when there are none: it is
 			// not a deploy.
-			if err := staging.StageWith(ctx, root, name, staged, staging.Options{AllowNoSkills: true, Warn: warn}); err != nil {
-				errs[i] = err
-				return
-			}
-			// A binary built from exactly this staging (buildStamp) is kept: test packages start a stack
-			// per test, and a warm build still costs the go command and a link per function.
-			bin := filepath.Join(root, "build", "bin", name)
-			stamp, serr := buildStamp(staged)
-			if serr == nil && upToDate(bin, stamp) {
-				return
-			}
-			_ = os.Remove(bin + ".stamp")
-			if errs[i] = staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), bin); errs[i] == nil && serr == nil {
-				errs[i] = os.WriteFile(bin+".stamp", []byte(stamp+"\n"), 0o644)
-			}
+			errs[i] = staging.StageWith(ctx, root, name, filepath.Join(root, "build", "functions", name), staging.Options{AllowNoSkills: true, Warn: warn})
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, name := range staging.Functions {
+		staged := filepath.Join(root, "build", "functions", name)
+		bin := filepath.Join(root, "build", "bin", name)
+		stamp, serr := buildStamp(staged)
+		if serr == nil && upToDate(bin, stamp) {
+			continue
+		}
+		_ = os.Remove(bin + ".stamp")
+		if err := staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), bin); err != nil {
+			return err
+		}
+		if serr == nil {
+			if err := os.WriteFile(bin+".stamp", []byte(stamp+"\n"), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // FunctionEnv is one function's configuration against the stand-in.

@@ -202,12 +202,32 @@ func WriteServerModule(workDir, handlerDir string) error {
 // BuildServer builds the runtime server for the handler module in handlerDir: WriteServerModule(workDir),
 // then `go get openruntimes/handler@v0.0.0` and `go build -ldflags="-s -w"` in workDir with GOWORK=off and
 // GOFLAGS=-mod=mod (env is added to the current environment). The binary is written to binPath; the go
-// command's output goes to out.
+// command's output goes to out. A server built before from the same inputs is copied instead (cache.go),
+// and out says so.
 func BuildServer(ctx context.Context, handlerDir, workDir, binPath string, env []string, out io.Writer) error {
 	binAbs, err := filepath.Abs(binPath)
 	if err != nil {
 		return err
 	}
+	key, err := cacheKey(ctx, handlerDir, env)
+	if err != nil {
+		return err
+	}
+	// The lock makes a build of these inputs in another process (running now) finish first.
+	unlock := lockKey(cacheDir(), key)
+	defer unlock()
+	if fromCache(key, binAbs) {
+		fmt.Fprintf(out, "go build: the same sources were built before; reusing that server (%s)\n", key[:12])
+		return nil
+	}
+	if err := buildServer(ctx, handlerDir, workDir, binAbs, env, out); err != nil {
+		return err
+	}
+	toCache(key, binAbs)
+	return nil
+}
+
+func buildServer(ctx context.Context, handlerDir, workDir, binAbs string, env []string, out io.Writer) error {
 	if err := WriteServerModule(workDir, handlerDir); err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ export function ChatScreen({
   }, [])
 
   const conversations = useConversations(api, qc)
-  const conversation = useConversation(api, conversationId)
+  const conversation = useConversation(api, qc, conversationId)
   // An automation conversation whose automation started a turn is read again: at once when it is shown (the
   // new turn is then followed live, and reading it marks it read), else when it is next opened.
   const onRowChange = useCallback(

@@ -4,7 +4,7 @@
 // can change (refreshAfterTurn).
 import { QueryClient, useQuery } from "@tanstack/react-query"
 import { APIError, type ChatAPI, type Conversation, type Message } from "./api"
-import { mergeList, mergeOne } from "./conversations"
+import { mergeList, mergeOne, newer } from "./conversations"
 
 export const keys = {
   conversations: ["conversations"] as const,
@@ -33,19 +33,33 @@ export function newQueryClient(): QueryClient {
   })
 }
 
+/**
+ * readConversations reads the list from chat and merges it with the cache as it is when the answer arrives:
+ * a row Realtime sent while the read was on its way is newer than the answer (conversations.ts), so the
+ * answer must not put the old title back.
+ */
+export async function readConversations(api: ChatAPI, qc: QueryClient): Promise<Conversation[]> {
+  const fetched = (await api.conversations()).conversations
+  return mergeList(qc.getQueryData<Conversation[]>(keys.conversations) ?? [], fetched)
+}
+
+/** readConversation reads one conversation and its messages, keeping a newer row of it from the cached list. */
+export async function readConversation(api: ChatAPI, qc: QueryClient, id: string): Promise<ConversationData> {
+  const d = await api.conversation(id)
+  const known = qc.getQueryData<Conversation[]>(keys.conversations)?.find((c) => c.id === id)
+  return { ...d, conversation: newer(known, d.conversation) }
+}
+
 /** useConversations is the user's conversations, most recently updated first (a row Realtime sent later wins). */
 export function useConversations(api: ChatAPI, qc: QueryClient) {
-  return useQuery({
-    queryKey: keys.conversations,
-    queryFn: async () => mergeList(qc.getQueryData<Conversation[]>(keys.conversations) ?? [], (await api.conversations()).conversations),
-  })
+  return useQuery({ queryKey: keys.conversations, queryFn: () => readConversations(api, qc) })
 }
 
 /** useConversation is one conversation and its messages (chat stores a finished turn when it is read). */
-export function useConversation(api: ChatAPI, id: string | null) {
+export function useConversation(api: ChatAPI, qc: QueryClient, id: string | null) {
   return useQuery({
     queryKey: keys.conversation(id ?? ""),
-    queryFn: () => api.conversation(id ?? ""),
+    queryFn: () => readConversation(api, qc, id ?? ""),
     enabled: id !== null,
   })
 }
