@@ -119,7 +119,7 @@ func TestCheckPlainRefusesEnvironmentReads(t *testing.T) {
 	}
 }
 
-// TestShippedCodeIsPlain is the check scripts/test runs first (scripts/stage -plain), over this repository.
+// TestShippedCodeIsPlain is scripts/stage -plain over this repository, in every run of scripts/test.
 func TestShippedCodeIsPlain(t *testing.T) {
 	if err := staging.CheckPlain(context.Background(), repoRoot(t), staging.Functions); err != nil {
 		t.Fatal(err)
