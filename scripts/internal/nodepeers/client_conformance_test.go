@@ -191,7 +191,9 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// buildTurnClient builds scripts/cmd/turnmcp, turn's MCP connection code as a conformance client command.
+// buildTurnClient builds scripts/cmd/turnmcp, turn's MCP connection code as a conformance client command,
+// with the race detector: the suite's own -race compilation of turn's packages is reused (a plain build
+// compiled them all again), and a data race in turn's MCP code makes the client fail its scenario.
 func buildTurnClient(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	root, err := staging.FindRoot(".")
@@ -199,10 +201,10 @@ func buildTurnClient(t *testing.T, ctx context.Context) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "turnmcp")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./scripts/cmd/turnmcp")
+	cmd := exec.CommandContext(ctx, "go", "build", "-race", "-o", bin, "./scripts/cmd/turnmcp")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./scripts/cmd/turnmcp: %v\n%s", err, out)
+		t.Fatalf("go build -race ./scripts/cmd/turnmcp: %v\n%s", err, out)
 	}
 	return bin
 }
@@ -230,7 +232,7 @@ func TestTurnClientConformance(t *testing.T) {
 	defer cancel()
 	bin := buildTurnClient(t, ctx)
 	const baseline = "client-turn-baseline.yml"
-	run := runClientSuite(t, ctx, p, bin, []string{"SAFEHTTP_ALLOW=127.0.0.0/8,::1/128", "SAFEHTTP_ALLOW_HTTP=1"}, baseline, nil, func(string) bool { return true })
+	run := runClientSuite(t, ctx, p, bin, []string{"SAFEHTTP_ALLOW=127.0.0.0/8,::1/128", "SAFEHTTP_ALLOW_HTTP=1", "GORACE=atexit_sleep_ms=0 exitcode=66"}, baseline, nil, func(string) bool { return true })
 	passed := judgeClientRun(t, run, baseline)
 	t.Logf("%d of %d client scenarios apply to turn and pass; %d do not apply (%s)", passed, len(run.scenarios), len(readBaseline(t, baseline, "client")), baseline)
 

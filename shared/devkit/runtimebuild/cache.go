@@ -20,8 +20,9 @@ import (
 // package writes, and the go command's settings: BuildServer keeps each server it links under the hash of
 // those (cacheKey), and a later build of the same inputs copies that binary instead of running go get and go
 // build again. The test suite builds the same five staged functions in half a dozen places (the stand-in's
-// deployments from the CLI and from scripts/deploy, scripts/stage -build, the local stack); on two cores the
-// repeated go get, compile and link were a fifth of its time. A build that fails is never kept, so every
+// deployments from the CLI and from scripts/deploy, scripts/stage -build, the local stack), in parallel
+// processes: each paid go get, the compilation of its packages and a link, and on an empty build cache the
+// standard library and the modules too. A build that fails is never kept, so every
 // failure is a real one; Appwrite itself builds each deployment from scratch (docs/local-appwrite.md).
 
 // cacheEntries is how many servers the cache keeps (each 10 to 25 MB); the least recently used go first.

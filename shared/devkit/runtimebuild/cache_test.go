@@ -106,3 +106,34 @@ func TestCacheKeepsAndTrims(t *testing.T) {
 		t.Errorf("cache holds %d servers, want %d", len(entries), cacheEntries)
 	}
 }
+
+// Builds take turns: a second lock waits for the first, and a wait whose context ends gives up with its
+// error (the lock it would have had is released when granted).
+func TestBuildsTakeTurns(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lockBuilds(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := lockBuilds(ctx, dir)
+		waited <- err
+	}()
+	cancel()
+	if err := <-waited; err != context.Canceled {
+		t.Fatalf("a wait whose context ended: %v, want context.Canceled", err)
+	}
+	unlock()
+	second := make(chan func(), 1)
+	go func() {
+		u, err := lockBuilds(context.Background(), dir)
+		if err != nil {
+			t.Error(err)
+			u = func() {}
+		}
+		second <- u
+	}()
+	(<-second)()
+}
