@@ -15,50 +15,16 @@ import (
 	"testing"
 	"time"
 
+	"appwrite-agent/scripts/internal/nodepeers"
 	"appwrite-agent/scripts/internal/staging"
 	"appwrite-agent/shared/devkit/localappwrite"
 )
 
-// CLIVersion is the Appwrite CLI the deploy path is proven with (docs/deploy.md).
-const CLIVersion = "12.0.1"
+// cliVersion is the Appwrite CLI the deploy path is proven with (docs/deploy.md); scripts/internal/nodepeers'
+// package-lock.json pins it, and the test checks that the installed CLI is this one.
+const cliVersion = "12.0.1"
 
 const projectID = "clipush"
-
-// installCLI installs appwrite-cli@CLIVersion with npm into root/.tools/appwrite-cli (git-ignored), or reuses
-// it when that version is already there, and returns the path of its entry script.
-func installCLI(t *testing.T, ctx context.Context, root string) string {
-	t.Helper()
-	dir := filepath.Join(root, ".tools", "appwrite-cli")
-	pkgJSON := filepath.Join(dir, "node_modules", "appwrite-cli", "package.json")
-	entry := filepath.Join(dir, "node_modules", "appwrite-cli", "index.js")
-	if installedVersion(pkgJSON) == CLIVersion {
-		return entry
-	}
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--no-save", "appwrite-cli@"+CLIVersion)
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm install appwrite-cli@%s into %s: %v\n%s", CLIVersion, dir, err, out)
-	}
-	if v := installedVersion(pkgJSON); v != CLIVersion {
-		t.Fatalf("npm installed appwrite-cli %q, want %s", v, CLIVersion)
-	}
-	t.Logf("installed appwrite-cli@%s into %s in %s", CLIVersion, dir, time.Since(start).Round(time.Millisecond))
-	return entry
-}
-
-func installedVersion(pkgJSON string) string {
-	data, err := os.ReadFile(pkgJSON)
-	if err != nil {
-		return ""
-	}
-	var p struct {
-		Version string `json:"version"`
-	}
-	_ = json.Unmarshal(data, &p)
-	return p.Version
-}
 
 // appwriteJSON is the part of appwrite.json the test reads; the file itself is copied with every key.
 type appwriteJSON struct {
@@ -95,13 +61,18 @@ func (b *lockedBuffer) String() string {
 // TestPushFunctionsWithAppwriteCLI deploys the five functions with the real Appwrite CLI against the local
 // stand-in and calls each one's /health over its function domain.
 func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
-	node, nodeErr := exec.LookPath("node")
-	_, npmErr := exec.LookPath("npm")
-	if nodeErr != nil || npmErr != nil {
-		t.Skip("Node.js and npm are needed to run the Appwrite CLI (appwrite-cli " + CLIVersion + "); install them to prove the deploy path")
+	p, err := nodepeers.Locate()
+	if err != nil {
+		t.Skip(err.Error())
 	}
 	if testing.Short() {
 		t.Skip("-short: the CLI push builds five functions")
+	}
+	var installed struct {
+		Version string `json:"version"`
+	}
+	if data, err := os.ReadFile(filepath.Join(filepath.Dir(p.AppwriteCLI), "package.json")); err != nil || json.Unmarshal(data, &installed) != nil || installed.Version != cliVersion {
+		t.Fatalf("the installed appwrite-cli is %q (%v), want %s: run scripts/install-node-peers", installed.Version, err, cliVersion)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -109,7 +80,6 @@ func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry := installCLI(t, ctx, root)
 
 	// The stand-in, listening on loopback, with the project, an API key and the five functions created
 	// beforehand (push then takes its update path: creating a function needs a console session).
@@ -187,7 +157,7 @@ func TestPushFunctionsWithAppwriteCLI(t *testing.T) {
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "NO_COLOR=1", "CI=1"}
 	cli := func(args ...string) string {
 		t.Helper()
-		cmd := exec.CommandContext(ctx, node, append([]string{entry}, args...)...)
+		cmd := exec.CommandContext(ctx, p.Node, append([]string{p.AppwriteCLI}, args...)...)
 		cmd.Dir = work
 		cmd.Env = env
 		cmd.WaitDelay = 5 * time.Second

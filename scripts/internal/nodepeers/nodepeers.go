@@ -1,7 +1,7 @@
 // Package nodepeers finds the Node.js test peers that scripts/install-node-peers installs into
 // build/tools/node-peers (versions pinned by this folder's package-lock.json): Node 22, the official MCP
-// conformance suite (@modelcontextprotocol/conformance) and the official MCP TypeScript SDK
-// (@modelcontextprotocol/sdk). Its tests run them against the staged mcp-events: the conformance suite's
+// conformance suite (@modelcontextprotocol/conformance), the official MCP TypeScript SDK
+// (@modelcontextprotocol/sdk) and the Appwrite CLI (appwrite-cli, which scripts/internal/clipush runs). Its tests run them against the staged mcp-events: the conformance suite's
 // server scenarios (conformance_test.go, baseline in conformance-baseline.yml) and the TypeScript SDK's OAuth
 // client through the whole sign-in flow (tsclient.mjs, driven by scripts/internal/e2e's TestTypeScriptSDKOAuthFlow).
 package nodepeers
@@ -24,6 +24,8 @@ type Peers struct {
 	Modules string
 	// TSClient is tsclient.mjs, the TypeScript SDK client application the tests drive.
 	TSClient string
+	// AppwriteCLI is the Appwrite CLI's entry script (run with Node).
+	AppwriteCLI string
 }
 
 // Find returns the peers installed under root, or an error saying what is missing and how to install it.
@@ -34,8 +36,9 @@ func Find(root string) (Peers, error) {
 		Conformance: filepath.Join(mods, "@modelcontextprotocol", "conformance", "dist", "index.js"),
 		Modules:     mods,
 		TSClient:    filepath.Join(root, "scripts", "internal", "nodepeers", "tsclient.mjs"),
+		AppwriteCLI: filepath.Join(mods, "appwrite-cli", "index.js"),
 	}
-	for _, f := range []string{p.Node, p.Conformance, filepath.Join(mods, "@modelcontextprotocol", "sdk", "package.json")} {
+	for _, f := range []string{p.Node, p.Conformance, filepath.Join(mods, "@modelcontextprotocol", "sdk", "package.json"), p.AppwriteCLI} {
 		if _, err := os.Stat(f); err != nil {
 			return p, fmt.Errorf("the Node.js test peers are not installed (%s is missing): run scripts/install-node-peers (scripts/test does)", f)
 		}
