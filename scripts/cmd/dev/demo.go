@@ -74,7 +74,7 @@ func runDemo(ctx context.Context, out io.Writer, st *stack.Stack, rcv *demoRecei
 	fmt.Fprintf(out, "   %s\n", strings.Join(names, ", "))
 
 	step(out, "3. events/subscribe tablesdb.row.created → "+rcv.URL())
-	args := map[string]string{"project_id": d.ProjectID, "database_id": d.DatabaseID, "table_id": d.TableID}
+	args := map[string]string{"project_id": d.ProjectID, "database_id": d.DatabaseID, "table_id": d.TicketsTableID}
 	sub, err := mcp.Subscribe(ctx, "tablesdb.row.created", args, rcv.URL(), rcv.secret, 0)
 	if err != nil {
 		return fmt.Errorf("events/subscribe: %w", err)
@@ -88,9 +88,9 @@ func runDemo(ctx context.Context, out io.Writer, st *stack.Stack, rcv *demoRecei
 		fmt.Fprintf(out, "   the receiver answered the signed challenge (webhook-id %s)\n", ds[0].Header.Get("webhook-id"))
 	}
 
-	step(out, "4. create a row in "+d.DatabaseID+"/"+d.TableID+" (Appwrite API key)")
+	step(out, "4. create a row in "+d.DatabaseID+"/"+d.TicketsTableID+" (Appwrite API key)")
 	db := appwrite.NewTablesDB(appwrite.NewClient(appwrite.WithEndpoint(d.Endpoint), appwrite.WithProject(d.ProjectID), appwrite.WithKey(d.APIKey)))
-	row, err := db.CreateRow(d.DatabaseID, d.TableID, id.Unique(), map[string]any{"message": "Hello from the demo: what can you do with my database?"})
+	row, err := db.CreateRow(d.DatabaseID, d.TicketsTableID, id.Unique(), map[string]any{"subject": "The checkout page times out", "body": "Since this morning, paying takes a minute and then fails."})
 	if err != nil {
 		return fmt.Errorf("create row: %w", err)
 	}

@@ -170,6 +170,7 @@ func printStack(w io.Writer, st *stack.Stack, scripted bool) {
 	fmt.Fprintf(w, "    API key          %s…   (every scope; full value in %s)\n", d.APIKey[:min(24, len(d.APIKey))], filepath.Join(st.StateDir, "stack.json"))
 	fmt.Fprintf(w, "    database/table   %s / %s\n", d.DatabaseID, d.TableID)
 	fmt.Fprintf(w, "    progress table   %s / %s   (turn's Realtime sink; the demo user's session is in %s)\n", d.DatabaseID, d.ProgressTableID, filepath.Join(st.StateDir, "stack.json"))
+	fmt.Fprintf(w, "    tickets table    %s / %s   (events to try: scripts/dev -demo subscribes to its new rows)\n", d.DatabaseID, d.TicketsTableID)
 	fmt.Fprintf(w, "    bucket           %s\n", d.BucketID)
 	fmt.Fprintf(w, "    function         %s (event: new %s rows)\n", d.FunctionID, d.TableID)
 	fmt.Fprintf(w, "    demo user        %s <%s>, OAuth token in %s\n", d.UserID, d.UserEmail, filepath.Join(st.StateDir, "stack.json"))

@@ -95,10 +95,10 @@ func TestDashboardQueriesNameEmittedCounters(t *testing.T) {
 	if _, err := w.mcp.Subscribe(ctx, "row.exploded", w.args(), w.rcv.URL(), w.sec, 0); err == nil {
 		t.Fatal("an unknown event was subscribed")
 	}
-	w.row(w.st.Demo.TableID) // delivered
+	w.row(w.st.Demo.TicketsTableID) // delivered
 	w.settle()
 	w.rcv.SetBehaviour(func(int, webhookreceiver.Delivery) (int, time.Duration) { return http.StatusGone, 0 })
-	w.row(w.st.Demo.TableID) // abandoned: status_gone
+	w.row(w.st.Demo.TicketsTableID) // abandoned: status_gone
 	w.settle()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.st.URLs["webhook-ingress"]+"/appwrite/webhooks/mcpev_forged", strings.NewReader(`{}`))
 	req.Header.Set("X-Appwrite-Webhook-Id", "mcpev_forged")

@@ -77,7 +77,7 @@ func start(t *testing.T, env map[string][]string) *world {
 }
 
 func (w *world) args() map[string]string {
-	return map[string]string{"project_id": w.st.Demo.ProjectID, "database_id": w.st.Demo.DatabaseID, "table_id": w.st.Demo.TableID}
+	return map[string]string{"project_id": w.st.Demo.ProjectID, "database_id": w.st.Demo.DatabaseID, "table_id": w.st.Demo.TicketsTableID}
 }
 
 func (w *world) row(table string) string {
@@ -133,7 +133,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	}
 
 	// A subscribed change: exactly one verified POST whose body matches payloadSchema.
-	rowID := w.row(w.st.Demo.TableID)
+	rowID := w.row(w.st.Demo.TicketsTableID)
 	w.row("other") // not subscribed: nothing
 	w.settle()
 	evs := w.events()
@@ -169,7 +169,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	if err := w.st.Restart("webhook-ingress"); err != nil {
 		t.Fatal(err)
 	}
-	w.row(w.st.Demo.TableID)
+	w.row(w.st.Demo.TicketsTableID)
 	w.settle()
 	if n := len(w.events()); n != 3 {
 		t.Fatalf("after the ingress restart: %d events", n)
@@ -179,7 +179,7 @@ func TestEventsThroughMCPAndIngress(t *testing.T) {
 	if err := w.mcp.Unsubscribe(ctx, "tablesdb.row.created", w.args(), w.rcv.URL()); err != nil {
 		t.Fatal(err)
 	}
-	w.row(w.st.Demo.TableID)
+	w.row(w.st.Demo.TicketsTableID)
 	w.settle()
 	if n := len(w.events()); n != 3 {
 		t.Fatalf("after unsubscribe: %d events", n)
@@ -210,7 +210,7 @@ func TestExpiredSubscriptionDeliversNothing(t *testing.T) {
 	} else if d > 0 {
 		time.Sleep(d)
 	}
-	w.row(w.st.Demo.TableID)
+	w.row(w.st.Demo.TicketsTableID)
 	w.settle()
 	if n := len(w.events()); n != 0 {
 		t.Fatalf("an expired subscription delivered %d events", n)

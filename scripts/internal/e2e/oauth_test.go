@@ -210,7 +210,7 @@ func TestGoSDKOAuthFlow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("subscribe: %v", err)
 	}
-	rowID := w.row(d.TableID)
+	rowID := w.row(w.st.Demo.TicketsTableID)
 	w.settle()
 	if evs := w.events(); len(evs) != 1 || !evs[0].Verified || evs[0].Header.Get("X-MCP-Subscription-Id") != sub.ID {
 		t.Fatalf("delivery: %+v", evs)

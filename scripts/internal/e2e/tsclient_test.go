@@ -171,7 +171,7 @@ func TestTypeScriptSDKOAuthFlow(t *testing.T) {
 		ID string `json:"id"`
 	}
 	_ = json.Unmarshal(raw, &sub)
-	rowID := w.row(d.TableID)
+	rowID := w.row(w.st.Demo.TicketsTableID)
 	w.settle()
 	if evs := w.events(); len(evs) != 1 || !evs[0].Verified || evs[0].Header.Get("X-MCP-Subscription-Id") != sub.ID {
 		t.Fatalf("delivery: %+v (subscription %s)", evs, raw)

@@ -50,6 +50,9 @@ type Demo struct {
 	UserSession string `json:"userSession"`
 	// ProgressTableID is turn's progress table (in DatabaseID), for the Realtime progress sink.
 	ProgressTableID string `json:"progressTableId"`
+	// TicketsTableID is a table of no function's (in DatabaseID), for events: chat adds its required columns to
+	// TableID when it first runs, which a row written without them would then break.
+	TicketsTableID string `json:"ticketsTableId"`
 	// OAuthToken is an RS256 access token of the demo user (use with X-Appwrite-Mode: admin).
 	OAuthToken string `json:"oauthToken"`
 	// Issuer and JWKSURL describe the OAuth issuer.
@@ -82,7 +85,9 @@ const (
 	// DemoProgressTableID is turn's progress table: row security on, no table permission, so each row is
 	// readable only by the user its read("user:…") names (docs/turn.md, "Progress sinks").
 	DemoProgressTableID = "turn_progress"
-	DemoUserID          = "demo-user"
+	// DemoTicketsTableID is the events document's example table (subject, body; no row security).
+	DemoTicketsTableID = "support_tickets"
+	DemoUserID         = "demo-user"
 	// DemoUserPassword is the demo user's password (sign in on the chat page with DemoUserEmail).
 	DemoUserPassword = "demo-password"
 	DemoUserEmail    = "demo@example.com"
@@ -133,6 +138,12 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 			{Key: "type", Type: "string", Size: 32, Required: true},
 			{Key: "payload", Type: "string", Size: 1_000_000, Required: true},
 			{Key: "time", Type: "datetime", Required: true},
+		},
+	}, {
+		ID: DemoTicketsTableID, Name: "Support tickets",
+		Columns: []Column{
+			{Key: "subject", Type: "string", Size: 256},
+			{Key: "body", Type: "string", Size: 10000},
 		},
 	}}})
 	if err != nil {
@@ -187,7 +198,7 @@ func (s *Server) SeedDemo(opts DemoOptions) (*Demo, error) {
 	return &Demo{
 		Endpoint: s.Endpoint(), ProjectID: pid, APIKey: key, DatabaseID: DemoDatabaseID, TableID: DemoTableID,
 		BucketID: DemoBucketID, FunctionID: DemoFunctionID, UserID: DemoUserID, UserEmail: DemoUserEmail,
-		UserSession: session, ProgressTableID: DemoProgressTableID,
+		UserSession: session, ProgressTableID: DemoProgressTableID, TicketsTableID: DemoTicketsTableID,
 		OAuthToken: tok, Issuer: iss, JWKSURL: iss + "/jwks", AdminURL: base + AdminPrefix, Functions: fns,
 		Domains: domains,
 	}, nil
