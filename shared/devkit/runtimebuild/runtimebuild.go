@@ -202,8 +202,8 @@ func WriteServerModule(workDir, handlerDir string) error {
 // BuildServer builds the runtime server for the handler module in handlerDir: WriteServerModule(workDir),
 // then `go get openruntimes/handler@v0.0.0` and `go build -ldflags="-s -w"` in workDir with GOWORK=off and
 // GOFLAGS=-mod=mod (env is added to the current environment). The binary is written to binPath; the go
-// command's output goes to out. A server built before from the same inputs is copied instead (cache.go),
-// and out says so.
+// command's output goes to out. A server built before from the same inputs is copied instead (cache.go,
+// workDir is then left alone), and out says so. Builds on one machine take turns (lock_unix.go).
 func BuildServer(ctx context.Context, handlerDir, workDir, binPath string, env []string, out io.Writer) error {
 	binAbs, err := filepath.Abs(binPath)
 	if err != nil {
@@ -232,6 +232,7 @@ func BuildServer(ctx context.Context, handlerDir, workDir, binPath string, env [
 	return nil
 }
 
+// buildServer is BuildServer's build itself, without the cache.
 func buildServer(ctx context.Context, handlerDir, workDir, binAbs string, env []string, out io.Writer) error {
 	if err := WriteServerModule(workDir, handlerDir); err != nil {
 		return err
