@@ -1,43 +1,28 @@
 package deploy
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/appwrite/sdk-for-go/models"
+
+	"appwrite-agent/scripts/internal/staging"
 )
 
 // functionSpec is one function's settings in the staged appwrite.json (what scripts/stage writes to
 // build/appwrite.json): the ids, runtime, scopes, events, timeouts and execute roles deploy gives it.
-type functionSpec struct {
-	ID            string   `json:"$id"`
-	Name          string   `json:"name"`
-	Runtime       string   `json:"runtime"`
-	Specification string   `json:"specification"`
-	Execute       []string `json:"execute"`
-	Events        []string `json:"events"`
-	Scopes        []string `json:"scopes"`
-	Schedule      string   `json:"schedule"`
-	Timeout       int      `json:"timeout"`
-	Enabled       bool     `json:"enabled"`
-	Logging       bool     `json:"logging"`
-	Entrypoint    string   `json:"entrypoint"`
-	Commands      string   `json:"commands"`
-}
+type functionSpec struct{ staging.AppwriteFunction }
 
 // readSpecs reads the functions of a staged appwrite.json, by id; every one of names must be there.
 func readSpecs(raw []byte, names []string) (map[string]functionSpec, error) {
-	var doc struct {
-		Functions []functionSpec `json:"functions"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("the staged appwrite.json: %w", err)
+	fns, err := staging.ReadFunctions(raw)
+	if err != nil {
+		return nil, fmt.Errorf("the staged %w", err)
 	}
 	out := map[string]functionSpec{}
-	for _, f := range doc.Functions {
-		out[f.ID] = f
+	for _, f := range fns {
+		out[f.ID] = functionSpec{f}
 	}
 	for _, n := range names {
 		if _, ok := out[n]; !ok {

@@ -58,20 +58,44 @@ func StagedAppwriteJSON(raw []byte, chatDatabase string) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// Schedules reads the functions' cron schedules from the repository's appwrite.json (raw): id to schedule,
-// for the functions that have one. The local stack gives them to the stand-in, which runs them.
-func Schedules(raw []byte) (map[string]string, error) {
+// AppwriteFunction is one function's entry in appwrite.json (the CLI's format): the settings Appwrite keeps
+// for it. scripts/deploy gives them to each function; the local stack reads the schedules.
+type AppwriteFunction struct {
+	ID            string   `json:"$id"`
+	Name          string   `json:"name"`
+	Runtime       string   `json:"runtime"`
+	Specification string   `json:"specification"`
+	Execute       []string `json:"execute"`
+	Events        []string `json:"events"`
+	Scopes        []string `json:"scopes"`
+	Schedule      string   `json:"schedule"`
+	Timeout       int      `json:"timeout"`
+	Enabled       bool     `json:"enabled"`
+	Logging       bool     `json:"logging"`
+	Entrypoint    string   `json:"entrypoint"`
+	Commands      string   `json:"commands"`
+}
+
+// ReadFunctions reads the function entries of an appwrite.json (raw).
+func ReadFunctions(raw []byte) ([]AppwriteFunction, error) {
 	var doc struct {
-		Functions []struct {
-			ID       string `json:"$id"`
-			Schedule string `json:"schedule"`
-		} `json:"functions"`
+		Functions []AppwriteFunction `json:"functions"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("appwrite.json: %w", err)
 	}
+	return doc.Functions, nil
+}
+
+// Schedules reads the functions' cron schedules from the repository's appwrite.json (raw): id to schedule,
+// for the functions that have one. The local stack gives them to the stand-in, which runs them.
+func Schedules(raw []byte) (map[string]string, error) {
+	fns, err := ReadFunctions(raw)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]string{}
-	for _, f := range doc.Functions {
+	for _, f := range fns {
 		if f.Schedule != "" {
 			out[f.ID] = f.Schedule
 		}
