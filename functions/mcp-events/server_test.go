@@ -767,7 +767,9 @@ func TestToolCallsAreCounted(t *testing.T) {
 		if !strings.Contains(l, `{"metric":"mcp_events_tool_calls_total","outcome":"not_found","tool":"get_user","inc":1}`) {
 			t.Fatalf("logs: %s", l)
 		}
-	case <-time.After(5 * time.Second):
+	default:
+		// The runtime hands an execution's logs over before it answers (localruntime's finishLogs): the
+		// line is there by the time the call returns, or never.
 		t.Fatal("no counter line")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	handler "appwrite-agent/functions/mcp-events"
 	"appwrite-agent/functions/mcp-events/internal/eventstest"
@@ -27,7 +26,9 @@ func TestCountersAreLogged(t *testing.T) {
 		if !strings.Contains(l, `{"metric":"mcp_events_subscriptions_total","event":"unknown","op":"subscribe","outcome":"not_found","inc":1}`) {
 			t.Fatalf("logs: %s", l)
 		}
-	case <-time.After(5 * time.Second):
+	default:
+		// The runtime hands an execution's logs over before it answers (localruntime's finishLogs): the
+		// line is there by the time the call returns, or never.
 		t.Fatal("no log")
 	}
 }
