@@ -94,8 +94,6 @@ func run(ctx context.Context, out string, build bool, opts staging.Options, chat
 		fmt.Printf("staged %-16s -> %s\n", name, dir)
 		if build {
 			bin := filepath.Join(root, "build", "bin", name)
-			// The local stack's record of what its binary was built from no longer holds.
-			_ = os.Remove(bin + ".stamp")
 			if err := staging.BuildServer(ctx, root, dir, filepath.Join(root, "build", "server", name), bin); err != nil {
 				return err
 			}

@@ -236,9 +236,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 // root/build/bin. Concurrent builds (parallel test packages) take turns. The functions are staged side by
 // side, then built one after the other: the go command spreads one build over every core, and five at once
 // on an empty build cache each compile the standard library and the modules again; a build of sources
-// built before is a copy (shared/devkit/runtimebuild's cache), and a binary whose stamp (stamp.go) matches
-// the new staging is kept as it is. turn is staged with the installed skills, and with a warning to warn
-// when there are none (only turn writes to warn).
+// built before is a copy (shared/devkit/runtimebuild's cache), which is what makes a stack per test cheap.
+// turn is staged with the installed skills, and with a warning to warn when there are none (only turn writes
+// to warn).
 func Build(ctx context.Context, root string, warn io.Writer) error {
 	unlock, err := lockBuild(root)
 	if err != nil {
@@ -262,19 +262,8 @@ func Build(ctx context.Context, root string, warn io.Writer) error {
 	}
 	for _, name := range staging.Functions {
 		staged := filepath.Join(root, "build", "functions", name)
-		bin := filepath.Join(root, "build", "bin", name)
-		stamp, serr := buildStamp(staged)
-		if serr == nil && upToDate(bin, stamp) {
-			continue
-		}
-		_ = os.Remove(bin + ".stamp")
-		if err := staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), bin); err != nil {
+		if err := staging.BuildServer(ctx, root, staged, filepath.Join(root, "build", "server", name), filepath.Join(root, "build", "bin", name)); err != nil {
 			return err
-		}
-		if serr == nil {
-			if err := os.WriteFile(bin+".stamp", []byte(stamp+"\n"), 0o644); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -57,6 +57,13 @@ func TestCacheKeyIsTheBuildsInputs(t *testing.T) {
 		t.Error("a new empty file kept the key")
 	}
 	dir := handlerTree(t, files)
+	if err := os.Rename(filepath.Join(dir, "lib", "a.go"), filepath.Join(dir, "lib", "b.go")); err != nil {
+		t.Fatal(err)
+	}
+	if key(t, dir) == base {
+		t.Error("a renamed file kept the key")
+	}
+	dir = handlerTree(t, files)
 	if err := os.Chmod(filepath.Join(dir, "main.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}

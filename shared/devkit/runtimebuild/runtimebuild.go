@@ -213,16 +213,25 @@ func BuildServer(ctx context.Context, handlerDir, workDir, binPath string, env [
 	if err != nil {
 		return err
 	}
-	// One build at a time on the machine (lock.go): the go command spreads one build over every core, and two
-	// at once on an empty build cache would each compile the standard library and the modules. A build of the
-	// same inputs that held the lock before this one leaves its server in the cache.
+	reused := func() bool {
+		if !fromCache(key, binAbs) {
+			return false
+		}
+		fmt.Fprintf(out, "go build: the same sources were built before; reusing that server (%s)\n", key[:12])
+		return true
+	}
+	if reused() {
+		return nil
+	}
+	// One build at a time on the machine (lock_unix.go): the go command spreads one build over every core, and
+	// two at once on an empty build cache would each compile the standard library and the modules. A build
+	// of the same inputs that held the lock before this one leaves its server in the cache.
 	unlock, err := lockBuilds(ctx, cacheDir())
 	if err != nil {
 		return fmt.Errorf("waiting for another build to finish: %w", err)
 	}
 	defer unlock()
-	if fromCache(key, binAbs) {
-		fmt.Fprintf(out, "go build: the same sources were built before; reusing that server (%s)\n", key[:12])
+	if reused() {
 		return nil
 	}
 	if err := buildServer(ctx, handlerDir, workDir, binAbs, env, out); err != nil {
